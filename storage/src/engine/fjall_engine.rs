@@ -1,0 +1,182 @@
+//! The embedded default engine: fjall 3, one fjall keyspace per Partita keyspace.
+//!
+//! Durable writes use a fjall write batch with `PersistMode::SyncAll`, which writes the journal,
+//! fsyncs it, and only then applies the batch to memtables, so a snapshot never sees a write
+//! that is not yet durable. fjall poisons itself after a failed fsync; we then refuse writes.
+
+use super::{Direction, Engine, EngineIter, EngineOp, EngineSnapshot, KeyRange, KeyspaceId};
+use crate::error::{Error, Result};
+use bytes::Bytes;
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+
+pub struct FjallEngine {
+    db: Database,
+    keyspaces: Arc<RwLock<HashMap<KeyspaceId, Keyspace>>>,
+    poisoned: AtomicBool,
+}
+
+const NAME_PREFIX: &str = "ks";
+
+fn keyspace_name(id: KeyspaceId) -> String {
+    format!("{NAME_PREFIX}{id}")
+}
+
+fn engine_err(e: fjall::Error) -> Error {
+    match e {
+        fjall::Error::Poisoned => Error::Poisoned,
+        e => Error::Engine(e.to_string()),
+    }
+}
+
+impl FjallEngine {
+    pub fn open(path: &Path, cache_bytes: u64) -> Result<FjallEngine> {
+        std::fs::create_dir_all(path)?;
+        let db = Database::builder(path)
+            .cache_size(cache_bytes)
+            .open()
+            .map_err(engine_err)?;
+        let mut keyspaces = HashMap::new();
+        for name in db.list_keyspace_names() {
+            let name: &str = &name;
+            if let Some(id) = name.strip_prefix(NAME_PREFIX).and_then(|s| s.parse::<KeyspaceId>().ok()) {
+                let ks = db.keyspace(name, KeyspaceCreateOptions::default).map_err(engine_err)?;
+                keyspaces.insert(id, ks);
+            }
+        }
+        Ok(FjallEngine {
+            db,
+            keyspaces: Arc::new(RwLock::new(keyspaces)),
+            poisoned: AtomicBool::new(false),
+        })
+    }
+
+    fn handle(&self, id: KeyspaceId) -> Result<Keyspace> {
+        lookup(&self.keyspaces, id)
+    }
+}
+
+fn lookup(map: &RwLock<HashMap<KeyspaceId, Keyspace>>, id: KeyspaceId) -> Result<Keyspace> {
+    map.read()
+        .map_err(|_| Error::Internal("keyspace map lock poisoned".into()))?
+        .get(&id)
+        .cloned()
+        .ok_or(Error::UnknownKeyspace { id })
+}
+
+impl Engine for FjallEngine {
+    fn create_keyspace(&self, id: KeyspaceId) -> Result<()> {
+        let mut map = self
+            .keyspaces
+            .write()
+            .map_err(|_| Error::Internal("keyspace map lock poisoned".into()))?;
+        if !map.contains_key(&id) {
+            let ks = self
+                .db
+                .keyspace(&keyspace_name(id), KeyspaceCreateOptions::default)
+                .map_err(engine_err)?;
+            map.insert(id, ks);
+        }
+        Ok(())
+    }
+
+    fn drop_keyspace(&self, id: KeyspaceId) -> Result<()> {
+        let removed = self
+            .keyspaces
+            .write()
+            .map_err(|_| Error::Internal("keyspace map lock poisoned".into()))?
+            .remove(&id);
+        if let Some(ks) = removed {
+            self.db.delete_keyspace(ks).map_err(engine_err)?;
+        }
+        Ok(())
+    }
+
+    fn keyspaces(&self) -> Result<Vec<KeyspaceId>> {
+        let map = self
+            .keyspaces
+            .read()
+            .map_err(|_| Error::Internal("keyspace map lock poisoned".into()))?;
+        let mut ids: Vec<_> = map.keys().copied().collect();
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    fn snapshot(&self) -> Arc<dyn EngineSnapshot> {
+        Arc::new(FjallSnapshot {
+            snapshot: self.db.snapshot(),
+            keyspaces: Arc::clone(&self.keyspaces),
+        })
+    }
+
+    fn write(&self, ops: Vec<EngineOp>, durable: bool) -> Result<()> {
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(Error::Poisoned);
+        }
+        let mut batch = self.db.batch();
+        for op in ops {
+            match op {
+                EngineOp::Put { keyspace, key, value } => {
+                    batch.insert(&self.handle(keyspace)?, key, value);
+                }
+                EngineOp::Delete { keyspace, key } => {
+                    batch.remove(&self.handle(keyspace)?, key);
+                }
+            }
+        }
+        let batch = batch.durability(durable.then_some(PersistMode::SyncAll));
+        batch.commit().map_err(|e| {
+            self.poisoned.store(true, Ordering::Release);
+            engine_err(e)
+        })
+    }
+}
+
+struct FjallSnapshot {
+    snapshot: fjall::Snapshot,
+    /// The engine's live keyspace map: a keyspace created after the snapshot reads as empty
+    /// at the snapshot's sequence number, which is what a transaction that created it needs.
+    keyspaces: Arc<RwLock<HashMap<KeyspaceId, Keyspace>>>,
+}
+
+impl FjallSnapshot {
+    fn handle(&self, id: KeyspaceId) -> Result<Keyspace> {
+        lookup(&self.keyspaces, id)
+    }
+}
+
+fn to_fjall_bound(b: &Bound<Bytes>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k.as_ref()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_ref()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+impl EngineSnapshot for FjallSnapshot {
+    fn get(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<Option<Bytes>> {
+        let ks = self.handle(keyspace)?;
+        Ok(self.snapshot.get(&ks, key).map_err(engine_err)?.map(Bytes::from))
+    }
+
+    fn scan(&self, keyspace: KeyspaceId, range: &KeyRange, direction: Direction) -> Result<EngineIter> {
+        let ks = self.handle(keyspace)?;
+        if range.is_empty() {
+            return Ok(Box::new(std::iter::empty()));
+        }
+        let bounds = (to_fjall_bound(&range.lower), to_fjall_bound(&range.upper));
+        let iter = self.snapshot.range::<&[u8], _>(&ks, bounds);
+        let map = |guard: fjall::Guard| -> Result<(Bytes, Bytes)> {
+            let (k, v) = guard.into_inner().map_err(engine_err)?;
+            Ok((Bytes::from(k), Bytes::from(v)))
+        };
+        Ok(match direction {
+            Direction::Forward => Box::new(iter.map(map)),
+            Direction::Reverse => Box::new(iter.rev().map(map)),
+        })
+    }
+}

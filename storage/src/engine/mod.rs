@@ -1,0 +1,120 @@
+//! The narrow interface between Partita's storage logic and an ordered key-value engine.
+//!
+//! Everything above this trait — key encoding, transactions and conflict detection, group
+//! commit, range partitions, the catalog — is ours and engine-independent. An engine only
+//! stores byte keys in numbered keyspaces, reads them from consistent snapshots, and applies
+//! batches atomically and durably. `FjallEngine` is the embedded default; an object-storage
+//! engine can implement the same trait later without touching `sql` or `planner`.
+
+mod fjall_engine;
+
+pub use fjall_engine::FjallEngine;
+
+use crate::error::Result;
+use bytes::Bytes;
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// Identifies a keyspace (a table, index table, view or system keyspace).
+pub type KeyspaceId = u32;
+
+/// A half-open or closed range of encoded keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRange {
+    pub lower: Bound<Bytes>,
+    pub upper: Bound<Bytes>,
+}
+
+impl KeyRange {
+    pub fn all() -> KeyRange {
+        KeyRange {
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+        }
+    }
+
+    /// Every key starting with `prefix`.
+    pub fn prefix(prefix: &[u8]) -> KeyRange {
+        KeyRange {
+            lower: Bound::Included(Bytes::copy_from_slice(prefix)),
+            upper: match crate::keycodec::prefix_successor(prefix) {
+                Some(succ) => Bound::Excluded(Bytes::from(succ)),
+                None => Bound::Unbounded,
+            },
+        }
+    }
+
+    pub fn contains(&self, key: &[u8]) -> bool {
+        let above = match &self.lower {
+            Bound::Unbounded => true,
+            Bound::Included(l) => key >= l.as_ref(),
+            Bound::Excluded(l) => key > l.as_ref(),
+        };
+        let below = match &self.upper {
+            Bound::Unbounded => true,
+            Bound::Included(u) => key <= u.as_ref(),
+            Bound::Excluded(u) => key < u.as_ref(),
+        };
+        above && below
+    }
+
+    /// Whether no key can lie in the range.
+    pub fn is_empty(&self) -> bool {
+        match (&self.lower, &self.upper) {
+            (Bound::Included(l), Bound::Included(u)) => l > u,
+            (Bound::Included(l), Bound::Excluded(u))
+            | (Bound::Excluded(l), Bound::Included(u))
+            | (Bound::Excluded(l), Bound::Excluded(u)) => l >= u,
+            _ => false,
+        }
+    }
+}
+
+/// Scan direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// One write of a batch.
+#[derive(Debug, Clone)]
+pub enum EngineOp {
+    Put {
+        keyspace: KeyspaceId,
+        key: Bytes,
+        value: Bytes,
+    },
+    Delete {
+        keyspace: KeyspaceId,
+        key: Bytes,
+    },
+}
+
+/// A streaming iterator over key-value pairs in key order (or reverse).
+pub type EngineIter = Box<dyn Iterator<Item = Result<(Bytes, Bytes)>> + Send>;
+
+pub trait Engine: Send + Sync + 'static {
+    /// Creates the keyspace if it does not exist; idempotent.
+    fn create_keyspace(&self, id: KeyspaceId) -> Result<()>;
+
+    /// Removes a keyspace and all its data.
+    fn drop_keyspace(&self, id: KeyspaceId) -> Result<()>;
+
+    /// The keyspaces that exist.
+    fn keyspaces(&self) -> Result<Vec<KeyspaceId>>;
+
+    /// A consistent, point-in-time view across all keyspaces.
+    fn snapshot(&self) -> Arc<dyn EngineSnapshot>;
+
+    /// Applies `ops` atomically. When `durable`, the batch is on stable storage before this
+    /// returns Ok, and it becomes visible to snapshots only after that. After an error the
+    /// engine refuses further writes.
+    fn write(&self, ops: Vec<EngineOp>, durable: bool) -> Result<()>;
+}
+
+pub trait EngineSnapshot: Send + Sync {
+    fn get(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<Option<Bytes>>;
+
+    fn scan(&self, keyspace: KeyspaceId, range: &KeyRange, direction: Direction) -> Result<EngineIter>;
+}
