@@ -75,7 +75,9 @@ pub fn encode_value(out: &mut Vec<u8>, value: &Value, col: KeyColumn) -> Result<
     match (value, col.ty) {
         (Value::Null, _) => return Err(Error::NullKeyPart),
         (Value::Bool(v), ScalarType::Bool) => out.push(u8::from(*v)),
-        (Value::Int2(v), ScalarType::Int2) => out.extend_from_slice(&(*v as u16 ^ 0x8000).to_be_bytes()),
+        (Value::Int2(v), ScalarType::Int2) => {
+            out.extend_from_slice(&(*v as u16 ^ 0x8000).to_be_bytes())
+        }
         (Value::Int4(v), ScalarType::Int4) | (Value::Date(v), ScalarType::Date) => {
             out.extend_from_slice(&(*v as u32 ^ 0x8000_0000).to_be_bytes())
         }
@@ -84,8 +86,12 @@ pub fn encode_value(out: &mut Vec<u8>, value: &Value, col: KeyColumn) -> Result<
         | (Value::TimestampTz(v), ScalarType::TimestampTz) => {
             out.extend_from_slice(&(*v as u64 ^ 0x8000_0000_0000_0000).to_be_bytes())
         }
-        (Value::Float4(v), ScalarType::Float4) => out.extend_from_slice(&encode_f32(*v).to_be_bytes()),
-        (Value::Float8(v), ScalarType::Float8) => out.extend_from_slice(&encode_f64(*v).to_be_bytes()),
+        (Value::Float4(v), ScalarType::Float4) => {
+            out.extend_from_slice(&encode_f32(*v).to_be_bytes())
+        }
+        (Value::Float8(v), ScalarType::Float8) => {
+            out.extend_from_slice(&encode_f64(*v).to_be_bytes())
+        }
         (Value::Numeric(v), ScalarType::Numeric) => encode_decimal(out, *v),
         (Value::Text(v), ScalarType::Text) => encode_bytes(out, v.as_bytes()),
         (Value::Bytea(v), ScalarType::Bytea) => encode_bytes(out, v),
@@ -130,8 +136,12 @@ pub fn decode_value(input: &mut &[u8], col: KeyColumn) -> Result<Value> {
             _ => return Err(corrupt("bool key byte")),
         },
         ScalarType::Int2 => Value::Int2((u16::from_be_bytes(take(input, mask)?) ^ 0x8000) as i16),
-        ScalarType::Int4 => Value::Int4((u32::from_be_bytes(take(input, mask)?) ^ 0x8000_0000) as i32),
-        ScalarType::Date => Value::Date((u32::from_be_bytes(take(input, mask)?) ^ 0x8000_0000) as i32),
+        ScalarType::Int4 => {
+            Value::Int4((u32::from_be_bytes(take(input, mask)?) ^ 0x8000_0000) as i32)
+        }
+        ScalarType::Date => {
+            Value::Date((u32::from_be_bytes(take(input, mask)?) ^ 0x8000_0000) as i32)
+        }
         ScalarType::Int8 => Value::Int8(decode_i64(input, mask)?),
         ScalarType::Timestamp => Value::Timestamp(decode_i64(input, mask)?),
         ScalarType::TimestampTz => Value::TimestampTz(decode_i64(input, mask)?),
@@ -167,7 +177,9 @@ pub fn skip_value(input: &mut &[u8], col: KeyColumn) -> Result<()> {
         ScalarType::Bool => 1,
         ScalarType::Int2 => 2,
         ScalarType::Int4 | ScalarType::Date | ScalarType::Float4 => 4,
-        ScalarType::Int8 | ScalarType::Timestamp | ScalarType::TimestampTz | ScalarType::Float8 => 8,
+        ScalarType::Int8 | ScalarType::Timestamp | ScalarType::TimestampTz | ScalarType::Float8 => {
+            8
+        }
         ScalarType::Uuid => 16,
         ScalarType::Numeric => {
             decode_decimal(input, mask)?;
@@ -431,7 +443,11 @@ mod tests {
     fn tuple_cmp(a: &[Value], b: &[Value], cols: &[KeyColumn]) -> Ordering {
         for ((x, y), col) in a.iter().zip(b).zip(cols) {
             let o = value_cmp(x, y);
-            let o = if col.order == SortOrder::Desc { o.reverse() } else { o };
+            let o = if col.order == SortOrder::Desc {
+                o.reverse()
+            } else {
+                o
+            };
             if o != Ordering::Equal {
                 return o;
             }
@@ -497,15 +513,15 @@ mod tests {
             ]
             .prop_map(Value::Numeric)
             .boxed(),
-            ScalarType::Text => prop_oneof![
-                any::<String>(),
-                "[a\\x00b]{0,4}".prop_map(|s| s),
-            ]
-            .prop_map(Value::Text)
-            .boxed(),
-            ScalarType::Bytea => prop::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(255u8), any::<u8>()], 0..6)
-                .prop_map(Value::Bytea)
+            ScalarType::Text => prop_oneof![any::<String>(), "[a\\x00b]{0,4}".prop_map(|s| s),]
+                .prop_map(Value::Text)
                 .boxed(),
+            ScalarType::Bytea => prop::collection::vec(
+                prop_oneof![Just(0u8), Just(1u8), Just(255u8), any::<u8>()],
+                0..6,
+            )
+            .prop_map(Value::Bytea)
+            .boxed(),
             ScalarType::Date => any::<i32>().prop_map(Value::Date).boxed(),
             ScalarType::Timestamp => any::<i64>().prop_map(Value::Timestamp).boxed(),
             ScalarType::TimestampTz => any::<i64>().prop_map(Value::TimestampTz).boxed(),
@@ -516,9 +532,15 @@ mod tests {
 
     fn arb_cols() -> impl Strategy<Value = Vec<KeyColumn>> {
         prop::collection::vec(
-            (prop::sample::select(TYPES.to_vec()), any::<bool>()).prop_map(|(ty, desc)| KeyColumn {
-                ty,
-                order: if desc { SortOrder::Desc } else { SortOrder::Asc },
+            (prop::sample::select(TYPES.to_vec()), any::<bool>()).prop_map(|(ty, desc)| {
+                KeyColumn {
+                    ty,
+                    order: if desc {
+                        SortOrder::Desc
+                    } else {
+                        SortOrder::Asc
+                    },
+                }
             }),
             1..4,
         )
@@ -607,13 +629,20 @@ mod tests {
     fn bad_keys_are_refused() {
         let mut out = Vec::new();
         let col = KeyColumn::asc(ScalarType::Int4);
-        assert!(matches!(encode_value(&mut out, &Value::Null, col), Err(Error::NullKeyPart)));
+        assert!(matches!(
+            encode_value(&mut out, &Value::Null, col),
+            Err(Error::NullKeyPart)
+        ));
         assert!(matches!(
             encode_value(&mut out, &Value::Int8(1), col),
             Err(Error::KeyTypeMismatch { .. })
         ));
         assert!(matches!(
-            encode_value(&mut out, &Value::Json("{}".into()), KeyColumn::asc(ScalarType::Json)),
+            encode_value(
+                &mut out,
+                &Value::Json("{}".into()),
+                KeyColumn::asc(ScalarType::Json)
+            ),
             Err(Error::UnsupportedKeyType { .. })
         ));
         assert!(out.is_empty());

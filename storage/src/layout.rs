@@ -29,9 +29,15 @@ pub struct KeyLayout {
 
 impl KeyLayout {
     /// Checks that every key column may be part of a key.
-    pub fn new(partition: Vec<KeyColumn>, row: Vec<KeyColumn>, hash_buckets: u16) -> Result<KeyLayout> {
+    pub fn new(
+        partition: Vec<KeyColumn>,
+        row: Vec<KeyColumn>,
+        hash_buckets: u16,
+    ) -> Result<KeyLayout> {
         if partition.is_empty() {
-            return Err(Error::Internal("a key layout needs a partition key column".into()));
+            return Err(Error::Internal(
+                "a key layout needs a partition key column".into(),
+            ));
         }
         for col in partition.iter().chain(&row) {
             if !col.ty.is_keyable() {
@@ -95,7 +101,11 @@ impl KeyLayout {
     }
 
     /// Extends a partition prefix with a prefix of the row key (for row range bounds).
-    pub fn encode_row_prefix(&self, partition_prefix: &[u8], rk_prefix: &[Value]) -> Result<Vec<u8>> {
+    pub fn encode_row_prefix(
+        &self,
+        partition_prefix: &[u8],
+        rk_prefix: &[Value],
+    ) -> Result<Vec<u8>> {
         let mut key = partition_prefix.to_vec();
         keycodec::encode_key(&mut key, rk_prefix, &self.row)?;
         Ok(key)
@@ -157,7 +167,11 @@ impl KeyLayout {
                     return Err(corrupt_layout());
                 }
                 let ty = ScalarType::from_tag(input[0]).ok_or_else(corrupt_layout)?;
-                let order = if input[1] == 1 { SortOrder::Desc } else { SortOrder::Asc };
+                let order = if input[1] == 1 {
+                    SortOrder::Desc
+                } else {
+                    SortOrder::Asc
+                };
                 *input = &input[2..];
                 cols.push(KeyColumn { ty, order });
             }
@@ -203,7 +217,10 @@ mod tests {
 
     fn layout(hash: u16) -> KeyLayout {
         KeyLayout::new(
-            vec![KeyColumn::asc(ScalarType::Text), KeyColumn::asc(ScalarType::Int4)],
+            vec![
+                KeyColumn::asc(ScalarType::Text),
+                KeyColumn::asc(ScalarType::Int4),
+            ],
             vec![KeyColumn::desc(ScalarType::Int8)],
             hash,
         )

@@ -24,6 +24,9 @@ pub use error::{Error, Result};
 pub use keycodec::{KeyColumn, SortOrder};
 pub use layout::{KeyLayout, MAX_KEY_BYTES};
 pub use ranges::RangePartition;
-pub use store::{CATALOG_KEYSPACE, CommitInfo, KeyspaceDef, KeyspaceKind, ReadView, Row, RowIter, Store, StoreOptions};
+pub use store::{
+    CATALOG_KEYSPACE, CommitInfo, KeyspaceDef, KeyspaceKind, ReadView, Row, RowIter, Store,
+    StoreOptions,
+};
 pub use txn::Transaction;
 pub use value::{Decimal, ScalarType, Value, ValueRef};

@@ -74,7 +74,8 @@ pub(crate) fn parse_record(key: &[u8], value: &[u8]) -> Result<(KeyspaceId, Byte
         return Err(bad());
     }
     let keyspace = KeyspaceId::from_be_bytes(key[1..5].try_into().map_err(|_| bad())?);
-    let field = |i: usize| -> Result<[u8; 8]> { value[i * 8..i * 8 + 8].try_into().map_err(|_| bad()) };
+    let field =
+        |i: usize| -> Result<[u8; 8]> { value[i * 8..i * 8 + 8].try_into().map_err(|_| bad()) };
     let stats = RangeStats {
         id: u64::from_le_bytes(field(0)?),
         rows: i64::from_le_bytes(field(1)?),
@@ -95,7 +96,10 @@ pub(crate) struct RangeMap {
 impl RangeMap {
     pub fn insert_loaded(&mut self, keyspace: KeyspaceId, start: Bytes, stats: RangeStats) {
         self.next_id = self.next_id.max(stats.id + 1);
-        self.by_keyspace.entry(keyspace).or_default().insert(start, stats);
+        self.by_keyspace
+            .entry(keyspace)
+            .or_default()
+            .insert(start, stats);
     }
 
     fn ranges_mut(&mut self, keyspace: KeyspaceId) -> &mut BTreeMap<Bytes, RangeStats> {
@@ -103,12 +107,25 @@ impl RangeMap {
         self.by_keyspace.entry(keyspace).or_insert_with(|| {
             let id = *next_id;
             *next_id += 1;
-            BTreeMap::from([(Bytes::new(), RangeStats { id, rows: 0, bytes: 0 })])
+            BTreeMap::from([(
+                Bytes::new(),
+                RangeStats {
+                    id,
+                    rows: 0,
+                    bytes: 0,
+                },
+            )])
         })
     }
 
     /// Adds a row/byte delta to the range holding `key`; returns that range's start.
-    pub fn apply_delta(&mut self, keyspace: KeyspaceId, key: &[u8], rows: i64, bytes: i64) -> Bytes {
+    pub fn apply_delta(
+        &mut self,
+        keyspace: KeyspaceId,
+        key: &[u8],
+        rows: i64,
+        bytes: i64,
+    ) -> Bytes {
         let ranges = self.ranges_mut(keyspace);
         let (start, stats) = ranges
             .range_mut::<[u8], _>((Bound::Unbounded, Bound::Included(key)))
@@ -133,7 +150,14 @@ impl RangeMap {
     }
 
     /// Records a split of the range at `start` into `[start, boundary)` and `[boundary, end)`.
-    pub fn split(&mut self, keyspace: KeyspaceId, start: &[u8], boundary: Bytes, left: (i64, i64), right: (i64, i64)) -> (RangeStats, RangeStats) {
+    pub fn split(
+        &mut self,
+        keyspace: KeyspaceId,
+        start: &[u8],
+        boundary: Bytes,
+        left: (i64, i64),
+        right: (i64, i64),
+    ) -> (RangeStats, RangeStats) {
         let id = self.next_id;
         self.next_id += 1;
         let ranges = self.ranges_mut(keyspace);
@@ -152,7 +176,13 @@ impl RangeMap {
         (left_stats, right_stats)
     }
 
-    pub fn should_try_split(&self, keyspace: KeyspaceId, start: &Bytes, bytes: i64, split_bytes_max: u64) -> bool {
+    pub fn should_try_split(
+        &self,
+        keyspace: KeyspaceId,
+        start: &Bytes,
+        bytes: i64,
+        split_bytes_max: u64,
+    ) -> bool {
         if bytes <= split_bytes_max as i64 {
             return false;
         }
@@ -163,7 +193,8 @@ impl RangeMap {
     }
 
     pub fn defer_split(&mut self, keyspace: KeyspaceId, start: Bytes, bytes: i64) {
-        self.retry_at_bytes.insert((keyspace, start), bytes.saturating_mul(2));
+        self.retry_at_bytes
+            .insert((keyspace, start), bytes.saturating_mul(2));
     }
 
     /// Forgets a dropped keyspace; returns the starts of its ranges (to delete their records).
@@ -202,6 +233,9 @@ impl RangeMap {
     }
 }
 
+/// A split boundary and the (rows, bytes) left and right of it.
+pub(crate) type SplitPoint = (Bytes, (i64, i64), (i64, i64));
+
 /// Where to split a range whose rows arrive in key order, given a function that returns the
 /// partition prefix of a key. Returns the boundary and the (rows, bytes) on each side, or
 /// `None` when the whole range is one partition.
@@ -209,7 +243,7 @@ pub(crate) fn choose_split(
     rows: impl Iterator<Item = Result<(Bytes, usize)>>,
     half_bytes: i64,
     partition_prefix: impl Fn(&[u8]) -> Result<usize>,
-) -> Result<Option<(Bytes, (i64, i64), (i64, i64))>> {
+) -> Result<Option<SplitPoint>> {
     let mut acc = (0i64, 0i64);
     let mut group: Option<Bytes> = None;
     let mut group_start_acc = (0i64, 0i64);
@@ -221,7 +255,8 @@ pub(crate) fn choose_split(
         if group.as_ref() != Some(&prefix) {
             if chosen.is_none() && group.is_some() && acc.1 >= half_bytes {
                 // Of the partition starts around the middle, take the one closer to it.
-                let previous_is_closer = group_start_acc.0 > 0 && half_bytes - group_start_acc.1 < acc.1 - half_bytes;
+                let previous_is_closer =
+                    group_start_acc.0 > 0 && half_bytes - group_start_acc.1 < acc.1 - half_bytes;
                 chosen = if previous_is_closer {
                     group.clone().map(|g| (g, group_start_acc))
                 } else {
@@ -276,7 +311,11 @@ mod tests {
 
     #[test]
     fn one_partition_never_splits() {
-        assert!(choose_split(rows(&["a/1", "a/2", "a/3"]), 10, prefix).unwrap().is_none());
+        assert!(
+            choose_split(rows(&["a/1", "a/2", "a/3"]), 10, prefix)
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]

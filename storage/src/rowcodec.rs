@@ -97,7 +97,9 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 pub(crate) fn get_varint(input: &mut &[u8]) -> Result<u64> {
     let mut v: u64 = 0;
     for shift in (0..64).step_by(7) {
-        let (&b, rest) = input.split_first().ok_or_else(|| corrupt("truncated varint"))?;
+        let (&b, rest) = input
+            .split_first()
+            .ok_or_else(|| corrupt("truncated varint"))?;
         *input = rest;
         v |= u64::from(b & 0x7F) << shift;
         if b & 0x80 == 0 {
@@ -125,8 +127,10 @@ impl<'a> RowReader<'a> {
             return Err(corrupt("unknown row format"));
         }
         input = rest;
-        let schema_version = u32::try_from(get_varint(&mut input)?).map_err(|_| corrupt("schema version"))?;
-        let remaining = usize::try_from(get_varint(&mut input)?).map_err(|_| corrupt("column count"))?;
+        let schema_version =
+            u32::try_from(get_varint(&mut input)?).map_err(|_| corrupt("schema version"))?;
+        let remaining =
+            usize::try_from(get_varint(&mut input)?).map_err(|_| corrupt("column count"))?;
         Ok(RowReader {
             input,
             schema_version,
@@ -160,7 +164,8 @@ impl<'a> RowReader<'a> {
     }
 
     fn take_len_prefixed(&mut self) -> Result<&'a [u8]> {
-        let len = usize::try_from(get_varint(&mut self.input)?).map_err(|_| corrupt("field length"))?;
+        let len =
+            usize::try_from(get_varint(&mut self.input)?).map_err(|_| corrupt("field length"))?;
         self.take(len)
     }
 
@@ -182,7 +187,9 @@ impl<'a> RowReader<'a> {
             ScalarType::Date => ValueRef::Date(i32::from_le_bytes(self.take_array()?)),
             ScalarType::Int8 => ValueRef::Int8(i64::from_le_bytes(self.take_array()?)),
             ScalarType::Timestamp => ValueRef::Timestamp(i64::from_le_bytes(self.take_array()?)),
-            ScalarType::TimestampTz => ValueRef::TimestampTz(i64::from_le_bytes(self.take_array()?)),
+            ScalarType::TimestampTz => {
+                ValueRef::TimestampTz(i64::from_le_bytes(self.take_array()?))
+            }
             ScalarType::Float4 => ValueRef::Float4(f32::from_le_bytes(self.take_array()?)),
             ScalarType::Float8 => ValueRef::Float8(f64::from_le_bytes(self.take_array()?)),
             ScalarType::Numeric => {
@@ -191,10 +198,12 @@ impl<'a> RowReader<'a> {
                 ValueRef::Numeric(Decimal::new(mantissa, scale))
             }
             ScalarType::Text => ValueRef::Text(
-                std::str::from_utf8(self.take_len_prefixed()?).map_err(|_| corrupt("text is not UTF-8"))?,
+                std::str::from_utf8(self.take_len_prefixed()?)
+                    .map_err(|_| corrupt("text is not UTF-8"))?,
             ),
             ScalarType::Json => ValueRef::Json(
-                std::str::from_utf8(self.take_len_prefixed()?).map_err(|_| corrupt("json is not UTF-8"))?,
+                std::str::from_utf8(self.take_len_prefixed()?)
+                    .map_err(|_| corrupt("json is not UTF-8"))?,
             ),
             ScalarType::Bytea => ValueRef::Bytea(self.take_len_prefixed()?),
             ScalarType::Uuid => ValueRef::Uuid(self.take_array()?),

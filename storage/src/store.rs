@@ -15,7 +15,9 @@
 //! Invariant: `visible_seq` only grows, and every commit with a sequence number at or below it
 //! is in every snapshot taken after it was read.
 
-use crate::engine::{Direction, Engine, EngineOp, EngineSnapshot, FjallEngine, KeyRange, KeyspaceId};
+use crate::engine::{
+    Direction, Engine, EngineOp, EngineSnapshot, FjallEngine, KeyRange, KeyspaceId,
+};
 use crate::error::{Error, Result};
 use crate::layout::KeyLayout;
 use crate::ranges::{self, RangeMap, RangePartition, RangeStats};
@@ -124,7 +126,12 @@ impl KeyspaceDef {
         let name = String::from_utf8(input[..len].to_vec()).map_err(|_| bad())?;
         input = &input[len..];
         let layout = KeyLayout::read_from(&mut input)?;
-        Ok(KeyspaceDef { id, kind, name, layout })
+        Ok(KeyspaceDef {
+            id,
+            kind,
+            name,
+            layout,
+        })
     }
 }
 
@@ -212,7 +219,10 @@ impl Store {
             let (key, value) = item?;
             let (ks, start, stats) = ranges::parse_record(&key, &value)?;
             if ks >= FIRST_USER_KEYSPACE && !registry.contains_key(&ks) {
-                stale.push(EngineOp::Delete { keyspace: SYSTEM_KEYSPACE, key });
+                stale.push(EngineOp::Delete {
+                    keyspace: SYSTEM_KEYSPACE,
+                    key,
+                });
                 continue;
             }
             range_map.insert_loaded(ks, start, stats);
@@ -236,8 +246,16 @@ impl Store {
 
         let (seq, ts) = match snapshot.get(SYSTEM_KEYSPACE, COUNTERS_KEY)? {
             Some(v) if v.len() == 16 => (
-                u64::from_le_bytes(v[..8].try_into().map_err(|_| Error::Corrupt("counters".into()))?),
-                u64::from_le_bytes(v[8..].try_into().map_err(|_| Error::Corrupt("counters".into()))?),
+                u64::from_le_bytes(
+                    v[..8]
+                        .try_into()
+                        .map_err(|_| Error::Corrupt("counters".into()))?,
+                ),
+                u64::from_le_bytes(
+                    v[8..]
+                        .try_into()
+                        .map_err(|_| Error::Corrupt("counters".into()))?,
+                ),
             ),
             Some(_) => return Err(Error::Corrupt("counters record".into())),
             None => (0, 0),
@@ -343,8 +361,16 @@ impl Row {
         if stored.len() < STAMP_BYTES {
             return Err(Error::Corrupt("value shorter than its commit stamp".into()));
         }
-        let commit_ts = u64::from_be_bytes(stored[..8].try_into().map_err(|_| Error::Corrupt("stamp".into()))?);
-        let version = u64::from_be_bytes(stored[8..16].try_into().map_err(|_| Error::Corrupt("stamp".into()))?);
+        let commit_ts = u64::from_be_bytes(
+            stored[..8]
+                .try_into()
+                .map_err(|_| Error::Corrupt("stamp".into()))?,
+        );
+        let version = u64::from_be_bytes(
+            stored[8..16]
+                .try_into()
+                .map_err(|_| Error::Corrupt("stamp".into()))?,
+        );
         Ok(Row {
             key,
             value: stored.slice(STAMP_BYTES..),
@@ -375,7 +401,12 @@ impl ReadView {
         keys.iter().map(|k| self.get(keyspace, k)).collect()
     }
 
-    pub fn scan(&self, keyspace: KeyspaceId, range: &KeyRange, direction: Direction) -> Result<RowIter> {
+    pub fn scan(
+        &self,
+        keyspace: KeyspaceId,
+        range: &KeyRange,
+        direction: Direction,
+    ) -> Result<RowIter> {
         let iter = self.snapshot.scan(keyspace, range, direction)?;
         Ok(Box::new(iter.map(|item| {
             let (key, value) = item?;
@@ -390,7 +421,12 @@ impl StoreInner {
     }
 
     pub(crate) fn keyspace_exists(&self, id: KeyspaceId) -> bool {
-        id < FIRST_USER_KEYSPACE || self.registry.read().map(|r| r.contains_key(&id)).unwrap_or(false)
+        id < FIRST_USER_KEYSPACE
+            || self
+                .registry
+                .read()
+                .map(|r| r.contains_key(&id))
+                .unwrap_or(false)
     }
 
     pub(crate) fn end_transaction(&self, start_seq: u64) {
@@ -418,7 +454,8 @@ impl StoreInner {
                 drop(queue);
                 // Leading must not unwind past `leader_active = true`, or every later commit
                 // would wait forever.
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.lead(&group)));
+                let outcome =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.lead(&group)));
                 if outcome.is_err() {
                     self.poisoned.store(true, Ordering::Release);
                     for p in &group {
@@ -459,7 +496,13 @@ impl StoreInner {
                 for (key, _) in p.writes.iter() {
                     occ.recent.insert(key.clone(), seq);
                 }
-                accepted.push((p, CommitInfo { seq, timestamp_micros: ts }));
+                accepted.push((
+                    p,
+                    CommitInfo {
+                        seq,
+                        timestamp_micros: ts,
+                    },
+                ));
             }
         }
         if accepted.is_empty() {
@@ -492,7 +535,10 @@ impl StoreInner {
                         delta
                     }
                     None => {
-                        ops.push(EngineOp::Delete { keyspace, key: key.clone() });
+                        ops.push(EngineOp::Delete {
+                            keyspace,
+                            key: key.clone(),
+                        });
                         match write.old_size {
                             Some(old) => (-1, -(old as i64)),
                             None => (0, 0),
@@ -514,7 +560,13 @@ impl StoreInner {
                 });
             }
         }
-        let last = accepted.last().map(|(_, info)| *info).unwrap_or(CommitInfo { seq: 0, timestamp_micros: 0 });
+        let last = accepted
+            .last()
+            .map(|(_, info)| *info)
+            .unwrap_or(CommitInfo {
+                seq: 0,
+                timestamp_micros: 0,
+            });
         let mut counters = Vec::with_capacity(16);
         counters.extend_from_slice(&last.seq.to_le_bytes());
         counters.extend_from_slice(&last.timestamp_micros.to_le_bytes());
@@ -579,13 +631,13 @@ impl StoreInner {
         // 5. Split range partitions that grew past the limit. Still the leader, so no commit
         // changes the counts while we count.
         for (keyspace, start) in touched {
-            let Some(stats) = ranges.stats(keyspace, &start) else { continue };
-            if ranges.should_try_split(keyspace, &start, stats.bytes, self.options.split_bytes_max) {
-                if let Err(e) = self.split(&mut ranges, keyspace, start, stats) {
-                    if matches!(e, Error::Poisoned) {
-                        self.poisoned.store(true, Ordering::Release);
-                    }
-                }
+            let Some(stats) = ranges.stats(keyspace, &start) else {
+                continue;
+            };
+            if ranges.should_try_split(keyspace, &start, stats.bytes, self.options.split_bytes_max)
+                && let Err(Error::Poisoned) = self.split(&mut ranges, keyspace, start, stats)
+            {
+                self.poisoned.store(true, Ordering::Release);
             }
         }
     }
@@ -626,32 +678,56 @@ impl StoreInner {
             if range.is_empty() {
                 continue;
             }
-            if occ.recent.range((lower, upper)).any(|(_, &seq)| seq > p.start_seq) {
+            if occ
+                .recent
+                .range((lower, upper))
+                .any(|(_, &seq)| seq > p.start_seq)
+            {
                 return Err(Error::Conflict);
             }
         }
         Ok(())
     }
 
-    fn split(&self, ranges: &mut RangeMap, keyspace: KeyspaceId, start: Bytes, stats: RangeStats) -> Result<()> {
-        let Some(def) = self.registry.read().ok().and_then(|r| r.get(&keyspace).cloned()) else {
+    fn split(
+        &self,
+        ranges: &mut RangeMap,
+        keyspace: KeyspaceId,
+        start: Bytes,
+        stats: RangeStats,
+    ) -> Result<()> {
+        let Some(def) = self
+            .registry
+            .read()
+            .ok()
+            .and_then(|r| r.get(&keyspace).cloned())
+        else {
             return Ok(());
         };
         let end = ranges.end_of(keyspace, &start);
         let range = KeyRange {
-            lower: if start.is_empty() { Bound::Unbounded } else { Bound::Included(start.clone()) },
+            lower: if start.is_empty() {
+                Bound::Unbounded
+            } else {
+                Bound::Included(start.clone())
+            },
             upper: end.map_or(Bound::Unbounded, Bound::Excluded),
         };
         let snapshot = self.engine.snapshot();
         let rows = snapshot
             .scan(keyspace, &range, Direction::Forward)?
-            .map(|item| item.map(|(k, v)| {
-                let size = k.len() + v.len();
-                (k, size)
-            }));
-        match ranges::choose_split(rows, stats.bytes / 2, |key| def.layout.partition_prefix_len(key))? {
+            .map(|item| {
+                item.map(|(k, v)| {
+                    let size = k.len() + v.len();
+                    (k, size)
+                })
+            });
+        match ranges::choose_split(rows, stats.bytes / 2, |key| {
+            def.layout.partition_prefix_len(key)
+        })? {
             Some((boundary, left, right)) if boundary > start => {
-                let (left_stats, right_stats) = ranges.split(keyspace, &start, boundary.clone(), left, right);
+                let (left_stats, right_stats) =
+                    ranges.split(keyspace, &start, boundary.clone(), left, right);
                 self.engine.write(
                     vec![
                         EngineOp::Put {

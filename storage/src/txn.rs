@@ -8,8 +8,11 @@
 
 use crate::engine::{Direction, EngineSnapshot, KeyRange, KeyspaceId};
 use crate::error::{Error, Result};
-use crate::layout::{check_key_size, KeyLayout};
-use crate::store::{CommitInfo, KeyspaceDef, KeyspaceKind, ReadView, Row, RowIter, StoreInner, WriteSet, STAMP_BYTES, SYSTEM_KEYSPACE};
+use crate::layout::{KeyLayout, check_key_size};
+use crate::store::{
+    CommitInfo, KeyspaceDef, KeyspaceKind, ReadView, Row, RowIter, STAMP_BYTES, SYSTEM_KEYSPACE,
+    StoreInner, WriteSet,
+};
 use bytes::Bytes;
 use std::iter::Peekable;
 use std::sync::{Arc, Mutex};
@@ -56,7 +59,11 @@ pub struct Transaction {
 }
 
 impl Transaction {
-    pub(crate) fn new(store: Arc<StoreInner>, snapshot: Arc<dyn EngineSnapshot>, start_seq: u64) -> Transaction {
+    pub(crate) fn new(
+        store: Arc<StoreInner>,
+        snapshot: Arc<dyn EngineSnapshot>,
+        start_seq: u64,
+    ) -> Transaction {
         Transaction {
             store,
             view: ReadView { snapshot },
@@ -86,7 +93,11 @@ impl Transaction {
     }
 
     fn check_active(&self) -> Result<()> {
-        if self.active { Ok(()) } else { Err(Error::TransactionClosed) }
+        if self.active {
+            Ok(())
+        } else {
+            Err(Error::TransactionClosed)
+        }
     }
 
     /// Reads one key, seeing this transaction's own writes.
@@ -94,7 +105,10 @@ impl Transaction {
         self.check_active()?;
         let wkey = (keyspace, Bytes::copy_from_slice(key));
         if let Some(write) = self.writes.get(&wkey) {
-            return Ok(write.value.as_ref().map(|v| own_row(wkey.1.clone(), v.clone())));
+            return Ok(write
+                .value
+                .as_ref()
+                .map(|v| own_row(wkey.1.clone(), v.clone())));
         }
         self.read_points.push(wkey);
         self.view.get(keyspace, key)
@@ -107,7 +121,12 @@ impl Transaction {
 
     /// Streams the rows of `range` in `direction`, seeing this transaction's own writes as of
     /// the call.
-    pub fn scan(&mut self, keyspace: KeyspaceId, range: &KeyRange, direction: Direction) -> Result<RowIter> {
+    pub fn scan(
+        &mut self,
+        keyspace: KeyspaceId,
+        range: &KeyRange,
+        direction: Direction,
+    ) -> Result<RowIter> {
         self.check_active()?;
         self.read_ranges.push((keyspace, range.clone()));
         let base = self.view.scan(keyspace, range, direction)?;
@@ -160,7 +179,12 @@ impl Transaction {
     }
 
     /// Creates a keyspace; it exists for this transaction at once and for others at commit.
-    pub fn create_keyspace(&mut self, kind: KeyspaceKind, name: &str, layout: KeyLayout) -> Result<KeyspaceId> {
+    pub fn create_keyspace(
+        &mut self,
+        kind: KeyspaceKind,
+        name: &str,
+        layout: KeyLayout,
+    ) -> Result<KeyspaceId> {
         self.check_active()?;
         let id = self.store.allocate_keyspace_id();
         self.store.engine.create_keyspace(id)?;
@@ -181,7 +205,8 @@ impl Transaction {
         if let Some(pos) = self.created.iter().position(|d| d.id == id) {
             self.created.remove(pos);
             self.writes.retain(|(ks, _), _| *ks != id);
-            self.writes.remove(&(SYSTEM_KEYSPACE, KeyspaceDef::system_key(id)));
+            self.writes
+                .remove(&(SYSTEM_KEYSPACE, KeyspaceDef::system_key(id)));
             return Ok(());
         }
         if !self.store.keyspace_exists(id) {
@@ -276,7 +301,11 @@ impl Iterator for MergeIter {
                 (Some(_), None) => false,
                 (Some(Ok(b)), Some((k, _))) => {
                     let ord = k.cmp(&b.key);
-                    let ord = if self.direction == Direction::Reverse { ord.reverse() } else { ord };
+                    let ord = if self.direction == Direction::Reverse {
+                        ord.reverse()
+                    } else {
+                        ord
+                    };
                     if ord.is_eq() {
                         self.base.next();
                         true

@@ -11,19 +11,37 @@ use storage::{
 
 #[derive(Debug, Clone)]
 enum Op {
-    Txn { writes: Vec<(u16, Option<u8>)>, commit: bool, scan_inside: Option<(u16, u16)> },
-    Scan { lo: u16, hi: u16, lo_incl: bool, hi_incl: bool, reverse: bool },
+    Txn {
+        writes: Vec<(u16, Option<u8>)>,
+        commit: bool,
+        scan_inside: Option<(u16, u16)>,
+    },
+    Scan {
+        lo: u16,
+        hi: u16,
+        lo_incl: bool,
+        hi_incl: bool,
+        reverse: bool,
+    },
     Reopen,
 }
 
 fn layout() -> KeyLayout {
-    KeyLayout::new(vec![KeyColumn::asc(ScalarType::Int4)], vec![KeyColumn::desc(ScalarType::Int2)], 0).unwrap()
+    KeyLayout::new(
+        vec![KeyColumn::asc(ScalarType::Int4)],
+        vec![KeyColumn::desc(ScalarType::Int2)],
+        0,
+    )
+    .unwrap()
 }
 
 /// Key k lives in partition k / 8 with row key k % 8 (DESC).
 fn key(k: u16) -> Vec<u8> {
     layout()
-        .encode(&[Value::Int4(i32::from(k / 8))], &[Value::Int2((k % 8) as i16)])
+        .encode(
+            &[Value::Int4(i32::from(k / 8))],
+            &[Value::Int2((k % 8) as i16)],
+        )
         .unwrap()
 }
 
@@ -43,10 +61,18 @@ fn arb_op() -> impl Strategy<Value = Op> {
 
 fn bound(k: u16, incl: bool) -> Bound<bytes::Bytes> {
     let b = bytes::Bytes::from(key(k));
-    if incl { Bound::Included(b) } else { Bound::Excluded(b) }
+    if incl {
+        Bound::Included(b)
+    } else {
+        Bound::Excluded(b)
+    }
 }
 
-fn model_scan(model: &BTreeMap<Vec<u8>, Vec<u8>>, range: &KeyRange, reverse: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
+fn model_scan(
+    model: &BTreeMap<Vec<u8>, Vec<u8>>,
+    range: &KeyRange,
+    reverse: bool,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut rows: Vec<_> = model
         .iter()
         .filter(|(k, _)| range.contains(k))
@@ -69,11 +95,17 @@ fn check_ranges(store: &Store, ks: storage::KeyspaceId, model: &BTreeMap<Vec<u8>
     let total_rows: i64 = parts.iter().map(|p| p.rows).sum();
     assert_eq!(total_rows, model.len() as i64, "range partition row counts");
     for (i, part) in parts.iter().enumerate() {
-        let in_part = model.keys().filter(|k| part.key_range().contains(k)).count();
+        let in_part = model
+            .keys()
+            .filter(|k| part.key_range().contains(k))
+            .count();
         assert_eq!(part.rows, in_part as i64, "rows of range partition {i}");
         if i > 0 {
             // Boundaries are partition prefixes: a whole partition-key encoding and no more.
-            assert_eq!(layout().partition_prefix_len(&part.start).ok(), Some(part.start.len()));
+            assert_eq!(
+                layout().partition_prefix_len(&part.start).ok(),
+                Some(part.start.len())
+            );
             assert_eq!(Some(&part.start), parts[i - 1].end.as_ref());
         }
     }
@@ -82,18 +114,27 @@ fn check_ranges(store: &Store, ks: storage::KeyspaceId, model: &BTreeMap<Vec<u8>
 
 fn run(ops: Vec<Op>) {
     let dir = tempfile::tempdir().unwrap();
-    let options = StoreOptions { split_bytes_max: 400, cache_bytes: 4 << 20 };
+    let options = StoreOptions {
+        split_bytes_max: 400,
+        cache_bytes: 4 << 20,
+    };
     let mut store = Store::open(dir.path(), options.clone()).unwrap();
     let ks = {
         let mut txn = store.begin();
-        let ks = txn.create_keyspace(KeyspaceKind::Table, "t", layout()).unwrap();
+        let ks = txn
+            .create_keyspace(KeyspaceKind::Table, "t", layout())
+            .unwrap();
         txn.commit().unwrap();
         ks
     };
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     for op in ops {
         match op {
-            Op::Txn { writes, commit, scan_inside } => {
+            Op::Txn {
+                writes,
+                commit,
+                scan_inside,
+            } => {
                 let mut txn = store.begin();
                 let mut pending = model.clone();
                 for (k, v) in writes {
@@ -109,13 +150,26 @@ fn run(ops: Vec<Op>) {
                     }
                 }
                 if let Some((lo, hi)) = scan_inside {
-                    let range = KeyRange { lower: bound(lo, true), upper: bound(hi, true) };
+                    let range = KeyRange {
+                        lower: bound(lo, true),
+                        upper: bound(hi, true),
+                    };
                     for reverse in [false, true] {
-                        let dir = if reverse { Direction::Reverse } else { Direction::Forward };
-                        assert_eq!(collect(txn.scan(ks, &range, dir).unwrap()), model_scan(&pending, &range, reverse));
+                        let dir = if reverse {
+                            Direction::Reverse
+                        } else {
+                            Direction::Forward
+                        };
+                        assert_eq!(
+                            collect(txn.scan(ks, &range, dir).unwrap()),
+                            model_scan(&pending, &range, reverse)
+                        );
                     }
                     let probe = key(lo);
-                    assert_eq!(txn.get(ks, &probe).unwrap().map(|r| r.value.to_vec()), pending.get(&probe).cloned());
+                    assert_eq!(
+                        txn.get(ks, &probe).unwrap().map(|r| r.value.to_vec()),
+                        pending.get(&probe).cloned()
+                    );
                 }
                 if commit {
                     txn.commit().unwrap();
@@ -124,10 +178,26 @@ fn run(ops: Vec<Op>) {
                     txn.rollback();
                 }
             }
-            Op::Scan { lo, hi, lo_incl, hi_incl, reverse } => {
-                let range = KeyRange { lower: bound(lo, lo_incl), upper: bound(hi, hi_incl) };
-                let dir = if reverse { Direction::Reverse } else { Direction::Forward };
-                assert_eq!(collect(store.snapshot().scan(ks, &range, dir).unwrap()), model_scan(&model, &range, reverse));
+            Op::Scan {
+                lo,
+                hi,
+                lo_incl,
+                hi_incl,
+                reverse,
+            } => {
+                let range = KeyRange {
+                    lower: bound(lo, lo_incl),
+                    upper: bound(hi, hi_incl),
+                };
+                let dir = if reverse {
+                    Direction::Reverse
+                } else {
+                    Direction::Forward
+                };
+                assert_eq!(
+                    collect(store.snapshot().scan(ks, &range, dir).unwrap()),
+                    model_scan(&model, &range, reverse)
+                );
             }
             Op::Reopen => {
                 drop(store);
@@ -136,7 +206,12 @@ fn run(ops: Vec<Op>) {
         }
         check_ranges(&store, ks, &model);
     }
-    let all = collect(store.snapshot().scan(ks, &KeyRange::all(), Direction::Forward).unwrap());
+    let all = collect(
+        store
+            .snapshot()
+            .scan(ks, &KeyRange::all(), Direction::Forward)
+            .unwrap(),
+    );
     assert_eq!(all, model_scan(&model, &KeyRange::all(), false));
 }
 
@@ -153,15 +228,28 @@ proptest! {
 fn splits_happen_and_never_inside_a_partition() {
     let mut ops = Vec::new();
     for k in 0..64u16 {
-        ops.push(Op::Txn { writes: vec![(k, Some(k as u8))], commit: true, scan_inside: None });
+        ops.push(Op::Txn {
+            writes: vec![(k, Some(k as u8))],
+            commit: true,
+            scan_inside: None,
+        });
     }
     ops.push(Op::Reopen);
     run(ops.clone());
 
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path(), StoreOptions { split_bytes_max: 400, cache_bytes: 4 << 20 }).unwrap();
+    let store = Store::open(
+        dir.path(),
+        StoreOptions {
+            split_bytes_max: 400,
+            cache_bytes: 4 << 20,
+        },
+    )
+    .unwrap();
     let mut txn = store.begin();
-    let ks = txn.create_keyspace(KeyspaceKind::Table, "t", layout()).unwrap();
+    let ks = txn
+        .create_keyspace(KeyspaceKind::Table, "t", layout())
+        .unwrap();
     txn.commit().unwrap();
     for k in 0..64u16 {
         let mut txn = store.begin();
@@ -171,6 +259,9 @@ fn splits_happen_and_never_inside_a_partition() {
     let parts = store.range_partitions(ks);
     assert!(parts.len() > 2, "expected splits, got {parts:?}");
     for part in &parts[1..] {
-        assert_eq!(layout().partition_prefix_len(&part.start).ok(), Some(part.start.len()));
+        assert_eq!(
+            layout().partition_prefix_len(&part.start).ok(),
+            Some(part.start.len())
+        );
     }
 }

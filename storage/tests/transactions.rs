@@ -4,7 +4,10 @@ use bytes::Bytes;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use storage::engine::{Engine, EngineOp, EngineSnapshot, FjallEngine, KeyspaceId};
-use storage::{Direction, Error, KeyColumn, KeyLayout, KeyRange, KeyspaceKind, ScalarType, Store, StoreOptions, Value};
+use storage::{
+    Direction, Error, KeyColumn, KeyLayout, KeyRange, KeyspaceKind, ScalarType, Store,
+    StoreOptions, Value,
+};
 
 fn layout() -> KeyLayout {
     KeyLayout::new(vec![KeyColumn::asc(ScalarType::Int8)], vec![], 0).unwrap()
@@ -16,7 +19,9 @@ fn key(k: i64) -> Vec<u8> {
 
 fn setup(store: &Store) -> KeyspaceId {
     let mut txn = store.begin();
-    let ks = txn.create_keyspace(KeyspaceKind::Table, "t", layout()).unwrap();
+    let ks = txn
+        .create_keyspace(KeyspaceKind::Table, "t", layout())
+        .unwrap();
     txn.commit().unwrap();
     ks
 }
@@ -41,7 +46,10 @@ fn concurrent_writers_of_one_key_exactly_one_commits() {
             .collect();
         let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
         let ok = results.iter().filter(|r| r.is_ok()).count();
-        let conflicts = results.iter().filter(|r| matches!(r, Err(Error::Conflict))).count();
+        let conflicts = results
+            .iter()
+            .filter(|r| matches!(r, Err(Error::Conflict)))
+            .count();
         assert_eq!((ok, conflicts), (1, 1), "round {round}: {results:?}");
     }
 }
@@ -65,7 +73,10 @@ fn read_then_concurrent_write_conflicts_and_disjoint_writes_do_not() {
     // A range read conflicts with an insert into the range (phantoms).
     let mut a = store.begin();
     let mut b = store.begin();
-    let _ = a.scan(ks, &KeyRange::all(), Direction::Forward).unwrap().count();
+    let _ = a
+        .scan(ks, &KeyRange::all(), Direction::Forward)
+        .unwrap()
+        .count();
     a.put(ks, &key(100), vec![0]).unwrap();
     b.put(ks, &key(50), vec![0]).unwrap();
     b.commit().unwrap();
@@ -95,7 +106,10 @@ fn rows_carry_commit_stamps() {
     let second = txn.commit().unwrap();
     assert!(second.seq > first.seq && second.timestamp_micros > first.timestamp_micros);
     let row = store.snapshot().get(ks, &key(1)).unwrap().unwrap();
-    assert_eq!((row.version, row.commit_ts, &row.value[..]), (second.seq, second.timestamp_micros, &b"y"[..]));
+    assert_eq!(
+        (row.version, row.commit_ts, &row.value[..]),
+        (second.seq, second.timestamp_micros, &b"y"[..])
+    );
 
     // Stamps and counters survive a reopen: versions keep growing.
     drop(store);
@@ -125,8 +139,22 @@ fn many_threads_share_group_commits() {
     for h in handles {
         h.join().unwrap();
     }
-    assert_eq!(store.snapshot().scan(ks, &KeyRange::all(), Direction::Forward).unwrap().count(), 200);
-    assert_eq!(store.range_partitions(ks).iter().map(|p| p.rows).sum::<i64>(), 200);
+    assert_eq!(
+        store
+            .snapshot()
+            .scan(ks, &KeyRange::all(), Direction::Forward)
+            .unwrap()
+            .count(),
+        200
+    );
+    assert_eq!(
+        store
+            .range_partitions(ks)
+            .iter()
+            .map(|p| p.rows)
+            .sum::<i64>(),
+        200
+    );
 }
 
 #[test]
@@ -138,7 +166,9 @@ fn dropped_keyspace_disappears_and_creation_rolls_back() {
     txn.put(ks, &key(1), vec![1]).unwrap();
     txn.commit().unwrap();
     let mut txn = store.begin();
-    let never = txn.create_keyspace(KeyspaceKind::Index, "never", layout()).unwrap();
+    let never = txn
+        .create_keyspace(KeyspaceKind::Index, "never", layout())
+        .unwrap();
     txn.rollback();
     assert!(store.keyspace(never).is_none());
     let mut txn = store.begin();

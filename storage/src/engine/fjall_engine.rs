@@ -43,8 +43,13 @@ impl FjallEngine {
         let mut keyspaces = HashMap::new();
         for name in db.list_keyspace_names() {
             let name: &str = &name;
-            if let Some(id) = name.strip_prefix(NAME_PREFIX).and_then(|s| s.parse::<KeyspaceId>().ok()) {
-                let ks = db.keyspace(name, KeyspaceCreateOptions::default).map_err(engine_err)?;
+            if let Some(id) = name
+                .strip_prefix(NAME_PREFIX)
+                .and_then(|s| s.parse::<KeyspaceId>().ok())
+            {
+                let ks = db
+                    .keyspace(name, KeyspaceCreateOptions::default)
+                    .map_err(engine_err)?;
                 keyspaces.insert(id, ks);
             }
         }
@@ -74,12 +79,12 @@ impl Engine for FjallEngine {
             .keyspaces
             .write()
             .map_err(|_| Error::Internal("keyspace map lock poisoned".into()))?;
-        if !map.contains_key(&id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(id) {
             let ks = self
                 .db
                 .keyspace(&keyspace_name(id), KeyspaceCreateOptions::default)
                 .map_err(engine_err)?;
-            map.insert(id, ks);
+            slot.insert(ks);
         }
         Ok(())
     }
@@ -120,7 +125,11 @@ impl Engine for FjallEngine {
         let mut batch = self.db.batch();
         for op in ops {
             match op {
-                EngineOp::Put { keyspace, key, value } => {
+                EngineOp::Put {
+                    keyspace,
+                    key,
+                    value,
+                } => {
                     batch.insert(&self.handle(keyspace)?, key, value);
                 }
                 EngineOp::Delete { keyspace, key } => {
@@ -160,10 +169,19 @@ fn to_fjall_bound(b: &Bound<Bytes>) -> Bound<&[u8]> {
 impl EngineSnapshot for FjallSnapshot {
     fn get(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<Option<Bytes>> {
         let ks = self.handle(keyspace)?;
-        Ok(self.snapshot.get(&ks, key).map_err(engine_err)?.map(Bytes::from))
+        Ok(self
+            .snapshot
+            .get(&ks, key)
+            .map_err(engine_err)?
+            .map(Bytes::from))
     }
 
-    fn scan(&self, keyspace: KeyspaceId, range: &KeyRange, direction: Direction) -> Result<EngineIter> {
+    fn scan(
+        &self,
+        keyspace: KeyspaceId,
+        range: &KeyRange,
+        direction: Direction,
+    ) -> Result<EngineIter> {
         let ks = self.handle(keyspace)?;
         if range.is_empty() {
             return Ok(Box::new(std::iter::empty()));

@@ -116,5 +116,10 @@ pub trait Engine: Send + Sync + 'static {
 pub trait EngineSnapshot: Send + Sync {
     fn get(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<Option<Bytes>>;
 
-    fn scan(&self, keyspace: KeyspaceId, range: &KeyRange, direction: Direction) -> Result<EngineIter>;
+    fn scan(
+        &self,
+        keyspace: KeyspaceId,
+        range: &KeyRange,
+        direction: Direction,
+    ) -> Result<EngineIter>;
 }

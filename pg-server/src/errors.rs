@@ -1,0 +1,204 @@
+//! Every planner error as the PostgreSQL error a client expects: one exhaustive match from
+//! error variants to SQLSTATE codes, so a new variant cannot silently become XX000.
+
+use datafusion::error::DataFusionError;
+use pgwire::error::{ErrorInfo, PgWireError};
+use planner::Error;
+
+fn info(code: &str, message: String) -> ErrorInfo {
+    ErrorInfo::new("ERROR".to_owned(), code.to_owned(), message)
+}
+
+pub fn sql_state(e: &Error) -> &'static str {
+    match e {
+        Error::Sql(e) => match e {
+            sql::Error::UnknownTable(_) => "42P01",
+            sql::Error::DuplicateTable(_) => "42P07",
+            sql::Error::UnknownColumn { .. } => "42703",
+            sql::Error::DuplicateColumn(_) => "42701",
+            sql::Error::UnknownType(_) => "42704",
+            sql::Error::InvalidDefinition(_) => "42P16",
+            sql::Error::InvalidParameter(_) => "22023",
+            sql::Error::Unsupported(_) => "0A000",
+            sql::Error::CorruptCatalog(_) => "XX001",
+            sql::Error::Storage(e) => storage_state(e),
+        },
+        Error::Storage(e) => storage_state(e),
+        Error::DataFusion(e) => datafusion_state(e),
+        Error::Syntax(_) => "42601",
+        Error::NotNull { .. } => "23502",
+        Error::UniqueViolation { .. } => "23505",
+        Error::StringTooLong(_) => "22001",
+        Error::NumericOverflow(_) => "22003",
+        Error::InvalidText { .. } => "22P02",
+        Error::InFailedTransaction => "25P02",
+        Error::SerializationFailure => "40001",
+        Error::Unsupported(_) => "0A000",
+        Error::UnknownSetting(_) => "42704",
+        Error::InvalidSettingValue { .. } => "22023",
+        Error::UnknownCursor(_) => "34000",
+        Error::NoTransaction(_) => "25P01",
+        Error::Canceled => "57014",
+        Error::Internal(_) => "XX000",
+    }
+}
+
+fn storage_state(e: &storage::Error) -> &'static str {
+    match e {
+        storage::Error::NullKeyPart => "23502",
+        storage::Error::UnsupportedKeyType { .. } => "0A000",
+        storage::Error::KeyTypeMismatch { .. } => "42804",
+        storage::Error::KeyTooLarge { .. } => "54000",
+        storage::Error::Conflict => "40001",
+        storage::Error::UnknownKeyspace { .. } => "40001",
+        storage::Error::Poisoned => "58030",
+        storage::Error::TransactionClosed => "25000",
+        storage::Error::Corrupt(_) => "XX001",
+        storage::Error::Engine(_) | storage::Error::Io(_) => "58030",
+        storage::Error::Internal(_) => "XX000",
+    }
+}
+
+/// DataFusion reports most user errors as plan or execution errors with a message; the
+/// message decides the class.
+fn datafusion_state(e: &DataFusionError) -> &'static str {
+    match e {
+        DataFusionError::SQL(..) => "42601",
+        DataFusionError::External(inner) => {
+            if let Some(e) = inner.downcast_ref::<storage::Error>() {
+                return storage_state(e);
+            }
+            if let Some(e) = inner.downcast_ref::<Error>() {
+                return sql_state(e);
+            }
+            message_state(&inner.to_string())
+        }
+        DataFusionError::Context(_, inner) => datafusion_state(inner),
+        DataFusionError::ArrowError(inner, _) => message_state(&inner.to_string()),
+        DataFusionError::Shared(inner) => datafusion_state(inner),
+        DataFusionError::NotImplemented(_) => "0A000",
+        DataFusionError::ResourcesExhausted(_) => "53200",
+        other => message_state(&other.to_string()),
+    }
+}
+
+fn message_state(m: &str) -> &'static str {
+    let lower = m.to_ascii_lowercase();
+    if lower.contains("divide by zero") || lower.contains("division by zero") {
+        "22012"
+    } else if lower.contains("table")
+        && (lower.contains("not found")
+            || lower.contains("doesn't exist")
+            || lower.contains("does not exist"))
+    {
+        "42P01"
+    } else if lower.contains("no field named")
+        || lower.contains("schema error: no field")
+        || lower.contains("column") && lower.contains("not found")
+    {
+        "42703"
+    } else if lower.contains("ambiguous reference") {
+        "42702"
+    } else if lower.contains("overflow")
+        || lower.contains("out of range")
+        || lower.contains("too large to store")
+    {
+        "22003"
+    } else if lower.contains("cannot cast")
+        || lower.contains("cast error")
+        || lower.contains("invalid") && lower.contains("syntax")
+        || lower.contains("parser error")
+        || lower.contains("error parsing")
+    {
+        "22P02"
+    } else if lower.contains("invalid function")
+        || lower.contains("no function matches")
+        || lower.contains("function") && lower.contains("not found")
+    {
+        "42883"
+    } else if lower.contains("sql error")
+        || lower.contains("syntax error")
+        || lower.contains("expected")
+    {
+        "42601"
+    } else if lower.contains("not supported")
+        || lower.contains("unsupported")
+        || lower.contains("not implemented")
+    {
+        "0A000"
+    } else if lower.contains("cannot be cast")
+        || lower.contains("coercion")
+        || lower.contains("type mismatch")
+        || lower.contains("does not support")
+    {
+        "42804"
+    } else if lower.contains("schema error") || lower.contains("error during planning") {
+        "42000"
+    } else {
+        "XX000"
+    }
+}
+
+/// Strips DataFusion's "Error during planning: " style prefixes from user-facing messages.
+fn clean_message(e: &Error) -> String {
+    let text = e.to_string();
+    let mut t = text.as_str();
+    for prefix in [
+        "Error during planning: ",
+        "Execution error: ",
+        "Arrow error: ",
+        "External error: ",
+        "Schema error: ",
+        "SQL error: ",
+        "This feature is not implemented: ",
+        "Optimizer rule 'simplify_expressions' failed\ncaused by\n",
+        "Invalid argument error: ",
+        "Cast error: ",
+    ] {
+        while let Some(rest) = t.strip_prefix(prefix) {
+            t = rest;
+        }
+    }
+    t.to_string()
+}
+
+pub fn to_pg_error(e: &Error) -> PgWireError {
+    let code = sql_state(e);
+    let mut err = info(code, clean_message(e));
+    match e {
+        Error::UniqueViolation { detail, .. } => err.detail = Some(detail.clone()),
+        Error::SerializationFailure => {
+            err.hint = Some(
+                "The transaction might succeed if retried; retry it with exponential backoff."
+                    .into(),
+            )
+        }
+        Error::Storage(storage::Error::Conflict) => {
+            err.hint = Some(
+                "The transaction might succeed if retried; retry it with exponential backoff."
+                    .into(),
+            )
+        }
+        _ => {}
+    }
+    PgWireError::UserError(Box::new(err))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_datafusion_messages_get_their_codes() {
+        assert_eq!(message_state("Arrow error: Divide by zero error"), "22012");
+        assert_eq!(message_state("Schema error: No field named nope."), "42703");
+        assert_eq!(
+            message_state("Cannot cast string 'abc' to value of Int32 type"),
+            "22P02"
+        );
+        assert_eq!(
+            message_state("table 'partita.public.nope' not found"),
+            "42P01"
+        );
+    }
+}

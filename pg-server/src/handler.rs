@@ -1,0 +1,752 @@
+//! The PostgreSQL wire protocol, per connection: startup with the parameters drivers expect,
+//! simple and extended query, streamed results, portal suspension and cancel.
+//!
+//! pgwire's defaults buffer a whole result for Execute with max_rows = 0 and cannot cancel a
+//! result that is already streaming; `on_query` and `on_execute` are ours for that reason:
+//! rows go to the socket as batches arrive, and a CancelRequest interrupts the statement at
+//! any point, planning or streaming (57014).
+
+use crate::encode::{encode_batch, field_infos, pg_type};
+use crate::errors::to_pg_error;
+use async_trait::async_trait;
+use bytes::Bytes;
+use datafusion::arrow::datatypes::{Field, SchemaRef};
+use datafusion::sql::sqlparser::ast::Statement;
+use futures::future::{Either, select};
+use futures::{Sink, SinkExt, StreamExt};
+use pgwire::api::auth::{
+    DefaultServerParameterProvider, StartupHandler, finish_authentication, protocol_negotiation,
+    save_startup_parameters_to_metadata,
+};
+use pgwire::api::cancel::DefaultCancelHandler;
+use pgwire::api::portal::{Format, Portal, PortalExecutionState};
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
+use pgwire::api::results::{
+    DescribePortalResponse, DescribeStatementResponse, FieldFormat, FieldInfo, QueryResponse,
+    Response, Tag,
+};
+use pgwire::api::stmt::{QueryParser, StoredStatement};
+use pgwire::api::store::PortalStore;
+use pgwire::api::{
+    ClientInfo, ClientPortalStore, ConnectionHandle, ConnectionManager, DEFAULT_NAME,
+    PgWireConnectionState, PgWireServerHandlers, PidSecretKeyGenerator,
+    RandomPidSecretKeyGenerator, Type,
+};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::data::RowDescription;
+use pgwire::messages::extendedquery::{Execute, PortalSuspended};
+use pgwire::messages::response::{
+    CommandComplete, EmptyQueryResponse, NoticeResponse, ReadyForQuery, TransactionStatus,
+};
+use pgwire::messages::simplequery::Query;
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
+use planner::{Output, Param, Session, TxnStatus};
+use sql::SqlType;
+use std::fmt::Debug;
+use std::sync::{Arc, LazyLock};
+
+/// One client connection's state.
+pub struct Connection {
+    session: tokio::sync::Mutex<Session>,
+    manager: Arc<ConnectionManager>,
+}
+
+impl Connection {
+    pub fn new(session: Session, manager: Arc<ConnectionManager>) -> Connection {
+        Connection {
+            session: tokio::sync::Mutex::new(session),
+            manager,
+        }
+    }
+}
+
+/// The query, startup and describe handlers of one connection.
+pub struct Handler {
+    conn: Arc<Connection>,
+    parser: Arc<Parser>,
+}
+
+/// The handlers pgwire calls for one connection.
+pub struct Handlers {
+    handler: Arc<Handler>,
+    cancel: Arc<DefaultCancelHandler>,
+}
+
+impl Handlers {
+    pub fn new(conn: Arc<Connection>) -> Handlers {
+        let cancel = Arc::new(DefaultCancelHandler::new(Arc::clone(&conn.manager)));
+        let parser = Arc::new(Parser {
+            conn: Arc::clone(&conn),
+        });
+        Handlers {
+            handler: Arc::new(Handler { conn, parser }),
+            cancel,
+        }
+    }
+}
+
+impl PgWireServerHandlers for Handlers {
+    fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
+        Arc::clone(&self.handler)
+    }
+
+    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
+        Arc::clone(&self.handler)
+    }
+
+    fn startup_handler(&self) -> Arc<impl StartupHandler> {
+        Arc::clone(&self.handler)
+    }
+
+    fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
+        Arc::clone(&self.cancel)
+    }
+}
+
+static PIDS: LazyLock<RandomPidSecretKeyGenerator> =
+    LazyLock::new(RandomPidSecretKeyGenerator::default);
+
+fn server_parameters() -> DefaultServerParameterProvider {
+    let mut p = DefaultServerParameterProvider::default();
+    p.server_version = "15.0 (Partita)".into();
+    p.time_zone = "UTC".into();
+    p.date_style = "ISO, MDY".into();
+    p.interval_style = "postgres".into();
+    p.search_path = "\"$user\", public".into();
+    p
+}
+
+#[async_trait]
+impl StartupHandler for Handler {
+    async fn on_startup<C>(
+        &self,
+        client: &mut C,
+        message: PgWireFrontendMessage,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if let PgWireFrontendMessage::Startup(ref startup) = message {
+            protocol_negotiation(client, startup).await?;
+            save_startup_parameters_to_metadata(client, startup);
+            let (pid, secret_key) = PIDS.generate(client);
+            client.set_pid_and_secret_key(pid, secret_key.clone());
+            let (handle, guard) = self.conn.manager.register(pid, secret_key);
+            client
+                .session_extensions()
+                .insert::<Arc<ConnectionHandle>>(handle);
+            client.session_extensions().insert(guard);
+            finish_authentication(client, &server_parameters()).await?;
+        }
+        Ok(())
+    }
+}
+
+fn status(session: &Session) -> TransactionStatus {
+    match session.status() {
+        TxnStatus::Idle => TransactionStatus::Idle,
+        TxnStatus::InBlock => TransactionStatus::Transaction,
+        TxnStatus::Failed => TransactionStatus::Error,
+    }
+}
+
+async fn send_notices<C>(client: &mut C, session: &mut Session) -> PgWireResult<()>
+where
+    C: Sink<PgWireBackendMessage> + Unpin,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    for notice in session.take_notices() {
+        let info = ErrorInfo::new("NOTICE".into(), "00000".into(), notice);
+        client
+            .feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::from(
+                info,
+            )))
+            .await?;
+    }
+    Ok(())
+}
+
+/// Waits for a cancel of the statement now starting; never resolves without one.
+async fn cancel_signal<C: ClientInfo>(
+    client: &C,
+) -> Option<futures::channel::oneshot::Receiver<()>> {
+    let handle = client.session_extensions().get::<Arc<ConnectionHandle>>()?;
+    Some(handle.start_query().await)
+}
+
+fn canceled() -> PgWireError {
+    to_pg_error(&planner::Error::Canceled)
+}
+
+fn row_stream(
+    stream: datafusion::physical_plan::SendableRecordBatchStream,
+    fields: Arc<Vec<FieldInfo>>,
+) -> pgwire::api::results::SendableRowStream {
+    let rows = stream.flat_map(move |batch| {
+        let rows: Vec<PgWireResult<pgwire::messages::data::DataRow>> = match batch {
+            Ok(batch) => match encode_batch(&batch, &fields) {
+                Ok(rows) => rows.into_iter().map(Ok).collect(),
+                Err(e) => vec![Err(to_pg_error(&planner::Error::Internal(e)))],
+            },
+            Err(e) => vec![Err(to_pg_error(&planner::Error::DataFusion(e)))],
+        };
+        futures::stream::iter(rows)
+    });
+    Box::pin(rows)
+}
+
+#[async_trait]
+impl SimpleQueryHandler for Handler {
+    async fn on_query<C>(&self, client: &mut C, query: Query) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
+            return Err(PgWireError::NotReadyForQuery);
+        }
+        client.set_state(PgWireConnectionState::QueryInProgress);
+        let mut session = self.conn.session.lock().await;
+        let result = async {
+            let statements = match planner::parse_sql(&query.query) {
+                Ok(s) => s,
+                Err(e) => return Err(to_pg_error(&e)),
+            };
+            if statements.is_empty() {
+                client
+                    .feed(PgWireBackendMessage::EmptyQueryResponse(
+                        EmptyQueryResponse::new(),
+                    ))
+                    .await?;
+            }
+            for stmt in statements {
+                let cancel = cancel_signal(client).await;
+                let run = run_simple(client, &mut session, stmt);
+                let outcome = match cancel {
+                    Some(rx) => match select(Box::pin(run), rx).await {
+                        Either::Left((r, _)) => r,
+                        Either::Right(_) => Err(canceled()),
+                    },
+                    None => run.await,
+                };
+                send_notices(client, &mut session).await?;
+                outcome?;
+            }
+            Ok(())
+        }
+        .await;
+        client.set_transaction_status(status(&session));
+        if result.is_ok() {
+            client.set_state(PgWireConnectionState::ReadyForQuery);
+            client
+                .send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(
+                    status(&session),
+                )))
+                .await?;
+        }
+        result
+    }
+
+    async fn do_query<C>(&self, _client: &mut C, _query: &str) -> PgWireResult<Vec<Response>>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        Err(PgWireError::ApiError(
+            "on_query handles simple queries".into(),
+        ))
+    }
+}
+
+/// Runs one statement of a simple query and streams its result.
+async fn run_simple<C>(client: &mut C, session: &mut Session, stmt: Statement) -> PgWireResult<()>
+where
+    C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+    C::Error: Debug,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    let output = session.execute(stmt, &[]).await;
+    client.set_transaction_status(status(session));
+    match output.map_err(|e| to_pg_error(&e))? {
+        Output::Command(tag) => {
+            client
+                .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                    tag,
+                )))
+                .await?;
+        }
+        Output::Rows {
+            schema,
+            stream,
+            tag,
+        } => {
+            let fields = Arc::new(field_infos(&schema, |_| FieldFormat::Text));
+            let description = RowDescription::new(fields.iter().map(Into::into).collect());
+            client
+                .feed(PgWireBackendMessage::RowDescription(description))
+                .await?;
+            let mut rows = row_stream(stream, fields);
+            let mut count = 0usize;
+            while let Some(row) = rows.next().await {
+                client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+                count += 1;
+            }
+            let tag = Tag::new(&tag).with_rows(count);
+            client
+                .feed(PgWireBackendMessage::CommandComplete(tag.into()))
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// A statement prepared with Parse: its syntax tree and what Describe reports.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub stmt: Statement,
+    pub param_types: Vec<Type>,
+    pub schema: Option<SchemaRef>,
+}
+
+pub struct Parser {
+    conn: Arc<Connection>,
+}
+
+#[async_trait]
+impl QueryParser for Parser {
+    type Statement = Prepared;
+
+    async fn parse_sql<C>(
+        &self,
+        _client: &C,
+        sql: &str,
+        types: &[Option<Type>],
+    ) -> PgWireResult<Option<Prepared>>
+    where
+        C: ClientInfo + Unpin + Send + Sync,
+    {
+        let mut statements = planner::parse_sql(sql).map_err(|e| to_pg_error(&e))?;
+        if statements.len() > 1 {
+            return Err(to_pg_error(&planner::Error::Syntax(
+                "cannot insert multiple commands into a prepared statement".into(),
+            )));
+        }
+        let Some(stmt) = statements.pop() else {
+            return Ok(None);
+        };
+        let session = self.conn.session.lock().await;
+        let description = session.describe(&stmt).await.map_err(|e| to_pg_error(&e))?;
+        let count = description.params.len().max(types.len());
+        let param_types = (0..count)
+            .map(|i| {
+                types
+                    .get(i)
+                    .cloned()
+                    .flatten()
+                    .filter(|t| *t != Type::UNKNOWN)
+                    .or_else(|| {
+                        description
+                            .params
+                            .get(i)
+                            .cloned()
+                            .flatten()
+                            .map(|dt| pg_type(&Field::new("p", dt, true)))
+                    })
+                    .unwrap_or(Type::TEXT)
+            })
+            .collect();
+        Ok(Some(Prepared {
+            stmt,
+            param_types,
+            schema: description.schema,
+        }))
+    }
+
+    fn get_parameter_types(&self, stmt: &Prepared) -> PgWireResult<Vec<Type>> {
+        Ok(stmt.param_types.clone())
+    }
+
+    fn get_result_schema(
+        &self,
+        stmt: &Prepared,
+        column_format: Option<&Format>,
+    ) -> PgWireResult<Vec<FieldInfo>> {
+        Ok(match &stmt.schema {
+            Some(schema) => field_infos(schema, |i| {
+                column_format.map_or(FieldFormat::Text, |f| f.format_for(i))
+            }),
+            None => vec![],
+        })
+    }
+}
+
+/// The SQL type a bound parameter is cast to.
+fn param_sql_type(ty: &Type) -> Option<SqlType> {
+    Some(match *ty {
+        Type::BOOL => SqlType::Bool,
+        Type::INT2 => SqlType::Int2,
+        Type::INT4 => SqlType::Int4,
+        Type::INT8 => SqlType::Int8,
+        Type::FLOAT4 => SqlType::Float4,
+        Type::FLOAT8 => SqlType::Float8,
+        Type::NUMERIC => SqlType::Numeric {
+            precision: None,
+            scale: None,
+        },
+        Type::BYTEA => SqlType::Bytea,
+        Type::DATE => SqlType::Date,
+        Type::TIMESTAMP => SqlType::Timestamp,
+        Type::TIMESTAMPTZ => SqlType::TimestampTz,
+        _ => return None,
+    })
+}
+
+/// A parameter's value as text, decoding the binary format of its type.
+fn param_text(bytes: &Bytes, ty: &Type, binary: bool) -> PgWireResult<String> {
+    let bad = |what: &str| {
+        to_pg_error(&planner::Error::InvalidText {
+            ty: ty.name().to_string(),
+            value: format!("<{what}>"),
+        })
+    };
+    if !binary {
+        return String::from_utf8(bytes.to_vec()).map_err(|_| bad("not UTF-8"));
+    }
+    let b = bytes.as_ref();
+    let arr = |n: usize| -> PgWireResult<&[u8]> {
+        if b.len() == n {
+            Ok(b)
+        } else {
+            Err(bad("wrong length"))
+        }
+    };
+    Ok(match *ty {
+        Type::BOOL => (if arr(1)?[0] != 0 { "true" } else { "false" }).to_string(),
+        Type::INT2 => i16::from_be_bytes(arr(2)?.try_into().map_err(|_| bad("int2"))?).to_string(),
+        Type::INT4 => i32::from_be_bytes(arr(4)?.try_into().map_err(|_| bad("int4"))?).to_string(),
+        Type::INT8 => i64::from_be_bytes(arr(8)?.try_into().map_err(|_| bad("int8"))?).to_string(),
+        Type::FLOAT4 => format!(
+            "{:?}",
+            f32::from_be_bytes(arr(4)?.try_into().map_err(|_| bad("float4"))?)
+        ),
+        Type::FLOAT8 => format!(
+            "{:?}",
+            f64::from_be_bytes(arr(8)?.try_into().map_err(|_| bad("float8"))?)
+        ),
+        Type::DATE => {
+            let days =
+                i32::from_be_bytes(arr(4)?.try_into().map_err(|_| bad("date"))?) as i64 + 10_957;
+            let (y, m, d) = crate::encode::civil_from_days(days);
+            format!("{y:04}-{m:02}-{d:02}")
+        }
+        Type::TIMESTAMP | Type::TIMESTAMPTZ => {
+            let micros = i64::from_be_bytes(arr(8)?.try_into().map_err(|_| bad("timestamp"))?)
+                + 10_957 * 86_400_000_000;
+            let days = micros.div_euclid(86_400_000_000);
+            let rem = micros.rem_euclid(86_400_000_000);
+            let (y, m, d) = crate::encode::civil_from_days(days);
+            let s = rem / 1_000_000;
+            format!(
+                "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{:06}",
+                s / 3600,
+                (s / 60) % 60,
+                s % 60,
+                rem % 1_000_000
+            )
+        }
+        Type::UUID => {
+            let u = arr(16)?;
+            let hex: String = u.iter().map(|x| format!("{x:02x}")).collect();
+            format!(
+                "{}-{}-{}-{}-{}",
+                &hex[0..8],
+                &hex[8..12],
+                &hex[12..16],
+                &hex[16..20],
+                &hex[20..32]
+            )
+        }
+        Type::BYTEA => format!(
+            "\\x{}",
+            b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+        ),
+        Type::JSONB => {
+            String::from_utf8(b.get(1..).unwrap_or_default().to_vec()).map_err(|_| bad("jsonb"))?
+        }
+        Type::NUMERIC => decode_numeric_binary(b).ok_or_else(|| bad("numeric"))?,
+        _ => String::from_utf8(b.to_vec()).map_err(|_| bad("not UTF-8"))?,
+    })
+}
+
+fn decode_numeric_binary(b: &[u8]) -> Option<String> {
+    let word = |i: usize| -> Option<i16> {
+        Some(i16::from_be_bytes(
+            b.get(i * 2..i * 2 + 2)?.try_into().ok()?,
+        ))
+    };
+    let (ndigits, weight, sign, dscale) = (word(0)?, word(1)?, word(2)? as u16, word(3)?);
+    if sign == 0xC000 {
+        return Some("NaN".into());
+    }
+    let digits: Vec<i16> = (0..ndigits as usize)
+        .map(|i| word(4 + i))
+        .collect::<Option<_>>()?;
+    let mut int = String::new();
+    let mut frac = String::new();
+    for (i, d) in digits.iter().enumerate() {
+        let pos = weight as i32 - i as i32;
+        let group = format!("{d:04}");
+        if pos >= 0 {
+            int.push_str(&group);
+        } else {
+            while (frac.len() as i32) < (-pos - 1) * 4 {
+                frac.push_str("0000");
+            }
+            frac.push_str(&group);
+        }
+    }
+    if weight >= 0 {
+        let have = digits.len() as i32;
+        for _ in have..=weight as i32 {
+            int.push_str("0000");
+        }
+    }
+    let int = int.trim_start_matches('0');
+    let int = if int.is_empty() { "0" } else { int };
+    let mut frac: String = frac.chars().take(dscale.max(0) as usize).collect();
+    while (frac.len() as i16) < dscale {
+        frac.push('0');
+    }
+    let sign = if sign == 0x4000 { "-" } else { "" };
+    Some(if frac.is_empty() {
+        format!("{sign}{int}")
+    } else {
+        format!("{sign}{int}.{frac}")
+    })
+}
+
+fn bind_params(portal: &Portal<Prepared>) -> PgWireResult<Vec<Param>> {
+    let types = &portal.statement.statement.param_types;
+    portal
+        .parameters
+        .iter()
+        .enumerate()
+        .map(|(i, value)| {
+            let ty = types.get(i).cloned().unwrap_or(Type::TEXT);
+            let value = match value {
+                Some(bytes) => Some(param_text(
+                    bytes,
+                    &ty,
+                    portal.parameter_format.is_binary(i),
+                )?),
+                None => None,
+            };
+            Ok(Param {
+                value,
+                ty: param_sql_type(&ty),
+            })
+        })
+        .collect()
+}
+
+#[async_trait]
+impl ExtendedQueryHandler for Handler {
+    type Statement = Prepared;
+    type QueryParser = Parser;
+
+    fn query_parser(&self) -> Arc<Parser> {
+        Arc::clone(&self.parser)
+    }
+
+    async fn on_execute<C>(&self, client: &mut C, message: Execute) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
+            return Err(PgWireError::NotReadyForQuery);
+        }
+        client.set_state(PgWireConnectionState::QueryInProgress);
+        let portal_name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        let max_rows = message.max_rows.max(0) as usize;
+        let portal = match client.portal_store().get_portal(portal_name) {
+            Some(pgwire::api::store::Entry::Value(p)) => p,
+            Some(pgwire::api::store::Entry::Empty) => {
+                client
+                    .feed(PgWireBackendMessage::EmptyQueryResponse(
+                        EmptyQueryResponse::new(),
+                    ))
+                    .await?;
+                client.set_state(PgWireConnectionState::ReadyForQuery);
+                return Ok(());
+            }
+            None => return Err(PgWireError::PortalNotFound(portal_name.to_owned())),
+        };
+        let cancel = cancel_signal(client).await;
+        let run = self.execute_portal(client, &portal, max_rows);
+        let outcome = match cancel {
+            Some(rx) => match select(Box::pin(run), rx).await {
+                Either::Left((r, _)) => r,
+                Either::Right(_) => Err(canceled()),
+            },
+            None => run.await,
+        };
+        let session = self.conn.session.lock().await;
+        client.set_transaction_status(status(&session));
+        client.set_state(PgWireConnectionState::ReadyForQuery);
+        outcome
+    }
+
+    async fn do_query<C>(
+        &self,
+        _client: &mut C,
+        _portal: &Portal<Prepared>,
+        _max_rows: usize,
+    ) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        Err(PgWireError::ApiError("on_execute handles portals".into()))
+    }
+
+    async fn do_describe_statement<C>(
+        &self,
+        _client: &mut C,
+        target: &StoredStatement<Prepared>,
+    ) -> PgWireResult<DescribeStatementResponse>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let p = &target.statement;
+        let fields = match &p.schema {
+            Some(schema) => field_infos(schema, |_| FieldFormat::Text),
+            None => vec![],
+        };
+        Ok(DescribeStatementResponse::new(
+            p.param_types.clone(),
+            fields,
+        ))
+    }
+
+    async fn do_describe_portal<C>(
+        &self,
+        _client: &mut C,
+        target: &Portal<Prepared>,
+    ) -> PgWireResult<DescribePortalResponse>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let fields = match &target.statement.statement.schema {
+            Some(schema) => field_infos(schema, |i| target.result_column_format.format_for(i)),
+            None => vec![],
+        };
+        Ok(DescribePortalResponse::new(fields))
+    }
+}
+
+impl Handler {
+    async fn execute_portal<C>(
+        &self,
+        client: &mut C,
+        portal: &Arc<Portal<Prepared>>,
+        max_rows: usize,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let state = portal.state();
+        let mut state = state.lock().await;
+        if matches!(*state, PortalExecutionState::Initial) {
+            let params = bind_params(portal)?;
+            let mut session = self.conn.session.lock().await;
+            let output = session
+                .execute(portal.statement.statement.stmt.clone(), &params)
+                .await;
+            client.set_transaction_status(status(&session));
+            send_notices(client, &mut session).await?;
+            drop(session);
+            match output.map_err(|e| to_pg_error(&e))? {
+                Output::Command(tag) => {
+                    client
+                        .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                            tag,
+                        )))
+                        .await?;
+                    *state = PortalExecutionState::Finished;
+                    return Ok(());
+                }
+                Output::Rows {
+                    schema,
+                    stream,
+                    tag,
+                } => {
+                    let fields = Arc::new(field_infos(&schema, |i| {
+                        portal.result_column_format.format_for(i)
+                    }));
+                    let mut response =
+                        QueryResponse::new(Arc::clone(&fields), row_stream(stream, fields));
+                    response.set_command_tag(&tag);
+                    *state = PortalExecutionState::Suspended(response);
+                }
+            }
+        }
+        let PortalExecutionState::Suspended(response) = &mut *state else {
+            // Executing a finished portal again returns no rows (as PostgreSQL does).
+            client
+                .feed(PgWireBackendMessage::CommandComplete(
+                    Tag::new("SELECT").with_rows(0).into(),
+                ))
+                .await?;
+            return Ok(());
+        };
+        // Stream rows as they come; stop after max_rows (0 = all) with PortalSuspended.
+        let tag = response.command_tag().to_string();
+        let mut sent = 0usize;
+        let mut suspended = false;
+        loop {
+            if max_rows > 0 && sent == max_rows {
+                suspended = true;
+                break;
+            }
+            match response.data_rows().next().await {
+                Some(row) => {
+                    client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+                    sent += 1;
+                }
+                None => break,
+            }
+        }
+        if suspended {
+            client
+                .feed(PgWireBackendMessage::PortalSuspended(PortalSuspended::new()))
+                .await?;
+        } else {
+            *state = PortalExecutionState::Finished;
+            client
+                .feed(PgWireBackendMessage::CommandComplete(
+                    Tag::new(&tag).with_rows(sent).into(),
+                ))
+                .await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,46 @@
+//! Partita's PostgreSQL server: the only crate that knows pgwire, SQLSTATE codes, sockets and
+//! command-line flags.
+
+pub mod encode;
+pub mod errors;
+pub mod handler;
+
+use handler::{Connection, Handlers};
+use pgwire::api::ConnectionManager;
+use planner::Database;
+use std::future::Future;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+/// Accepts connections on `listener` until `shutdown` resolves. Each connection gets its own
+/// session; a panic inside one connection's task ends that connection only.
+pub async fn serve(
+    listener: TcpListener,
+    db: Database,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let manager = Arc::new(ConnectionManager::new());
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => return Ok(()),
+            accepted = listener.accept() => {
+                let (socket, _) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        eprintln!("partita: accept failed: {e}");
+                        continue;
+                    }
+                };
+                let _ = socket.set_nodelay(true);
+                let conn = Arc::new(Connection::new(db.session(), Arc::clone(&manager)));
+                let handlers = Arc::new(Handlers::new(conn));
+                tokio::spawn(async move {
+                    if let Err(e) = pgwire::tokio::process_socket(socket, None, handlers).await {
+                        eprintln!("partita: connection ended with an error: {e}");
+                    }
+                });
+            }
+        }
+    }
+}

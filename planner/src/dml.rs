@@ -1,0 +1,977 @@
+//! INSERT, UPDATE and DELETE.
+//!
+//! Each statement is turned into a query DataFusion plans and runs — the rows to insert with
+//! every value cast to its column's type, or the rows an UPDATE/DELETE touches with the new
+//! values — and the rows it yields are written through the session's transaction. Keys are
+//! checked here: a NULL key column is 23502, an existing key 23505 (unless ON CONFLICT), and
+//! an UPDATE that changes the key deletes the old row and inserts the new one. RETURNING is
+//! evaluated over the written rows after the commit, so `_etag` and `_timestamp` are the new
+//! ones.
+
+use crate::convert::{ColumnBuilder, value_from_array};
+use crate::error::{Error, Result};
+use crate::provider::{SharedTxn, etag_text, with_txn};
+use crate::session::{Output, Session};
+use datafusion::arrow::array::{Array, RecordBatch, StringBuilder, TimestampMicrosecondBuilder};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::datasource::MemTable;
+use datafusion::execution::context::SessionContext;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::sql::sqlparser::ast::{
+    self, AssignmentTarget, CastKind, Expr, FromTable, GroupByExpr, Ident, ObjectName,
+    OnConflictAction, OnInsert, Query, Select, SelectFlavor, SelectItem, SetExpr, TableAlias,
+    TableFactor, TableObject, TableWithJoins, Value as AstValue, Values,
+};
+use futures::StreamExt;
+use sql::catalog::{ETAG_COLUMN, ROW_ID_COLUMN, TIMESTAMP_COLUMN, TableDef};
+use sql::ddl::{normalize_ident, table_name};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use storage::{CommitInfo, Value};
+
+/// A written row kept for RETURNING: its values and, for rows read from the store, the stamp
+/// they had.
+struct WrittenRow {
+    values: Vec<Value>,
+    old_stamp: Option<(u64, u64)>,
+}
+
+struct Returning {
+    def: Arc<TableDef>,
+    alias: Option<String>,
+    items: Vec<SelectItem>,
+    rows: Vec<WrittenRow>,
+    /// The rows were deleted: their system columns show the stamps they had.
+    deleted: bool,
+}
+
+/// What a write did, finished into an `Output` once the commit (if any) is known.
+pub struct WriteResult {
+    tag: String,
+    count: Option<usize>,
+    returning: Option<Returning>,
+}
+
+impl WriteResult {
+    pub fn command(tag: &str) -> WriteResult {
+        WriteResult {
+            tag: tag.to_string(),
+            count: None,
+            returning: None,
+        }
+    }
+
+    /// `commit` is the implicit transaction's commit, `None` inside a transaction block.
+    pub async fn finish(self, commit: Option<CommitInfo>) -> Result<Output> {
+        let Some(returning) = self.returning else {
+            return Ok(Output::Command(match self.count {
+                Some(n) => format!("{} {n}", self.tag),
+                None => self.tag,
+            }));
+        };
+        let batch = returning_batch(&returning, commit)?;
+        let ctx = scratch_context();
+        let name = returning
+            .alias
+            .clone()
+            .unwrap_or_else(|| returning.def.name.clone());
+        let table = MemTable::try_new(batch.schema(), vec![vec![batch]])?;
+        ctx.register_table(
+            datafusion::common::TableReference::bare(name.clone()),
+            Arc::new(table),
+        )?;
+        let query = select_query(returning.items.clone(), vec![table_ref(&name, None)], None);
+        let plan = ctx
+            .state()
+            .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
+                ast::Statement::Query(Box::new(query)),
+            )))
+            .await?;
+        let df = ctx.execute_logical_plan(plan).await?;
+        let batches = df.collect().await?;
+        let schema = match batches.first() {
+            Some(b) => b.schema(),
+            None => Arc::new(Schema::empty()),
+        };
+        let stream = RecordBatchStreamAdapter::new(
+            Arc::clone(&schema),
+            futures::stream::iter(batches.into_iter().map(Ok)),
+        );
+        Ok(Output::Rows {
+            schema,
+            stream: Box::pin(stream),
+            tag: self.tag,
+        })
+    }
+}
+
+/// The rows for RETURNING as a batch with every column, hidden ones and system columns too.
+fn returning_batch(r: &Returning, commit: Option<CommitInfo>) -> Result<RecordBatch> {
+    let def = &r.def;
+    let mut fields: Vec<Field> = def
+        .columns
+        .iter()
+        .map(|c| c.ty.field(&c.name, true))
+        .collect();
+    fields.push(sql::SqlType::TimestampTz.field(TIMESTAMP_COLUMN, true));
+    fields.push(Field::new(ETAG_COLUMN, DataType::Utf8, true));
+    let mut builders: Vec<ColumnBuilder> = def
+        .columns
+        .iter()
+        .map(|c| ColumnBuilder::new(c.ty, r.rows.len()))
+        .collect();
+    let mut ts = TimestampMicrosecondBuilder::new().with_timezone("+00:00");
+    let mut etags = StringBuilder::new();
+    for row in &r.rows {
+        for (builder, value) in builders.iter_mut().zip(&row.values) {
+            builder.append(value.as_ref())?;
+        }
+        let stamp = if r.deleted {
+            row.old_stamp
+        } else {
+            commit.map(|c| (c.timestamp_micros, c.seq))
+        };
+        ts.append_option(stamp.map(|(t, _)| t as i64));
+        etags.append_option(stamp.map(|(_, v)| etag_text(v)));
+    }
+    let mut columns: Vec<_> = builders.into_iter().map(ColumnBuilder::finish).collect();
+    columns.push(Arc::new(ts.finish()));
+    columns.push(Arc::new(etags.finish()));
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+        .map_err(datafusion::error::DataFusionError::from)?)
+}
+
+/// A context for evaluating expressions over in-memory rows (RETURNING, ON CONFLICT).
+fn scratch_context() -> SessionContext {
+    let config = datafusion::execution::context::SessionConfig::new()
+        .with_target_partitions(1)
+        .set_str("datafusion.sql_parser.dialect", "postgres");
+    let ctx = SessionContext::new_with_config(config);
+    crate::functions::register(&ctx);
+    ctx
+}
+
+fn ident(name: &str) -> Ident {
+    Ident::with_quote('"', name)
+}
+
+fn column_expr(name: &str) -> Expr {
+    Expr::Identifier(ident(name))
+}
+
+fn cast(expr: Expr, ty: sql::SqlType) -> Expr {
+    if ty == sql::SqlType::Bytea {
+        // Text becomes bytea by PostgreSQL's rules (`\x0102`), in `value_from_array`;
+        // DataFusion's cast would keep the characters' bytes.
+        return expr;
+    }
+    Expr::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(expr),
+        data_type: ty.to_ast(),
+        array: false,
+        format: None,
+    }
+}
+
+fn null() -> Expr {
+    Expr::Value(AstValue::Null.into())
+}
+
+fn table_ref(name: &str, alias: Option<TableAlias>) -> TableWithJoins {
+    TableWithJoins {
+        relation: TableFactor::Table {
+            name: ObjectName::from(vec![ident(name)]),
+            alias,
+            args: None,
+            with_hints: vec![],
+            version: None,
+            with_ordinality: false,
+            partitions: vec![],
+            json_path: None,
+            sample: None,
+            index_hints: vec![],
+        },
+        joins: vec![],
+    }
+}
+
+fn select_query(
+    projection: Vec<SelectItem>,
+    from: Vec<TableWithJoins>,
+    selection: Option<Expr>,
+) -> Query {
+    let select = Select {
+        select_token: ast::helpers::attached_token::AttachedToken::empty(),
+        optimizer_hints: vec![],
+        distinct: None,
+        select_modifiers: None,
+        top: None,
+        top_before_distinct: false,
+        projection,
+        exclude: None,
+        into: None,
+        from,
+        lateral_views: vec![],
+        prewhere: None,
+        selection,
+        connect_by: vec![],
+        group_by: GroupByExpr::Expressions(vec![], vec![]),
+        cluster_by: vec![],
+        distribute_by: vec![],
+        sort_by: vec![],
+        having: None,
+        named_window: vec![],
+        qualify: None,
+        window_before_qualify: false,
+        value_table_mode: None,
+        flavor: SelectFlavor::Standard,
+    };
+    Query {
+        with: None,
+        body: Box::new(SetExpr::Select(Box::new(select))),
+        order_by: None,
+        limit_clause: None,
+        fetch: None,
+        locks: vec![],
+        for_clause: None,
+        settings: None,
+        format_clause: None,
+        pipe_operators: vec![],
+    }
+}
+
+fn named(expr: Expr, alias: &str) -> SelectItem {
+    SelectItem::ExprWithAlias {
+        expr,
+        alias: ident(alias),
+    }
+}
+
+impl Session {
+    /// A table as this session's transaction sees it (42P01 if unknown).
+    pub(crate) fn table_def(&self, name: &str) -> Result<Arc<TableDef>> {
+        let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
+        self.db
+            .catalog
+            .table(name, &scope.changes)
+            .ok_or_else(|| Error::Sql(sql::Error::UnknownTable(name.to_string())))
+    }
+
+    /// Plans and runs a query, collecting its batches.
+    pub(crate) async fn collect_query(
+        &self,
+        query: Query,
+        system_columns: bool,
+    ) -> Result<Vec<RecordBatch>> {
+        self.begin_statement(system_columns);
+        let state = self.ctx.state();
+        let plan = state
+            .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
+                ast::Statement::Query(Box::new(query)),
+            )))
+            .await?;
+        let df = self.ctx.execute_logical_plan(plan).await?;
+        let mut stream = df.execute_stream().await?;
+        let mut batches = Vec::new();
+        while let Some(batch) = stream.next().await {
+            batches.push(batch?);
+        }
+        Ok(batches)
+    }
+}
+
+/// Row ids for tables without a primary key: microseconds since the epoch shifted left, made
+/// strictly increasing within the process; unique across restarts as long as the clock does
+/// not run backwards by more than the restart takes.
+fn next_row_id() -> i64 {
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+        << 8;
+    let mut prev = LAST.load(Ordering::Relaxed);
+    loop {
+        let next = now.max(prev + 1);
+        match LAST.compare_exchange_weak(prev, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return (next & (i64::MAX as u64)) as i64,
+            Err(p) => prev = p,
+        }
+    }
+}
+
+/// Encodes a full row's key; NULL key columns are 23502.
+fn row_key(def: &TableDef, layout: &storage::KeyLayout, values: &[Value]) -> Result<Vec<u8>> {
+    let pick = |i: usize| -> Result<Value> {
+        let v = values[i].clone();
+        if v.is_null() {
+            return Err(Error::NotNull {
+                table: def.name.clone(),
+                column: def.columns[i].name.clone(),
+            });
+        }
+        Ok(v)
+    };
+    let pk = def
+        .partition_key
+        .iter()
+        .map(|&i| pick(i))
+        .collect::<Result<Vec<_>>>()?;
+    let rk = def
+        .row_key
+        .iter()
+        .map(|p| pick(p.column))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(layout.encode(&pk, &rk)?)
+}
+
+fn check_not_null(def: &TableDef, values: &[Value]) -> Result<()> {
+    for (col, value) in def.columns.iter().zip(values) {
+        if !col.nullable && value.is_null() {
+            return Err(Error::NotNull {
+                table: def.name.clone(),
+                column: col.name.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn duplicate_key(def: &TableDef, values: &[Value]) -> Error {
+    let key_cols: Vec<usize> = def
+        .partition_key
+        .iter()
+        .copied()
+        .chain(def.row_key.iter().map(|p| p.column))
+        .collect();
+    let names: Vec<&str> = key_cols
+        .iter()
+        .map(|&i| def.columns[i].name.as_str())
+        .collect();
+    let vals: Vec<String> = key_cols
+        .iter()
+        .map(|&i| crate::text::value_text(&values[i]))
+        .collect();
+    Error::UniqueViolation {
+        constraint: format!("{}_pkey", def.name),
+        detail: format!(
+            "Key ({})=({}) already exists.",
+            names.join(", "),
+            vals.join(", ")
+        ),
+    }
+}
+
+fn encode(def: &TableDef, values: &[Value]) -> Vec<u8> {
+    storage::rowcodec::encode_row(def.schema_version, values)
+}
+
+/// Reads every stored column of every row of `batches` (in table column order, as produced by
+/// the queries below) into values.
+fn rows_of(def: &TableDef, batches: &[RecordBatch], offset: usize) -> Result<Vec<Vec<Value>>> {
+    let mut rows = Vec::new();
+    for batch in batches {
+        for r in 0..batch.num_rows() {
+            let mut values = Vec::with_capacity(def.columns.len());
+            for (i, col) in def.columns.iter().enumerate() {
+                values.push(value_from_array(
+                    batch.column(offset + i),
+                    r,
+                    col.ty,
+                    &col.name,
+                )?);
+            }
+            rows.push(values);
+        }
+    }
+    Ok(rows)
+}
+
+pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<WriteResult> {
+    let name = match &insert.table {
+        TableObject::TableName(n) => table_name(n)?,
+        other => return Err(Error::Unsupported(format!("INSERT INTO {other}"))),
+    };
+    let def = session.table_def(&name)?;
+    let txn = session.open_txn()?;
+    with_txn(&txn, |t| {
+        session
+            .db
+            .catalog
+            .track_read(t, &name)
+            .map_err(|e| match e {
+                sql::Error::Storage(e) => e,
+                other => storage::Error::Internal(other.to_string()),
+            })
+    })?;
+
+    // Target columns: the list given, else every visible column in order.
+    let targets: Vec<usize> = if insert.columns.is_empty() {
+        (0..def.columns.len())
+            .filter(|&i| !def.columns[i].hidden)
+            .collect()
+    } else {
+        let mut seen = Vec::new();
+        for col in &insert.columns {
+            let col_name = col
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(normalize_ident)
+                .unwrap_or_default();
+            let (i, c) = def.column(&col_name)?;
+            if c.hidden {
+                return Err(Error::Sql(sql::Error::UnknownColumn {
+                    table: def.name.clone(),
+                    column: col_name,
+                }));
+            }
+            if seen.contains(&i) {
+                return Err(Error::Sql(sql::Error::DuplicateColumn(col_name)));
+            }
+            seen.push(i);
+        }
+        seen
+    };
+
+    let default_expr = |i: usize| -> Result<Expr> {
+        let col = &def.columns[i];
+        Ok(match &col.default {
+            Some(text) => cast(parse_expr(text)?, col.ty),
+            None => cast(null(), col.ty),
+        })
+    };
+    let stored: Vec<usize> = (0..def.columns.len())
+        .filter(|&i| !def.columns[i].hidden)
+        .collect();
+
+    let source = insert.source.as_ref();
+    let query = match source.map(|q| q.body.as_ref()) {
+        // VALUES: cast each value in place; DEFAULT and omitted columns take the default.
+        Some(SetExpr::Values(values))
+            if source.is_some_and(|q| q.order_by.is_none() && q.limit_clause.is_none()) =>
+        {
+            let mut rows = Vec::with_capacity(values.rows.len());
+            for row in &values.rows {
+                if row.len() > targets.len() {
+                    return Err(Error::Syntax(
+                        "INSERT has more expressions than target columns".into(),
+                    ));
+                }
+                let mut out = Vec::with_capacity(stored.len());
+                for &i in &stored {
+                    let given = targets
+                        .iter()
+                        .position(|&t| t == i)
+                        .and_then(|p| row.get(p));
+                    out.push(match given {
+                        Some(Expr::Identifier(id))
+                            if id.quote_style.is_none()
+                                && id.value.eq_ignore_ascii_case("default") =>
+                        {
+                            default_expr(i)?
+                        }
+                        Some(expr) => cast(expr.clone(), def.columns[i].ty),
+                        None => default_expr(i)?,
+                    });
+                }
+                rows.push(ast::Parens::with_empty_span(out));
+            }
+            let mut q = select_query(vec![SelectItem::Wildcard(Default::default())], vec![], None);
+            q.body = Box::new(SetExpr::Values(Values {
+                explicit_row: false,
+                value_keyword: false,
+                rows,
+            }));
+            q
+        }
+        Some(_) => {
+            // INSERT … SELECT: name the source's columns, cast them, add defaults.
+            let source = source.expect("matched Some");
+            let src_cols: Vec<String> = (0..targets.len())
+                .map(|i| format!("__partita_src_{i}"))
+                .collect();
+            let mut projection = Vec::with_capacity(stored.len());
+            for &i in &stored {
+                let expr = match targets.iter().position(|&t| t == i) {
+                    Some(p) => cast(column_expr(&src_cols[p]), def.columns[i].ty),
+                    None => default_expr(i)?,
+                };
+                projection.push(named(expr, &def.columns[i].name));
+            }
+            let derived = TableWithJoins {
+                relation: TableFactor::Derived {
+                    lateral: false,
+                    subquery: Box::new((**source).clone()),
+                    alias: Some(TableAlias {
+                        explicit: true,
+                        name: ident("__partita_src"),
+                        columns: src_cols
+                            .iter()
+                            .map(|c| ast::TableAliasColumnDef::from_name(c.as_str()))
+                            .collect(),
+                        at: None,
+                    }),
+                    sample: None,
+                },
+                joins: vec![],
+            };
+            select_query(projection, vec![derived], None)
+        }
+        None => {
+            // DEFAULT VALUES
+            let projection = stored
+                .iter()
+                .map(|&i| Ok(named(default_expr(i)?, &def.columns[i].name)))
+                .collect::<Result<Vec<_>>>()?;
+            select_query(projection, vec![], None)
+        }
+    };
+
+    let batches = session.collect_query(query, false).await?;
+    let layout = def.layout()?;
+    let on_conflict = match &insert.on {
+        None => None,
+        Some(OnInsert::OnConflict(c)) => Some(c.clone()),
+        Some(other) => return Err(Error::Unsupported(format!("INSERT … {other}"))),
+    };
+    let mut written = Vec::new();
+    let mut count = 0usize;
+    let mut updates: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+    for batch in &batches {
+        for r in 0..batch.num_rows() {
+            let mut values = Vec::with_capacity(def.columns.len());
+            let mut col_in_batch = 0;
+            for col in def.columns.iter() {
+                if col.hidden {
+                    values.push(if col.name == ROW_ID_COLUMN {
+                        Value::Int8(next_row_id())
+                    } else {
+                        Value::Null
+                    });
+                } else {
+                    values.push(value_from_array(
+                        batch.column(col_in_batch),
+                        r,
+                        col.ty,
+                        &col.name,
+                    )?);
+                    col_in_batch += 1;
+                }
+            }
+            check_not_null(&def, &values)?;
+            let key = row_key(&def, &layout, &values)?;
+            let existing = with_txn(&txn, |t| t.get(def.keyspace, &key))?;
+            if let Some(existing) = existing {
+                match on_conflict.as_ref().map(|c| &c.action) {
+                    None => return Err(duplicate_key(&def, &values)),
+                    Some(OnConflictAction::DoNothing) => continue,
+                    Some(OnConflictAction::DoUpdate(_)) => {
+                        let (_, old) = storage::rowcodec::decode_row(&existing.value)?;
+                        let mut old = old;
+                        old.resize(def.columns.len(), Value::Null);
+                        updates.push((old, values));
+                        continue;
+                    }
+                }
+            }
+            with_txn(&txn, |t| t.put(def.keyspace, &key, encode(&def, &values)))?;
+            count += 1;
+            if insert.returning.is_some() {
+                written.push(WrittenRow {
+                    values,
+                    old_stamp: None,
+                });
+            }
+        }
+    }
+    if let Some(OnConflictAction::DoUpdate(update)) = on_conflict.as_ref().map(|c| &c.action)
+        && !updates.is_empty()
+    {
+        let alias = insert
+            .table_alias
+            .as_ref()
+            .map(|a| normalize_ident(&a.alias));
+        for values in upsert(session, &def, alias.as_deref(), update, updates).await? {
+            count += 1;
+            if insert.returning.is_some() {
+                written.push(WrittenRow {
+                    values,
+                    old_stamp: None,
+                });
+            }
+        }
+    }
+    Ok(WriteResult {
+        tag: "INSERT 0".into(),
+        count: Some(count),
+        returning: insert.returning.clone().map(|items| Returning {
+            def: Arc::clone(&def),
+            alias: insert
+                .table_alias
+                .as_ref()
+                .map(|a| normalize_ident(&a.alias)),
+            items,
+            rows: written,
+            deleted: false,
+        }),
+    })
+}
+
+/// ON CONFLICT DO UPDATE: evaluates the assignments over (existing row, `excluded` row) pairs
+/// and writes the rows that pass the optional WHERE. Returns the new rows.
+async fn upsert(
+    session: &mut Session,
+    def: &Arc<TableDef>,
+    alias: Option<&str>,
+    update: &ast::DoUpdate,
+    pairs: Vec<(Vec<Value>, Vec<Value>)>,
+) -> Result<Vec<Vec<Value>>> {
+    // Two in-memory tables joined by row number: the existing rows (under the table's name
+    // or alias) and the proposed ones (as `excluded`).
+    let n = def.columns.len();
+    let build = |rows: &mut dyn Iterator<Item = &Vec<Value>>| -> Result<RecordBatch> {
+        let mut fields: Vec<Field> = def
+            .columns
+            .iter()
+            .map(|c| c.ty.field(&c.name, true))
+            .collect();
+        fields.push(Field::new("__partita_row", DataType::Int64, false));
+        let mut builders: Vec<ColumnBuilder> = def
+            .columns
+            .iter()
+            .map(|c| ColumnBuilder::new(c.ty, 16))
+            .collect();
+        let mut ids = datafusion::arrow::array::Int64Builder::new();
+        for (i, row) in rows.enumerate() {
+            for (b, v) in builders.iter_mut().zip(row) {
+                b.append(v.as_ref())?;
+            }
+            ids.append_value(i as i64);
+        }
+        let mut columns: Vec<_> = builders.into_iter().map(ColumnBuilder::finish).collect();
+        columns.push(Arc::new(ids.finish()));
+        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+            .map_err(datafusion::error::DataFusionError::from)?)
+    };
+    let existing = build(&mut pairs.iter().map(|(old, _)| old))?;
+    let excluded = build(&mut pairs.iter().map(|(_, new)| new))?;
+    let ctx = scratch_context();
+    let target = alias.unwrap_or(&def.name).to_string();
+    ctx.register_table(
+        datafusion::common::TableReference::bare(target.clone()),
+        Arc::new(MemTable::try_new(existing.schema(), vec![vec![existing]])?),
+    )?;
+    ctx.register_table(
+        "excluded",
+        Arc::new(MemTable::try_new(excluded.schema(), vec![vec![excluded]])?),
+    )?;
+
+    let mut new_exprs: Vec<Expr> = (0..n)
+        .map(|i| Expr::CompoundIdentifier(vec![ident(&target), ident(&def.columns[i].name)]))
+        .collect();
+    for assignment in &update.assignments {
+        for (col, expr) in assignment_targets(def, assignment)? {
+            new_exprs[col] = cast(expr, def.columns[col].ty);
+        }
+    }
+    let mut projection: Vec<SelectItem> = new_exprs
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| named(e, &format!("__partita_new_{i}")))
+        .collect();
+    projection.push(named(
+        Expr::CompoundIdentifier(vec![ident(&target), ident("__partita_row")]),
+        "__partita_row",
+    ));
+    let join_on = Expr::BinaryOp {
+        left: Box::new(Expr::CompoundIdentifier(vec![
+            ident(&target),
+            ident("__partita_row"),
+        ])),
+        op: ast::BinaryOperator::Eq,
+        right: Box::new(Expr::CompoundIdentifier(vec![
+            ident("excluded"),
+            ident("__partita_row"),
+        ])),
+    };
+    let selection = match &update.selection {
+        Some(w) => Expr::BinaryOp {
+            left: Box::new(join_on),
+            op: ast::BinaryOperator::And,
+            right: Box::new(Expr::Nested(Box::new(w.clone()))),
+        },
+        None => join_on,
+    };
+    let query = select_query(
+        projection,
+        vec![table_ref(&target, None), table_ref("excluded", None)],
+        Some(selection),
+    );
+    let plan = ctx
+        .state()
+        .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
+            ast::Statement::Query(Box::new(query)),
+        )))
+        .await?;
+    let batches = ctx.execute_logical_plan(plan).await?.collect().await?;
+    let txn = session.open_txn()?;
+    let layout = def.layout()?;
+    let mut out = Vec::new();
+    for values in rows_of(def, &batches, 0)? {
+        write_updated(def, &layout, &txn, &values, &values)?;
+        out.push(values);
+    }
+    Ok(out)
+}
+
+/// The (column index, value expression) pairs of one SET assignment.
+fn assignment_targets(def: &TableDef, assignment: &ast::Assignment) -> Result<Vec<(usize, Expr)>> {
+    let column = |name: &ObjectName| -> Result<usize> {
+        let col = name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(normalize_ident)
+            .unwrap_or_default();
+        let (i, c) = def.column(&col)?;
+        if c.hidden {
+            return Err(Error::Sql(sql::Error::UnknownColumn {
+                table: def.name.clone(),
+                column: col,
+            }));
+        }
+        Ok(i)
+    };
+    match &assignment.target {
+        AssignmentTarget::ColumnName(name) => Ok(vec![(column(name)?, assignment.value.clone())]),
+        AssignmentTarget::Tuple(names) => {
+            let values = match &assignment.value {
+                Expr::Tuple(items) if items.len() == names.len() => items.clone(),
+                _ => return Err(Error::Unsupported("SET (a, b) = sub-select".into())),
+            };
+            names
+                .iter()
+                .zip(values)
+                .map(|(n, v)| Ok((column(n)?, v)))
+                .collect()
+        }
+    }
+}
+
+/// Writes `new` over the row that held `old`: a key change deletes the old row and inserts
+/// the new one, refusing an existing key (23505).
+fn write_updated(
+    def: &TableDef,
+    layout: &storage::KeyLayout,
+    txn: &SharedTxn,
+    old: &[Value],
+    new: &[Value],
+) -> Result<()> {
+    check_not_null(def, new)?;
+    let old_key = row_key(def, layout, old)?;
+    let new_key = row_key(def, layout, new)?;
+    if old_key != new_key {
+        if with_txn(txn, |t| t.get(def.keyspace, &new_key))?.is_some() {
+            return Err(duplicate_key(def, new));
+        }
+        with_txn(txn, |t| t.delete(def.keyspace, &old_key))?;
+    }
+    with_txn(txn, |t| t.put(def.keyspace, &new_key, encode(def, new)))?;
+    Ok(())
+}
+
+fn target_table(def_name: &str, relation: &TableFactor) -> Result<(String, Option<TableAlias>)> {
+    match relation {
+        TableFactor::Table { name, alias, .. } => {
+            let n = table_name(name)?;
+            debug_assert!(def_name.is_empty() || def_name == n);
+            Ok((n, alias.clone()))
+        }
+        other => Err(Error::Unsupported(format!("writing to {other}"))),
+    }
+}
+
+/// Every stored column (hidden ones too), qualified by the table's name or alias.
+fn all_columns(def: &TableDef, qualifier: &str) -> Vec<SelectItem> {
+    def.columns
+        .iter()
+        .map(|c| {
+            named(
+                Expr::CompoundIdentifier(vec![ident(qualifier), ident(&c.name)]),
+                &c.name,
+            )
+        })
+        .collect()
+}
+
+fn stamp_columns(qualifier: &str) -> Vec<SelectItem> {
+    vec![
+        named(
+            Expr::CompoundIdentifier(vec![ident(qualifier), ident(TIMESTAMP_COLUMN)]),
+            "__partita_ts",
+        ),
+        named(
+            Expr::CompoundIdentifier(vec![ident(qualifier), ident(ETAG_COLUMN)]),
+            "__partita_etag",
+        ),
+    ]
+}
+
+pub async fn update(session: &mut Session, update: &ast::Update) -> Result<WriteResult> {
+    if update.from.is_some() || !update.table.joins.is_empty() {
+        return Err(Error::Unsupported("UPDATE … FROM".into()));
+    }
+    let (name, alias) = target_table("", &update.table.relation)?;
+    let def = session.table_def(&name)?;
+    let txn = session.open_txn()?;
+    let qualifier = alias
+        .as_ref()
+        .map(|a| normalize_ident(&a.name))
+        .unwrap_or_else(|| name.clone());
+    let mut projection = all_columns(&def, &qualifier);
+    let mut set_columns = Vec::new();
+    for assignment in &update.assignments {
+        for (col, expr) in assignment_targets(&def, assignment)? {
+            if set_columns.contains(&col) {
+                return Err(Error::Syntax(format!(
+                    "multiple assignments to same column \"{}\"",
+                    def.columns[col].name
+                )));
+            }
+            projection.push(named(
+                cast(expr, def.columns[col].ty),
+                &format!("__partita_set_{}", set_columns.len()),
+            ));
+            set_columns.push(col);
+        }
+    }
+    let query = select_query(
+        projection,
+        vec![table_ref(&name, alias.clone())],
+        update.selection.clone(),
+    );
+    let batches = session.collect_query(query, true).await?;
+    let layout = def.layout()?;
+    let n = def.columns.len();
+    let mut count = 0;
+    let mut written = Vec::new();
+    for batch in &batches {
+        for r in 0..batch.num_rows() {
+            let mut old = Vec::with_capacity(n);
+            for (i, col) in def.columns.iter().enumerate() {
+                old.push(value_from_array(batch.column(i), r, col.ty, &col.name)?);
+            }
+            let mut new = old.clone();
+            for (k, &col) in set_columns.iter().enumerate() {
+                let c = &def.columns[col];
+                new[col] = value_from_array(batch.column(n + k), r, c.ty, &c.name)?;
+            }
+            write_updated(&def, &layout, &txn, &old, &new)?;
+            count += 1;
+            if update.returning.is_some() {
+                written.push(WrittenRow {
+                    values: new,
+                    old_stamp: None,
+                });
+            }
+        }
+    }
+    Ok(WriteResult {
+        tag: "UPDATE".into(),
+        count: Some(count),
+        returning: update.returning.clone().map(|items| Returning {
+            def: Arc::clone(&def),
+            alias: alias.map(|a| normalize_ident(&a.name)),
+            items,
+            rows: written,
+            deleted: false,
+        }),
+    })
+}
+
+pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<WriteResult> {
+    let tables = match &delete.from {
+        FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
+    };
+    if tables.len() != 1 || !tables[0].joins.is_empty() || delete.using.is_some() {
+        return Err(Error::Unsupported(
+            "DELETE from several tables or with USING".into(),
+        ));
+    }
+    let (name, alias) = target_table("", &tables[0].relation)?;
+    let def = session.table_def(&name)?;
+    let txn = session.open_txn()?;
+    let qualifier = alias
+        .as_ref()
+        .map(|a| normalize_ident(&a.name))
+        .unwrap_or_else(|| name.clone());
+    let mut projection = all_columns(&def, &qualifier);
+    projection.extend(stamp_columns(&qualifier));
+    let query = select_query(
+        projection,
+        vec![table_ref(&name, alias.clone())],
+        delete.selection.clone(),
+    );
+    let batches = session.collect_query(query, true).await?;
+    let layout = def.layout()?;
+    let n = def.columns.len();
+    let mut count = 0;
+    let mut written = Vec::new();
+    for batch in &batches {
+        let ts = batch
+            .column(n)
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::TimestampMicrosecondArray>()
+            .cloned();
+        let etags = batch
+            .column(n + 1)
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::StringArray>()
+            .cloned();
+        for r in 0..batch.num_rows() {
+            let mut old = Vec::with_capacity(n);
+            for (i, col) in def.columns.iter().enumerate() {
+                old.push(value_from_array(batch.column(i), r, col.ty, &col.name)?);
+            }
+            let key = row_key(&def, &layout, &old)?;
+            with_txn(&txn, |t| t.delete(def.keyspace, &key))?;
+            count += 1;
+            if delete.returning.is_some() {
+                let stamp = match (&ts, &etags) {
+                    (Some(ts), Some(e)) if !ts.is_null(r) && !e.is_null(r) => {
+                        u64::from_str_radix(e.value(r), 16)
+                            .ok()
+                            .map(|v| (ts.value(r) as u64, v))
+                    }
+                    _ => None,
+                };
+                written.push(WrittenRow {
+                    values: old,
+                    old_stamp: stamp,
+                });
+            }
+        }
+    }
+    Ok(WriteResult {
+        tag: "DELETE".into(),
+        count: Some(count),
+        returning: delete.returning.clone().map(|items| Returning {
+            def: Arc::clone(&def),
+            alias: alias.map(|a| normalize_ident(&a.name)),
+            items,
+            rows: written,
+            deleted: true,
+        }),
+    })
+}
+
+/// Parses a stored DEFAULT expression.
+pub(crate) fn parse_expr(text: &str) -> Result<Expr> {
+    let dialect = datafusion::sql::sqlparser::dialect::PostgreSqlDialect {};
+    datafusion::sql::sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| Error::Syntax(e.to_string()))
+}

@@ -1,0 +1,78 @@
+//! The planner's one error type. Variants follow PostgreSQL's error classes; the wire layer
+//! maps each to its SQLSTATE in one exhaustive match.
+
+use datafusion::error::DataFusionError;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Sql(#[from] sql::Error),
+
+    #[error(transparent)]
+    Storage(#[from] storage::Error),
+
+    /// An error raised while planning or running a query in DataFusion; classified by the
+    /// wire layer (unknown column, bad cast, division by zero, …).
+    #[error("{0}")]
+    DataFusion(#[from] DataFusionError),
+
+    #[error("syntax error: {0}")]
+    Syntax(String),
+
+    #[error(
+        "null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"
+    )]
+    NotNull { table: String, column: String },
+
+    #[error("duplicate key value violates unique constraint \"{constraint}\"")]
+    UniqueViolation { constraint: String, detail: String },
+
+    #[error("{0}")]
+    StringTooLong(String),
+
+    #[error("{0}")]
+    NumericOverflow(String),
+
+    #[error("invalid input syntax for type {ty}: \"{value}\"")]
+    InvalidText { ty: String, value: String },
+
+    #[error("current transaction is aborted, commands ignored until end of transaction block")]
+    InFailedTransaction,
+
+    #[error("could not serialize access due to concurrent update")]
+    SerializationFailure,
+
+    #[error("{0} is not supported")]
+    Unsupported(String),
+
+    #[error("unrecognized configuration parameter \"{0}\"")]
+    UnknownSetting(String),
+
+    #[error("invalid value for parameter \"{name}\": \"{value}\"")]
+    InvalidSettingValue { name: String, value: String },
+
+    #[error("cursor \"{0}\" does not exist")]
+    UnknownCursor(String),
+
+    #[error("{0} can only be used in transaction blocks")]
+    NoTransaction(String),
+
+    #[error("canceling statement due to user request")]
+    Canceled,
+
+    /// A bug in Partita.
+    #[error("internal error (this is a bug): {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// Storage conflicts surface as serialization failures.
+    pub fn from_storage(e: storage::Error) -> Error {
+        match e {
+            storage::Error::Conflict => Error::SerializationFailure,
+            e => Error::Storage(e),
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! Partita's planner: sessions and statement execution over DataFusion, the table provider
+//! and key scans, DML and DDL execution.
+//!
+//! Input: parsed statements. Output: Arrow record batch streams and command tags. No wire
+//! protocol and no sockets here.
+
+pub mod convert;
+pub mod ddl;
+pub mod dml;
+pub mod error;
+pub mod functions;
+pub mod provider;
+pub mod schema;
+pub mod session;
+pub mod text;
+
+pub use error::{Error, Result};
+pub use session::{Database, Output, Param, Session, TxnStatus, parse_sql};

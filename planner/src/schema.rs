@@ -1,0 +1,62 @@
+//! The DataFusion schema provider over Partita's catalog: resolves table names for the
+//! statement being planned, as that statement's transaction sees the catalog.
+
+use crate::provider::{PartitaTable, Reader};
+use datafusion::catalog::SchemaProvider;
+use datafusion::datasource::TableProvider;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use sql::{Catalog, CatalogChanges};
+use std::sync::{Arc, Mutex};
+
+/// What the statement being planned reads and sees: shared between a session and its schema
+/// provider, set before each statement is planned.
+pub struct StatementScope {
+    pub reader: Option<Reader>,
+    pub changes: CatalogChanges,
+    /// Expose the hidden row id, `_timestamp` and `_etag` (the statement names one of them).
+    pub system_columns: bool,
+}
+
+#[derive(Clone)]
+pub struct PartitaSchema {
+    pub catalog: Catalog,
+    pub scope: Arc<Mutex<StatementScope>>,
+}
+
+impl std::fmt::Debug for PartitaSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PartitaSchema")
+    }
+}
+
+#[async_trait::async_trait]
+impl SchemaProvider for PartitaSchema {
+    fn table_names(&self) -> Vec<String> {
+        let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
+        self.catalog
+            .tables(&scope.changes)
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    }
+
+    async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(def) = self.catalog.table(name, &scope.changes) else {
+            return Ok(None);
+        };
+        let reader = scope.reader.clone().ok_or_else(|| {
+            DataFusionError::Internal("table resolved outside a statement".into())
+        })?;
+        Ok(Some(Arc::new(PartitaTable::new(
+            def,
+            reader,
+            scope.system_columns,
+        ))))
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
+        self.catalog.table(name, &scope.changes).is_some()
+    }
+}

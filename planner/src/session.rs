@@ -1,0 +1,842 @@
+//! A SQL session: statement dispatch, transactions, settings.
+//!
+//! Autocommit reads run on one snapshot; autocommit writes run in an implicit transaction that
+//! commits before the statement returns and is retried (a few times, with backoff) when it
+//! loses an optimistic-concurrency race, since nothing of it reached the client yet. Inside
+//! BEGIN … COMMIT every statement reads and writes the session's transaction; after an error
+//! the block only accepts COMMIT/ROLLBACK (25P02), as in PostgreSQL.
+
+use crate::dml;
+use crate::error::{Error, Result};
+use crate::provider::{Reader, SharedTxn};
+use crate::schema::{PartitaSchema, StatementScope};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
+use datafusion::execution::context::{SessionConfig, SessionContext};
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::SendableRecordBatchStream;
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::{
+    self, Expr, ObjectType, Statement, TransactionModifier, Value as AstValue, VisitMut, VisitorMut,
+};
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+use sql::{Catalog, CatalogChanges, SqlType};
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use storage::{Store, StoreOptions};
+
+/// The database a server serves: the store and the committed catalog, shared by sessions.
+#[derive(Clone)]
+pub struct Database {
+    pub store: Store,
+    pub catalog: Catalog,
+}
+
+impl Database {
+    pub fn open(path: &Path, options: StoreOptions) -> Result<Database> {
+        let store = Store::open(path, options)?;
+        let catalog = Catalog::load(&store)?;
+        Ok(Database { store, catalog })
+    }
+
+    pub fn session(&self) -> Session {
+        Session::new(self.clone())
+    }
+}
+
+/// What a statement produced.
+pub enum Output {
+    /// Rows to stream to the client; `tag` is the command tag without the row count
+    /// ("SELECT", "INSERT 0", "UPDATE", "DELETE").
+    Rows {
+        schema: SchemaRef,
+        stream: SendableRecordBatchStream,
+        tag: String,
+    },
+    /// A complete command tag ("CREATE TABLE", "INSERT 0 3", "BEGIN").
+    Command(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnStatus {
+    Idle,
+    InBlock,
+    Failed,
+}
+
+/// A bound parameter: its text form (None for NULL) and, when known, its type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub value: Option<String>,
+    pub ty: Option<SqlType>,
+}
+
+pub(crate) struct OpenTxn {
+    pub txn: SharedTxn,
+    pub failed: bool,
+}
+
+pub struct Session {
+    pub(crate) db: Database,
+    pub(crate) ctx: SessionContext,
+    pub(crate) scope: Arc<Mutex<StatementScope>>,
+    pub(crate) txn: Option<OpenTxn>,
+    settings: BTreeMap<String, String>,
+    notices: Vec<String>,
+}
+
+/// Parses SQL text with PostgreSQL's dialect.
+pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
+    Parser::parse_sql(&PostgreSqlDialect {}, text).map_err(|e| Error::Syntax(e.to_string()))
+}
+
+const DEFAULT_SETTINGS: &[(&str, &str)] = &[
+    ("application_name", ""),
+    ("client_encoding", "UTF8"),
+    ("client_min_messages", "notice"),
+    ("datestyle", "ISO, MDY"),
+    ("default_transaction_isolation", "serializable"),
+    ("extra_float_digits", "1"),
+    ("integer_datetimes", "on"),
+    ("intervalstyle", "postgres"),
+    ("lc_collate", "C"),
+    ("lc_ctype", "C"),
+    ("max_identifier_length", "63"),
+    ("partita.max_scan_class", "full"),
+    ("search_path", "\"$user\", public"),
+    ("server_encoding", "UTF8"),
+    ("server_version", "15.0 (Partita)"),
+    ("server_version_num", "150000"),
+    ("standard_conforming_strings", "on"),
+    ("statement_timeout", "0"),
+    ("timezone", "UTC"),
+    ("transaction_isolation", "serializable"),
+    ("transaction_read_only", "off"),
+];
+
+/// `SELECT version()` answers this.
+pub fn version_string() -> String {
+    format!(
+        "PostgreSQL 15.0 (Partita {}) on {}-linux, compiled by rustc",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::ARCH
+    )
+}
+
+impl Session {
+    pub fn new(db: Database) -> Session {
+        let config = SessionConfig::new()
+            .with_default_catalog_and_schema("partita", "public")
+            .with_create_default_catalog_and_schema(false)
+            .with_information_schema(false)
+            .with_target_partitions(2)
+            .set_str("datafusion.sql_parser.dialect", "postgres")
+            // 1.005 is a numeric in PostgreSQL, not a float.
+            .set_bool("datafusion.sql_parser.parse_float_as_decimal", true);
+        let ctx = SessionContext::new_with_config(config);
+        let scope = Arc::new(Mutex::new(StatementScope {
+            reader: None,
+            changes: CatalogChanges::default(),
+            system_columns: false,
+        }));
+        let catalog = MemoryCatalogProvider::new();
+        let _ = catalog.register_schema(
+            "public",
+            Arc::new(PartitaSchema {
+                catalog: db.catalog.clone(),
+                scope: Arc::clone(&scope),
+            }),
+        );
+        ctx.register_catalog("partita", Arc::new(catalog));
+        crate::functions::register(&ctx);
+        Session {
+            db,
+            ctx,
+            scope,
+            txn: None,
+            settings: DEFAULT_SETTINGS
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            notices: Vec::new(),
+        }
+    }
+
+    pub fn status(&self) -> TxnStatus {
+        match &self.txn {
+            None => TxnStatus::Idle,
+            Some(t) if t.failed => TxnStatus::Failed,
+            Some(_) => TxnStatus::InBlock,
+        }
+    }
+
+    /// Notices raised by the last statements (e.g. "there is already a transaction in
+    /// progress"), drained by the wire layer.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
+    pub fn setting(&self, name: &str) -> Option<&str> {
+        self.settings
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+
+    /// Runs one statement with bound parameters.
+    pub async fn execute(&mut self, mut stmt: Statement, params: &[Param]) -> Result<Output> {
+        if let Some(t) = &self.txn
+            && t.failed
+            && !matches!(stmt, Statement::Commit { .. } | Statement::Rollback { .. })
+        {
+            return Err(Error::InFailedTransaction);
+        }
+        if !params.is_empty() {
+            bind_params(&mut stmt, params)?;
+        }
+        let result = self.dispatch(stmt).await;
+        if result.is_err()
+            && let Some(t) = self.txn.as_mut()
+        {
+            t.failed = true;
+        }
+        result
+    }
+
+    async fn dispatch(&mut self, stmt: Statement) -> Result<Output> {
+        match stmt {
+            Statement::StartTransaction { .. } => Ok(self.begin()),
+            Statement::Commit { .. } => self.commit().await,
+            Statement::Rollback {
+                savepoint: None, ..
+            } => Ok(self.rollback()),
+            Statement::Query(_) | Statement::Explain { .. } => self.run_query(stmt).await,
+            Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
+                self.run_write(stmt).await
+            }
+            Statement::CreateTable(_) | Statement::AlterTable(_) => self.run_write(stmt).await,
+            Statement::Drop {
+                object_type: ObjectType::Table,
+                ..
+            } => self.run_write(stmt).await,
+            Statement::Set(set) => self.set(set),
+            Statement::ShowVariable { variable } => self.show(&variable).await,
+            other => Err(Error::Unsupported(format!(
+                "statement {}",
+                first_words(&other.to_string())
+            ))),
+        }
+    }
+
+    fn begin(&mut self) -> Output {
+        if self.txn.is_some() {
+            self.notices
+                .push("there is already a transaction in progress".into());
+        } else {
+            self.txn = Some(OpenTxn {
+                txn: Arc::new(Mutex::new(Some(self.db.store.begin()))),
+                failed: false,
+            });
+        }
+        Output::Command("BEGIN".into())
+    }
+
+    async fn commit(&mut self) -> Result<Output> {
+        let Some(open) = self.txn.take() else {
+            self.notices
+                .push("there is no transaction in progress".into());
+            return Ok(Output::Command("COMMIT".into()));
+        };
+        if open.failed {
+            self.end_scope();
+            return Ok(Output::Command("ROLLBACK".into()));
+        }
+        self.commit_open(open).await?;
+        Ok(Output::Command("COMMIT".into()))
+    }
+
+    /// Commits `open` durably and publishes its catalog changes.
+    pub(crate) async fn commit_open(&mut self, open: OpenTxn) -> Result<storage::CommitInfo> {
+        let txn = open.txn.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let changes = self.end_scope();
+        let Some(txn) = txn else {
+            return Err(Error::Internal("transaction already ended".into()));
+        };
+        let info = tokio::task::spawn_blocking(move || txn.commit())
+            .await
+            .map_err(|e| Error::Internal(format!("commit task: {e}")))?
+            .map_err(Error::from_storage)?;
+        self.db.catalog.apply(changes);
+        Ok(info)
+    }
+
+    fn rollback(&mut self) -> Output {
+        match self.txn.take() {
+            Some(open) => {
+                if let Some(txn) = open.txn.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                    txn.rollback();
+                }
+                self.end_scope();
+            }
+            None => self
+                .notices
+                .push("there is no transaction in progress".into()),
+        }
+        Output::Command("ROLLBACK".into())
+    }
+
+    /// Clears the statement scope at the end of a transaction; returns its catalog changes.
+    fn end_scope(&mut self) -> CatalogChanges {
+        let mut scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
+        scope.reader = None;
+        std::mem::take(&mut scope.changes)
+    }
+
+    /// Points the schema provider at this statement's reader.
+    pub(crate) fn begin_statement(&self, system_columns: bool) {
+        let reader = match &self.txn {
+            Some(open) => Reader::Txn(Arc::clone(&open.txn)),
+            None => Reader::Snapshot(self.db.store.snapshot()),
+        };
+        let mut scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
+        scope.reader = Some(reader);
+        scope.system_columns = system_columns;
+    }
+
+    /// Plans a query (SELECT, VALUES, EXPLAIN …) in DataFusion.
+    pub(crate) async fn plan(&self, stmt: Statement) -> Result<LogicalPlan> {
+        self.begin_statement(mentions_system_column(&stmt));
+        let state = self.ctx.state();
+        Ok(state
+            .statement_to_plan(DfStatement::Statement(Box::new(stmt)))
+            .await?)
+    }
+
+    async fn run_query(&mut self, stmt: Statement) -> Result<Output> {
+        let plan = self.plan(stmt).await?;
+        let df = self.ctx.execute_logical_plan(plan).await?;
+        let stream = df.execute_stream().await?;
+        Ok(Output::Rows {
+            schema: stream.schema(),
+            stream,
+            tag: "SELECT".into(),
+        })
+    }
+
+    /// Runs a writing statement in the session's transaction, or in an implicit one that
+    /// commits (and is retried on conflict) when there is none.
+    async fn run_write(&mut self, stmt: Statement) -> Result<Output> {
+        if self.txn.is_some() {
+            let result = self.exec_write(&stmt).await?;
+            return result.finish(None).await;
+        }
+        let mut attempt = 0u32;
+        loop {
+            self.txn = Some(OpenTxn {
+                txn: Arc::new(Mutex::new(Some(self.db.store.begin()))),
+                failed: false,
+            });
+            let result = self.exec_write(&stmt).await;
+            let open = self.txn.take().expect("set above");
+            let outcome = match result {
+                Ok(done) => match self.commit_open(open).await {
+                    Ok(info) => return done.finish(Some(info)).await,
+                    Err(e) => e,
+                },
+                Err(e) => {
+                    if let Some(txn) = open.txn.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                        txn.rollback();
+                    }
+                    self.end_scope();
+                    e
+                }
+            };
+            match outcome {
+                Error::SerializationFailure | Error::Storage(storage::Error::Conflict)
+                    if attempt < 8 =>
+                {
+                    attempt += 1;
+                    // Exponential backoff with jitter, as the seeds recommend for retries.
+                    let base = 2u64.pow(attempt.min(6));
+                    let jitter = (std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| d.subsec_nanos())
+                        .unwrap_or(0) as u64)
+                        % base.max(1);
+                    tokio::time::sleep(Duration::from_millis(base + jitter)).await;
+                }
+                Error::Storage(storage::Error::Conflict) => {
+                    return Err(Error::SerializationFailure);
+                }
+                e => return Err(e),
+            }
+        }
+    }
+
+    async fn exec_write(&mut self, stmt: &Statement) -> Result<dml::WriteResult> {
+        match stmt {
+            Statement::Insert(insert) => dml::insert(self, insert).await,
+            Statement::Update(update) => dml::update(self, update).await,
+            Statement::Delete(delete) => dml::delete(self, delete).await,
+            Statement::CreateTable(create) => crate::ddl::create_table(self, create).await,
+            Statement::AlterTable(alter) => crate::ddl::alter_table(self, alter).await,
+            Statement::Drop {
+                names, if_exists, ..
+            } => crate::ddl::drop_tables(self, names, *if_exists).await,
+            other => Err(Error::Internal(format!("not a write: {other}"))),
+        }
+    }
+
+    pub(crate) fn open_txn(&self) -> Result<SharedTxn> {
+        self.txn
+            .as_ref()
+            .map(|t| Arc::clone(&t.txn))
+            .ok_or_else(|| Error::Internal("write outside a transaction".into()))
+    }
+
+    pub(crate) fn notice(&mut self, text: String) {
+        self.notices.push(text);
+    }
+
+    fn set(&mut self, set: ast::Set) -> Result<Output> {
+        match set {
+            ast::Set::SingleAssignment {
+                variable, values, ..
+            } => {
+                let name = variable.to_string().to_ascii_lowercase();
+                let value = values
+                    .iter()
+                    .map(setting_text)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.set_setting(&name, value)?;
+            }
+            ast::Set::SetTimeZone { value, .. } => {
+                self.set_setting("timezone", setting_text(&value))?
+            }
+            ast::Set::SetNames { charset_name, .. } => {
+                self.set_setting("client_encoding", charset_name.to_string())?
+            }
+            ast::Set::SetTransaction { .. } | ast::Set::SetSessionParam(_) => {}
+            other => return Err(Error::Unsupported(format!("SET form {other}"))),
+        }
+        Ok(Output::Command("SET".into()))
+    }
+
+    fn set_setting(&mut self, name: &str, value: String) -> Result<()> {
+        let value = if value.eq_ignore_ascii_case("default") {
+            DEFAULT_SETTINGS
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+                .unwrap_or_default()
+        } else {
+            value
+        };
+        match name {
+            "partita.max_scan_class" => {
+                let v = value.to_ascii_lowercase();
+                if !["point", "row_range", "partition_range", "full"].contains(&v.as_str()) {
+                    return Err(Error::InvalidSettingValue {
+                        name: name.into(),
+                        value,
+                    });
+                }
+                self.settings.insert(name.into(), v);
+            }
+            "timezone" => {
+                let v = value.to_ascii_uppercase();
+                if !["UTC", "GMT", "ETC/UTC", "Z", "+00:00", "0"].contains(&v.as_str()) {
+                    return Err(Error::Unsupported(format!(
+                        "time zone \"{value}\" (only UTC for now)"
+                    )));
+                }
+                self.settings.insert(name.into(), "UTC".into());
+            }
+            n if self.settings.contains_key(n) || n.contains('.') => {
+                self.settings.insert(n.into(), value);
+            }
+            n => return Err(Error::UnknownSetting(n.into())),
+        }
+        Ok(())
+    }
+
+    async fn show(&mut self, variable: &[ast::Ident]) -> Result<Output> {
+        let name = variable
+            .iter()
+            .map(|i| i.value.clone())
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_ascii_lowercase();
+        let name = match name.as_str() {
+            "time zone" => "timezone".to_string(),
+            "transaction isolation level" => "transaction_isolation".to_string(),
+            _ => name,
+        };
+        let value = self
+            .settings
+            .get(&name)
+            .cloned()
+            .ok_or_else(|| Error::UnknownSetting(name.clone()))?;
+        let batch = datafusion::arrow::array::RecordBatch::try_new(
+            Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
+                datafusion::arrow::datatypes::Field::new(
+                    &name,
+                    datafusion::arrow::datatypes::DataType::Utf8,
+                    false,
+                ),
+            ])),
+            vec![Arc::new(datafusion::arrow::array::StringArray::from(vec![
+                value,
+            ]))],
+        )
+        .map_err(|e| Error::Internal(e.to_string()))?;
+        let schema = batch.schema();
+        let stream = datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+            Arc::clone(&schema),
+            futures::stream::iter(vec![Ok(batch)]),
+        );
+        Ok(Output::Rows {
+            schema,
+            stream: Box::pin(stream),
+            tag: "SHOW".into(),
+        })
+    }
+}
+
+fn setting_text(expr: &Expr) -> String {
+    match expr {
+        Expr::Value(v) => match &v.value {
+            AstValue::SingleQuotedString(s) | AstValue::DoubleQuotedString(s) => s.clone(),
+            other => other.to_string(),
+        },
+        Expr::Identifier(id) => id.value.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn first_words(sql: &str) -> String {
+    sql.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+}
+
+/// Whether a statement names a system column, which then becomes part of table schemas.
+pub(crate) fn mentions_system_column(stmt: &Statement) -> bool {
+    let text = stmt.to_string().to_ascii_lowercase();
+    text.contains("_etag") || text.contains("_timestamp") || text.contains("_rowid")
+}
+
+/// Replaces `$n` placeholders with the bound values, typed when their type is known.
+pub fn bind_params(stmt: &mut Statement, params: &[Param]) -> Result<()> {
+    struct Binder<'a> {
+        params: &'a [Param],
+        error: Option<Error>,
+    }
+    impl VisitorMut for Binder<'_> {
+        type Break = ();
+        fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
+            if let Expr::Value(v) = expr
+                && let AstValue::Placeholder(p) = &v.value
+            {
+                let index = p
+                    .trim_start_matches('$')
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|i| *i >= 1 && *i <= self.params.len());
+                let Some(index) = index else {
+                    self.error = Some(Error::Syntax(format!("there is no parameter {p}")));
+                    return ControlFlow::Break(());
+                };
+                *expr = param_literal(&self.params[index - 1]);
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut binder = Binder {
+        params,
+        error: None,
+    };
+    let _ = stmt.visit(&mut binder);
+    match binder.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn param_literal(param: &Param) -> Expr {
+    let value = match &param.value {
+        None => Expr::Value(AstValue::Null.into()),
+        Some(text) => Expr::Value(AstValue::SingleQuotedString(text.clone()).into()),
+    };
+    match param.ty {
+        Some(ty) => Expr::Cast {
+            kind: ast::CastKind::Cast,
+            expr: Box::new(value),
+            data_type: ty.to_ast(),
+            array: false,
+            format: None,
+        },
+        None => value,
+    }
+}
+
+#[allow(dead_code)]
+fn _transaction_modifier_is_ignored(_: TransactionModifier) {}
+
+/// What a prepared statement takes and returns, for the extended protocol's Describe.
+pub struct Description {
+    /// Inferred type of each `$n`, by position; `None` when the context does not say.
+    pub params: Vec<Option<datafusion::arrow::datatypes::DataType>>,
+    /// The result columns, for statements that return rows.
+    pub schema: Option<SchemaRef>,
+}
+
+/// The highest `$n` a statement uses.
+fn placeholder_count(stmt: &Statement) -> usize {
+    struct Counter(usize);
+    impl ast::Visitor for Counter {
+        type Break = ();
+        fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
+            if let Expr::Value(v) = expr
+                && let AstValue::Placeholder(p) = &v.value
+                && let Ok(n) = p.trim_start_matches('$').parse::<usize>()
+            {
+                self.0 = self.0.max(n);
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut c = Counter(0);
+    let _ = ast::Visit::visit(stmt, &mut c);
+    c.0
+}
+
+fn placeholder_index(expr: &Expr) -> Option<usize> {
+    match expr {
+        Expr::Value(v) => match &v.value {
+            AstValue::Placeholder(p) => p
+                .trim_start_matches('$')
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n >= 1),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+impl Session {
+    /// Describes a statement without running it: parameter types from context and the
+    /// result columns.
+    pub async fn describe(&self, stmt: &Statement) -> Result<Description> {
+        let n = placeholder_count(stmt);
+        let mut params: Vec<Option<datafusion::arrow::datatypes::DataType>> = vec![None; n];
+        let merge =
+            |plan: &LogicalPlan,
+             params: &mut Vec<Option<datafusion::arrow::datatypes::DataType>>| {
+                if let Ok(types) = plan.get_parameter_types() {
+                    for (name, ty) in types {
+                        if let (Some(i), Some(ty)) =
+                            (name.trim_start_matches('$').parse::<usize>().ok(), ty)
+                            && i >= 1
+                            && i <= params.len()
+                            && params[i - 1].is_none()
+                        {
+                            params[i - 1] = Some(ty);
+                        }
+                    }
+                }
+            };
+        let schema = match stmt {
+            Statement::Query(_) | Statement::Explain { .. } => {
+                let plan = self.plan(stmt.clone()).await?;
+                merge(&plan, &mut params);
+                Some(Arc::new(plan.schema().as_arrow().clone()))
+            }
+            Statement::ShowVariable { variable } => {
+                let name = variable
+                    .iter()
+                    .map(|i| i.value.clone())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                Some(Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
+                    datafusion::arrow::datatypes::Field::new(
+                        name.to_ascii_lowercase(),
+                        datafusion::arrow::datatypes::DataType::Utf8,
+                        false,
+                    ),
+                ])))
+            }
+            Statement::Insert(insert) => {
+                let name = match &insert.table {
+                    ast::TableObject::TableName(n) => sql::ddl::table_name(n)?,
+                    _ => {
+                        return Ok(Description {
+                            params,
+                            schema: None,
+                        });
+                    }
+                };
+                let def = self.table_def(&name)?;
+                let targets: Vec<usize> = if insert.columns.is_empty() {
+                    (0..def.columns.len())
+                        .filter(|&i| !def.columns[i].hidden)
+                        .collect()
+                } else {
+                    insert
+                        .columns
+                        .iter()
+                        .map(|c| {
+                            let col =
+                                c.0.last()
+                                    .and_then(|p| p.as_ident())
+                                    .map(sql::ddl::normalize_ident)
+                                    .unwrap_or_default();
+                            def.column(&col).map(|(i, _)| i)
+                        })
+                        .collect::<sql::Result<_>>()?
+                };
+                if let Some(ast::SetExpr::Values(values)) =
+                    insert.source.as_ref().map(|q| q.body.as_ref())
+                {
+                    for row in &values.rows {
+                        for (pos, expr) in row.iter().enumerate() {
+                            if let (Some(i), Some(&col)) =
+                                (placeholder_index(expr), targets.get(pos))
+                                && i <= params.len()
+                                && params[i - 1].is_none()
+                            {
+                                params[i - 1] = Some(def.columns[col].ty.arrow());
+                            }
+                        }
+                    }
+                }
+                self.returning_schema(
+                    &def,
+                    insert.returning.as_ref(),
+                    insert.table_alias.as_ref().map(|a| &a.alias),
+                )
+                .await?
+            }
+            Statement::Update(update) => {
+                let ast::TableFactor::Table { name, alias, .. } = &update.table.relation else {
+                    return Ok(Description {
+                        params,
+                        schema: None,
+                    });
+                };
+                let def = self.table_def(&sql::ddl::table_name(name)?)?;
+                for a in &update.assignments {
+                    if let (ast::AssignmentTarget::ColumnName(col), Some(i)) =
+                        (&a.target, placeholder_index(&a.value))
+                    {
+                        let col = col
+                            .0
+                            .last()
+                            .and_then(|p| p.as_ident())
+                            .map(sql::ddl::normalize_ident)
+                            .unwrap_or_default();
+                        if let (Ok((c, _)), true) = (def.column(&col), i <= params.len()) {
+                            params[i - 1] = Some(def.columns[c].ty.arrow());
+                        }
+                    }
+                }
+                if let Some(selection) = &update.selection {
+                    let plan = self
+                        .plan(where_probe(name, alias.clone(), selection.clone()))
+                        .await?;
+                    merge(&plan, &mut params);
+                }
+                self.returning_schema(
+                    &def,
+                    update.returning.as_ref(),
+                    alias.as_ref().map(|a| &a.name),
+                )
+                .await?
+            }
+            Statement::Delete(delete) => {
+                let tables = match &delete.from {
+                    ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
+                };
+                let Some(ast::TableFactor::Table { name, alias, .. }) =
+                    tables.first().map(|t| &t.relation)
+                else {
+                    return Ok(Description {
+                        params,
+                        schema: None,
+                    });
+                };
+                let def = self.table_def(&sql::ddl::table_name(name)?)?;
+                if let Some(selection) = &delete.selection {
+                    let plan = self
+                        .plan(where_probe(name, alias.clone(), selection.clone()))
+                        .await?;
+                    merge(&plan, &mut params);
+                }
+                self.returning_schema(
+                    &def,
+                    delete.returning.as_ref(),
+                    alias.as_ref().map(|a| &a.name),
+                )
+                .await?
+            }
+            _ => None,
+        };
+        Ok(Description { params, schema })
+    }
+
+    async fn returning_schema(
+        &self,
+        def: &sql::TableDef,
+        returning: Option<&Vec<ast::SelectItem>>,
+        alias: Option<&ast::Ident>,
+    ) -> Result<Option<SchemaRef>> {
+        let Some(items) = returning else {
+            return Ok(None);
+        };
+        let sql_text = format!(
+            "SELECT {} FROM \"{}\"{}",
+            items
+                .iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            def.name.replace('"', "\"\""),
+            alias.map(|a| format!(" AS {a}")).unwrap_or_default()
+        );
+        let stmt = parse_sql(&sql_text)?.remove(0);
+        let plan = self.plan(stmt).await?;
+        Ok(Some(Arc::new(plan.schema().as_arrow().clone())))
+    }
+}
+
+/// `SELECT 1 FROM t WHERE …`, to let DataFusion infer the types of a WHERE clause's `$n`.
+fn where_probe(
+    name: &ast::ObjectName,
+    alias: Option<ast::TableAlias>,
+    selection: Expr,
+) -> Statement {
+    let alias_text = alias.map(|a| format!(" AS {}", a.name)).unwrap_or_default();
+    let text = format!("SELECT 1 FROM {name}{alias_text} WHERE {selection}");
+    parse_sql(&text)
+        .ok()
+        .and_then(|mut v| v.pop())
+        .unwrap_or(Statement::Query(Box::new(ast::Query {
+            with: None,
+            body: Box::new(ast::SetExpr::Values(ast::Values {
+                explicit_row: false,
+                value_keyword: false,
+                rows: vec![],
+            })),
+            order_by: None,
+            limit_clause: None,
+            fetch: None,
+            locks: vec![],
+            for_clause: None,
+            settings: None,
+            format_clause: None,
+            pipe_operators: vec![],
+        })))
+}

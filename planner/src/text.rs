@@ -1,0 +1,22 @@
+//! Values as PostgreSQL prints them in messages (error details such as "Key (id)=(1)").
+
+use crate::convert::format_uuid;
+use storage::Value;
+
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => if *b { "t" } else { "f" }.into(),
+        Value::Int2(i) => i.to_string(),
+        Value::Int4(i) => i.to_string(),
+        Value::Int8(i) => i.to_string(),
+        Value::Float4(f) => f.to_string(),
+        Value::Float8(f) => f.to_string(),
+        Value::Numeric(d) => d.to_string(),
+        Value::Text(s) | Value::Json(s) => s.clone(),
+        Value::Bytea(b) => format!("\\x{}", crate::provider::encode_hex(b)),
+        Value::Date(d) => format!("{d} days"),
+        Value::Timestamp(t) | Value::TimestampTz(t) => t.to_string(),
+        Value::Uuid(u) => format_uuid(u),
+    }
+}

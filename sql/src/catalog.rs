@@ -1,0 +1,263 @@
+//! The SQL catalog: table definitions (columns, declared types, defaults, key layout), stored
+//! as JSON records in the store's catalog keyspace and written in the same transaction as the
+//! keyspaces they describe.
+//!
+//! Sessions read a shared in-memory copy (`Catalog`), loaded at startup and updated when a
+//! transaction that changed it commits; a transaction sees its own uncommitted DDL through
+//! `CatalogChanges`.
+
+use crate::error::{Error, Result};
+use crate::types::SqlType;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+use storage::{
+    CATALOG_KEYSPACE, Direction, KeyColumn, KeyLayout, KeyRange, KeyspaceId, KeyspaceKind,
+    SortOrder, Store, Transaction,
+};
+
+/// Name of the hidden row-id column of tables declared without a primary key.
+pub const ROW_ID_COLUMN: &str = "_rowid";
+/// System column: commit time of the row's last change.
+pub const TIMESTAMP_COLUMN: &str = "_timestamp";
+/// System column: opaque version of the row.
+pub const ETAG_COLUMN: &str = "_etag";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: SqlType,
+    pub nullable: bool,
+    /// DEFAULT expression, as SQL text.
+    #[serde(default)]
+    pub default: Option<String>,
+    /// Hidden from `SELECT *` (the row id of tables without a primary key).
+    #[serde(default)]
+    pub hidden: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowKeyPart {
+    pub column: usize,
+    pub desc: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableDef {
+    pub name: String,
+    pub keyspace: KeyspaceId,
+    pub columns: Vec<ColumnDef>,
+    /// Column indexes of the partition key, in key order.
+    pub partition_key: Vec<usize>,
+    pub row_key: Vec<RowKeyPart>,
+    /// 0 for an ordered partition key, else the number of hash buckets.
+    pub hash_buckets: u16,
+    /// Bumped by every change of the column list; stored rows carry the version they were
+    /// written under.
+    pub schema_version: u32,
+    /// For columns added by ALTER TABLE: the value (SQL literal text) rows written before
+    /// hold, by column index.
+    #[serde(default)]
+    pub missing_values: BTreeMap<usize, String>,
+}
+
+impl TableDef {
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    pub fn column(&self, name: &str) -> Result<(usize, &ColumnDef)> {
+        self.columns
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.name == name)
+            .ok_or_else(|| Error::UnknownColumn {
+                table: self.name.clone(),
+                column: name.to_string(),
+            })
+    }
+
+    /// Whether the table has the hidden row id as its key.
+    pub fn has_row_id(&self) -> bool {
+        self.partition_key.len() == 1 && self.columns[self.partition_key[0]].hidden
+    }
+
+    pub fn is_key_column(&self, index: usize) -> bool {
+        self.partition_key.contains(&index) || self.row_key.iter().any(|p| p.column == index)
+    }
+
+    pub fn layout(&self) -> Result<KeyLayout> {
+        let partition = self
+            .partition_key
+            .iter()
+            .map(|&i| KeyColumn::asc(self.columns[i].ty.scalar()))
+            .collect();
+        let row = self
+            .row_key
+            .iter()
+            .map(|p| KeyColumn {
+                ty: self.columns[p.column].ty.scalar(),
+                order: if p.desc {
+                    SortOrder::Desc
+                } else {
+                    SortOrder::Asc
+                },
+            })
+            .collect();
+        Ok(KeyLayout::new(partition, row, self.hash_buckets)?)
+    }
+
+    /// Key description for catalogs and EXPLAIN: `((a, b), c DESC)` or `((a) HASH, b)`.
+    pub fn key_description(&self) -> String {
+        let pk: Vec<_> = self
+            .partition_key
+            .iter()
+            .map(|&i| self.columns[i].name.clone())
+            .collect();
+        let mut out = format!("(({})", pk.join(", "));
+        if self.hash_buckets > 0 {
+            out.push_str(" HASH");
+        }
+        for part in &self.row_key {
+            out.push_str(", ");
+            out.push_str(&self.columns[part.column].name);
+            if part.desc {
+                out.push_str(" DESC");
+            }
+        }
+        out.push(')');
+        out
+    }
+}
+
+fn record_key(name: &str) -> Vec<u8> {
+    let mut key = b"t/".to_vec();
+    key.extend_from_slice(name.as_bytes());
+    key
+}
+
+/// Changes a transaction made to the catalog, visible to it before commit.
+#[derive(Debug, Default, Clone)]
+pub struct CatalogChanges {
+    /// Tables created or altered (the new definition) or dropped (`None`).
+    pub tables: BTreeMap<String, Option<Arc<TableDef>>>,
+}
+
+impl CatalogChanges {
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+}
+
+/// The committed catalog, shared by all sessions.
+#[derive(Clone)]
+pub struct Catalog {
+    tables: Arc<RwLock<BTreeMap<String, Arc<TableDef>>>>,
+}
+
+impl Catalog {
+    /// Loads every table definition from the store.
+    pub fn load(store: &Store) -> Result<Catalog> {
+        let mut tables = BTreeMap::new();
+        let view = store.snapshot();
+        for row in view.scan(
+            CATALOG_KEYSPACE,
+            &KeyRange::prefix(b"t/"),
+            Direction::Forward,
+        )? {
+            let row = row?;
+            let def: TableDef = serde_json::from_slice(&row.value)
+                .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
+            tables.insert(def.name.clone(), Arc::new(def));
+        }
+        Ok(Catalog {
+            tables: Arc::new(RwLock::new(tables)),
+        })
+    }
+
+    /// The table `name` as `changes` (the caller's transaction) sees it.
+    pub fn table(&self, name: &str, changes: &CatalogChanges) -> Option<Arc<TableDef>> {
+        if let Some(change) = changes.tables.get(name) {
+            return change.clone();
+        }
+        self.tables.read().ok()?.get(name).cloned()
+    }
+
+    /// Every table `changes` sees, by name.
+    pub fn tables(&self, changes: &CatalogChanges) -> Vec<Arc<TableDef>> {
+        let mut all: BTreeMap<String, Arc<TableDef>> =
+            self.tables.read().map(|t| t.clone()).unwrap_or_default();
+        for (name, change) in &changes.tables {
+            match change {
+                Some(def) => all.insert(name.clone(), Arc::clone(def)),
+                None => all.remove(name),
+            };
+        }
+        all.into_values().collect()
+    }
+
+    /// Creates the table's keyspace and catalog record in `txn`.
+    pub fn create_table(
+        &self,
+        txn: &mut Transaction,
+        changes: &mut CatalogChanges,
+        mut def: TableDef,
+    ) -> Result<Arc<TableDef>> {
+        if self.table(&def.name, changes).is_some() {
+            return Err(Error::DuplicateTable(def.name));
+        }
+        let layout = def.layout()?;
+        def.keyspace = txn.create_keyspace(KeyspaceKind::Table, &def.name, layout)?;
+        self.write(txn, changes, def)
+    }
+
+    /// Writes a changed definition (ALTER TABLE) in `txn`.
+    pub fn write(
+        &self,
+        txn: &mut Transaction,
+        changes: &mut CatalogChanges,
+        def: TableDef,
+    ) -> Result<Arc<TableDef>> {
+        let json = serde_json::to_vec(&def).map_err(|e| Error::CorruptCatalog(e.to_string()))?;
+        txn.put(CATALOG_KEYSPACE, &record_key(&def.name), json)?;
+        let def = Arc::new(def);
+        changes
+            .tables
+            .insert(def.name.clone(), Some(Arc::clone(&def)));
+        Ok(def)
+    }
+
+    /// Drops the table's keyspace and catalog record in `txn`.
+    pub fn drop_table(
+        &self,
+        txn: &mut Transaction,
+        changes: &mut CatalogChanges,
+        name: &str,
+    ) -> Result<()> {
+        let def = self
+            .table(name, changes)
+            .ok_or_else(|| Error::UnknownTable(name.to_string()))?;
+        txn.drop_keyspace(def.keyspace)?;
+        txn.delete(CATALOG_KEYSPACE, &record_key(name))?;
+        changes.tables.insert(name.to_string(), None);
+        Ok(())
+    }
+
+    /// Makes a committed transaction's changes visible to everyone.
+    pub fn apply(&self, changes: CatalogChanges) {
+        let mut tables = self.tables.write().unwrap_or_else(|e| e.into_inner());
+        for (name, change) in changes.tables {
+            match change {
+                Some(def) => tables.insert(name, def),
+                None => tables.remove(&name),
+            };
+        }
+    }
+
+    /// Reads the table's catalog record in `txn`, so a concurrent DROP or ALTER of it makes
+    /// this transaction conflict instead of writing into a dropped keyspace.
+    pub fn track_read(&self, txn: &mut Transaction, name: &str) -> Result<()> {
+        txn.get(CATALOG_KEYSPACE, &record_key(name))?;
+        Ok(())
+    }
+}

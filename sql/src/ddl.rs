@@ -1,0 +1,405 @@
+//! CREATE TABLE and ALTER TABLE: from sqlparser's AST to a `TableDef`.
+//!
+//! Key forms (PRODUCT.md): `PRIMARY KEY ((a, b), c DESC)` — partition key (a, b), row key c;
+//! `PRIMARY KEY (a, b)` — the first column is the partition key; a column-level `PRIMARY
+//! KEY`; `((a) HASH, b)` — hash-spread partition key; `WITH (partition_key = 'a,b')` — the
+//! partition key named separately, the rest of the primary key is the row key; no primary key
+//! at all — a hidden, hash-spread row id.
+
+use crate::catalog::{ColumnDef, ROW_ID_COLUMN, RowKeyPart, TableDef};
+use crate::error::{Error, Result};
+use crate::types::SqlType;
+use datafusion::sql::sqlparser::ast::{
+    self, ColumnOption, CreateTableOptions, Expr, Ident, IndexColumn, ObjectName, SqlOption,
+    TableConstraint, Value as AstValue,
+};
+use storage::layout::DEFAULT_HASH_BUCKETS;
+
+/// An identifier as PostgreSQL folds it: unquoted names are lower-cased.
+pub fn normalize_ident(ident: &Ident) -> String {
+    if ident.quote_style.is_some() {
+        ident.value.clone()
+    } else {
+        ident.value.to_lowercase()
+    }
+}
+
+/// The unqualified table name; `public.t` and `t` are the same table.
+pub fn table_name(name: &ObjectName) -> Result<String> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| {
+            p.as_ident()
+                .map(normalize_ident)
+                .ok_or_else(|| Error::Unsupported(format!("table name {name}")))
+        })
+        .collect::<Result<_>>()?;
+    match parts.as_slice() {
+        [table] => Ok(table.clone()),
+        [schema, table] if schema == "public" => Ok(table.clone()),
+        [db, schema, table] if schema == "public" && !db.is_empty() => Ok(table.clone()),
+        _ => Err(Error::UnknownTable(name.to_string())),
+    }
+}
+
+/// One key element as written in PRIMARY KEY (…).
+struct KeyElement {
+    columns: Vec<String>,
+    /// `(a, b)` in the first position: an explicit partition key.
+    grouped: bool,
+    hash: bool,
+    desc: bool,
+}
+
+fn key_element(col: &IndexColumn) -> Result<KeyElement> {
+    let hash = match &col.operator_class {
+        None => false,
+        Some(name) if name.to_string().eq_ignore_ascii_case("hash") => true,
+        Some(name) => {
+            return Err(Error::InvalidDefinition(format!(
+                "unknown key option \"{name}\"; did you mean HASH?"
+            )));
+        }
+    };
+    let desc = col.column.options.asc == Some(false);
+    let (columns, grouped) = match &col.column.expr {
+        Expr::Identifier(id) => (vec![normalize_ident(id)], false),
+        Expr::Nested(inner) => match inner.as_ref() {
+            Expr::Identifier(id) => (vec![normalize_ident(id)], true),
+            other => {
+                return Err(Error::InvalidDefinition(format!(
+                    "primary key element {other} is not a column"
+                )));
+            }
+        },
+        Expr::Tuple(items) => (
+            items
+                .iter()
+                .map(|e| match e {
+                    Expr::Identifier(id) => Ok(normalize_ident(id)),
+                    other => Err(Error::InvalidDefinition(format!(
+                        "primary key element {other} is not a column"
+                    ))),
+                })
+                .collect::<Result<_>>()?,
+            true,
+        ),
+        other => {
+            return Err(Error::InvalidDefinition(format!(
+                "primary key element {other} is not a column"
+            )));
+        }
+    };
+    Ok(KeyElement {
+        columns,
+        grouped,
+        hash,
+        desc,
+    })
+}
+
+fn option_text(value: &Expr) -> Option<String> {
+    match value {
+        Expr::Value(v) => match &v.value {
+            AstValue::SingleQuotedString(s) | AstValue::DoubleQuotedString(s) => Some(s.clone()),
+            AstValue::Number(n, _) => Some(n.clone()),
+            _ => None,
+        },
+        Expr::Identifier(id) => Some(id.value.clone()),
+        _ => None,
+    }
+}
+
+/// Builds the definition of a new table (its keyspace is assigned when it is created).
+pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
+    let name = table_name(&create.name)?;
+    if create.query.is_some() {
+        return Err(Error::Unsupported("CREATE TABLE … AS".into()));
+    }
+    let mut columns: Vec<ColumnDef> = Vec::new();
+    let mut primary: Option<Vec<IndexColumn>> = None;
+    let mut set_primary = |cols: Vec<IndexColumn>| -> Result<()> {
+        if primary.replace(cols).is_some() {
+            return Err(Error::InvalidDefinition(format!(
+                "multiple primary keys for table \"{name}\" are not allowed"
+            )));
+        }
+        Ok(())
+    };
+    for col in &create.columns {
+        let col_name = normalize_ident(&col.name);
+        if columns.iter().any(|c| c.name == col_name) {
+            return Err(Error::DuplicateColumn(col_name));
+        }
+        let ty = SqlType::from_ast(&col.data_type)?;
+        let mut def = ColumnDef {
+            name: col_name.clone(),
+            ty,
+            nullable: true,
+            default: None,
+            hidden: false,
+        };
+        for opt in &col.options {
+            match &opt.option {
+                ColumnOption::Null => def.nullable = true,
+                ColumnOption::NotNull => def.nullable = false,
+                ColumnOption::Default(expr) => def.default = Some(expr.to_string()),
+                ColumnOption::PrimaryKey(_) => {
+                    def.nullable = false;
+                    set_primary(vec![IndexColumn::from(col.name.clone())])?;
+                }
+                ColumnOption::Unique(_) => {
+                    return Err(Error::Unsupported(
+                        "UNIQUE column constraints (use CREATE UNIQUE INDEX)".into(),
+                    ));
+                }
+                ColumnOption::ForeignKey(_) => {
+                    return Err(Error::Unsupported("FOREIGN KEY constraints".into()));
+                }
+                ColumnOption::Check(_) => {
+                    return Err(Error::Unsupported("CHECK constraints".into()));
+                }
+                ColumnOption::Comment(_) => {}
+                other => return Err(Error::Unsupported(format!("column option {other}"))),
+            }
+        }
+        columns.push(def);
+    }
+    for constraint in &create.constraints {
+        match constraint {
+            TableConstraint::PrimaryKey(pk) => set_primary(pk.columns.clone())?,
+            TableConstraint::Unique(_) => {
+                return Err(Error::Unsupported(
+                    "UNIQUE table constraints (use CREATE UNIQUE INDEX)".into(),
+                ));
+            }
+            TableConstraint::ForeignKey(_) => {
+                return Err(Error::Unsupported("FOREIGN KEY constraints".into()));
+            }
+            TableConstraint::Check(_) => {
+                return Err(Error::Unsupported("CHECK constraints".into()));
+            }
+            other => return Err(Error::Unsupported(format!("table constraint {other}"))),
+        }
+    }
+
+    let mut partition_key_option: Option<Vec<String>> = None;
+    let options = match &create.table_options {
+        CreateTableOptions::None => &[][..],
+        CreateTableOptions::With(opts) => opts.as_slice(),
+        other => return Err(Error::Unsupported(format!("table options {other}"))),
+    };
+    for opt in options {
+        match opt {
+            SqlOption::KeyValue { key, value } if normalize_ident(key) == "partition_key" => {
+                let text = option_text(value).ok_or_else(|| {
+                    Error::InvalidDefinition("partition_key must be a string such as 'a,b'".into())
+                })?;
+                partition_key_option = Some(
+                    text.split(',')
+                        .map(|s| s.trim().to_lowercase())
+                        .filter(|s| !s.is_empty())
+                        .collect(),
+                );
+            }
+            other => return Err(Error::Unsupported(format!("table option {other}"))),
+        }
+    }
+
+    let find = |columns: &[ColumnDef], n: &str| -> Result<usize> {
+        columns.iter().position(|c| c.name == n).ok_or_else(|| {
+            Error::InvalidDefinition(format!("column \"{n}\" named in key does not exist"))
+        })
+    };
+
+    let mut partition_key = Vec::new();
+    let mut row_key = Vec::new();
+    let hash_buckets;
+    match primary {
+        None => {
+            if partition_key_option.is_some() {
+                return Err(Error::InvalidDefinition(
+                    "partition_key needs a PRIMARY KEY".into(),
+                ));
+            }
+            columns.push(ColumnDef {
+                name: ROW_ID_COLUMN.to_string(),
+                ty: SqlType::Int8,
+                nullable: false,
+                default: None,
+                hidden: true,
+            });
+            partition_key.push(columns.len() - 1);
+            hash_buckets = DEFAULT_HASH_BUCKETS;
+        }
+        Some(elements) => {
+            let elements = elements
+                .iter()
+                .map(key_element)
+                .collect::<Result<Vec<_>>>()?;
+            for (i, el) in elements.iter().enumerate() {
+                if i > 0 && (el.grouped && el.columns.len() > 1 || el.hash) {
+                    return Err(Error::InvalidDefinition(
+                        "only the first primary key element can be a partition key group or HASH"
+                            .into(),
+                    ));
+                }
+            }
+            let first = &elements[0];
+            let rest = if let Some(pk_names) = &partition_key_option {
+                if first.grouped && first.columns.len() > 1 {
+                    return Err(Error::InvalidDefinition("give the partition key either in parentheses or as partition_key, not both".into()));
+                }
+                let all: Vec<&KeyElement> = elements.iter().collect();
+                let names: Vec<&String> = all.iter().flat_map(|e| &e.columns).collect();
+                if names.len() < pk_names.len() || names.iter().zip(pk_names).any(|(a, b)| *a != b)
+                {
+                    return Err(Error::InvalidDefinition(
+                        "partition_key must name the leading columns of the primary key".into(),
+                    ));
+                }
+                for n in pk_names {
+                    partition_key.push(find(&columns, n)?);
+                }
+                hash_buckets = if first.hash { DEFAULT_HASH_BUCKETS } else { 0 };
+                // Remaining columns, element by element after the partition-key prefix.
+                all.into_iter().skip(pk_names.len()).collect::<Vec<_>>()
+            } else {
+                if first.desc {
+                    return Err(Error::InvalidDefinition(
+                        "the partition key cannot be DESC; only row key columns have a direction"
+                            .into(),
+                    ));
+                }
+                for n in &first.columns {
+                    partition_key.push(find(&columns, n)?);
+                }
+                hash_buckets = if first.hash { DEFAULT_HASH_BUCKETS } else { 0 };
+                elements.iter().skip(1).collect()
+            };
+            for el in rest {
+                for n in &el.columns {
+                    row_key.push(RowKeyPart {
+                        column: find(&columns, n)?,
+                        desc: el.desc,
+                    });
+                }
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for &i in partition_key
+        .iter()
+        .chain(row_key.iter().map(|p| &p.column))
+    {
+        if !seen.insert(i) {
+            return Err(Error::InvalidDefinition(format!(
+                "column \"{}\" appears twice in primary key constraint",
+                columns[i].name
+            )));
+        }
+        let col = &mut columns[i];
+        if !col.ty.scalar().is_keyable() {
+            return Err(Error::InvalidDefinition(format!(
+                "column \"{}\" of type {} cannot be part of a key",
+                col.name, col.ty
+            )));
+        }
+        col.nullable = false;
+    }
+    Ok(TableDef {
+        name,
+        keyspace: 0,
+        columns,
+        partition_key,
+        row_key,
+        hash_buckets,
+        schema_version: 1,
+        missing_values: Default::default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+
+    fn def(sql: &str) -> Result<TableDef> {
+        let stmt = Parser::parse_sql(&PostgreSqlDialect {}, sql)
+            .expect("parses")
+            .remove(0);
+        match stmt {
+            ast::Statement::CreateTable(c) => table_def_from_create(&c),
+            other => panic!("not a create table: {other}"),
+        }
+    }
+
+    fn key(sql: &str) -> String {
+        match def(sql) {
+            Ok(d) => d.key_description(),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    #[test]
+    fn key_forms() {
+        let cases = [
+            (
+                "CREATE TABLE r (event text, distance text, bib int, PRIMARY KEY ((event, distance), bib))",
+                "((event, distance), bib)",
+            ),
+            (
+                "CREATE TABLE p (card_id int, order_no int, PRIMARY KEY (card_id, order_no))",
+                "((card_id), order_no)",
+            ),
+            ("CREATE TABLE c (id int PRIMARY KEY, v text)", "((id))"),
+            (
+                "CREATE TABLE h (order_no bigint, line int, PRIMARY KEY ((order_no) HASH, line))",
+                "((order_no) HASH, line)",
+            ),
+            (
+                "CREATE TABLE d (a int, b int, c int, PRIMARY KEY ((a), b DESC, c))",
+                "((a), b DESC, c)",
+            ),
+            (
+                "CREATE TABLE w (a int, b int, c int, PRIMARY KEY (a, b, c)) WITH (partition_key = 'a,b')",
+                "((a, b), c)",
+            ),
+            ("CREATE TABLE n (a int, b text)", "((_rowid) HASH)"),
+            (
+                "CREATE TABLE j (a json PRIMARY KEY)",
+                "error: column \"a\" of type json cannot be part of a key",
+            ),
+            (
+                "CREATE TABLE x (a int, PRIMARY KEY (b))",
+                "error: column \"b\" named in key does not exist",
+            ),
+            (
+                "CREATE TABLE y (a int PRIMARY KEY, b int, PRIMARY KEY (b))",
+                "error: multiple primary keys for table \"y\" are not allowed",
+            ),
+        ];
+        for (sql, want) in cases {
+            assert_eq!(key(sql), want, "{sql}");
+        }
+    }
+
+    #[test]
+    fn columns_types_and_constraints() {
+        let d = def("CREATE TABLE t (id int PRIMARY KEY, name varchar(20) NOT NULL, price numeric(10,2) DEFAULT 0, \"Mixed\" text)").unwrap();
+        assert_eq!(d.columns[1].ty, SqlType::Varchar { length: Some(20) });
+        assert!(!d.columns[0].nullable && !d.columns[1].nullable && d.columns[2].nullable);
+        assert_eq!(d.columns[2].default.as_deref(), Some("0"));
+        assert_eq!(d.columns[3].name, "Mixed");
+        assert!(matches!(
+            def("CREATE TABLE t (a int, a int)"),
+            Err(Error::DuplicateColumn(_))
+        ));
+        assert!(matches!(
+            def("CREATE TABLE t (a numeric(50))"),
+            Err(Error::InvalidParameter(_))
+        ));
+    }
+}

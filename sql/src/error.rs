@@ -1,0 +1,39 @@
+//! The sql crate's one error type. Variants follow PostgreSQL's error classes so the wire
+//! layer can map each to its SQLSTATE.
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("relation \"{0}\" does not exist")]
+    UnknownTable(String),
+
+    #[error("relation \"{0}\" already exists")]
+    DuplicateTable(String),
+
+    #[error("column \"{column}\" of relation \"{table}\" does not exist")]
+    UnknownColumn { table: String, column: String },
+
+    #[error("column \"{0}\" specified more than once")]
+    DuplicateColumn(String),
+
+    #[error("type \"{0}\" does not exist")]
+    UnknownType(String),
+
+    /// Bad DDL: a key that names no column, two primary keys, a json key, …
+    #[error("{0}")]
+    InvalidDefinition(String),
+
+    /// A bad type modifier (varchar(0), numeric(50)).
+    #[error("{0}")]
+    InvalidParameter(String),
+
+    #[error("{0} is not supported")]
+    Unsupported(String),
+
+    #[error("catalog record is corrupt: {0}")]
+    CorruptCatalog(String),
+
+    #[error(transparent)]
+    Storage(#[from] storage::Error),
+}

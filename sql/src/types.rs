@@ -1,0 +1,255 @@
+//! SQL column types: what a column was declared as, and how that maps to the store's physical
+//! types and to Arrow.
+//!
+//! The declared type (with `varchar(n)`, `numeric(p,s)`, …) is kept in the catalog so that
+//! length and scale rules are enforced and drivers see the type they created. Arrow fields
+//! carry it in their metadata under `FIELD_TYPE_KEY`, so the wire layer can name the right
+//! PostgreSQL type for columns Arrow cannot tell apart (text vs varchar, uuid, json).
+
+use crate::error::{Error, Result};
+use datafusion::arrow::datatypes::{DataType, Field, TimeUnit};
+use datafusion::sql::sqlparser::ast::{self, CharacterLength, ExactNumberInfo, TimezoneInfo};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::fmt;
+use storage::ScalarType;
+
+/// Arrow field metadata key holding the declared SQL type.
+pub const FIELD_TYPE_KEY: &str = "partita.type";
+
+/// Scale used for `numeric` declared without precision and scale (Arrow needs one).
+pub const UNCONSTRAINED_NUMERIC_SCALE: u8 = 10;
+/// Largest numeric precision (Arrow's Decimal128).
+pub const MAX_NUMERIC_PRECISION: u8 = 38;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SqlType {
+    Bool,
+    Int2,
+    Int4,
+    Int8,
+    Float4,
+    Float8,
+    Numeric {
+        precision: Option<u8>,
+        scale: Option<u8>,
+    },
+    Text,
+    Varchar {
+        length: Option<u32>,
+    },
+    Char {
+        length: u32,
+    },
+    Bytea,
+    Date,
+    Timestamp,
+    TimestampTz,
+    Uuid,
+    Json,
+    Jsonb,
+}
+
+impl SqlType {
+    /// Resolves a parsed type name, refusing the ones Partita does not store (0A000).
+    pub fn from_ast(ty: &ast::DataType) -> Result<SqlType> {
+        use ast::DataType as D;
+        let char_len = |len: &Option<CharacterLength>| -> Result<Option<u32>> {
+            match len {
+                None => Ok(None),
+                Some(CharacterLength::IntegerLength { length, .. }) => u32::try_from(*length)
+                    .ok()
+                    .filter(|l| *l > 0)
+                    .map(Some)
+                    .ok_or_else(|| {
+                        Error::InvalidParameter(format!(
+                            "length for type varchar must be at least 1 (got {length})"
+                        ))
+                    }),
+                Some(CharacterLength::Max) => Ok(None),
+            }
+        };
+        Ok(match ty {
+            D::Bool | D::Boolean => SqlType::Bool,
+            D::SmallInt(_) | D::Int2(_) => SqlType::Int2,
+            D::Int(_) | D::Integer(_) | D::Int4(_) => SqlType::Int4,
+            D::BigInt(_) | D::Int8(_) => SqlType::Int8,
+            D::Real | D::Float4 => SqlType::Float4,
+            D::DoublePrecision | D::Float8 | D::Double(_) => SqlType::Float8,
+            D::Float(info) => match info {
+                ExactNumberInfo::Precision(p) if *p <= 24 => SqlType::Float4,
+                _ => SqlType::Float8,
+            },
+            D::Numeric(info) | D::Decimal(info) | D::Dec(info) => {
+                let (precision, scale) = match info {
+                    ExactNumberInfo::None => (None, None),
+                    ExactNumberInfo::Precision(p) => (Some(*p), Some(0)),
+                    ExactNumberInfo::PrecisionAndScale(p, s) => (Some(*p), Some(*s)),
+                };
+                if let Some(p) = precision
+                    && (p == 0 || p > u64::from(MAX_NUMERIC_PRECISION))
+                {
+                    return Err(Error::InvalidParameter(format!(
+                        "NUMERIC precision {p} must be between 1 and {MAX_NUMERIC_PRECISION}"
+                    )));
+                }
+                if let (Some(p), Some(s)) = (precision, scale)
+                    && (s < 0 || s as u64 > p)
+                {
+                    return Err(Error::InvalidParameter(format!(
+                        "NUMERIC scale {s} must be between 0 and precision {p}"
+                    )));
+                }
+                SqlType::Numeric {
+                    precision: precision.map(|p| p as u8),
+                    scale: scale.map(|s| s as u8),
+                }
+            }
+            D::Text | D::String(_) => SqlType::Text,
+            D::Varchar(len) | D::CharacterVarying(len) | D::CharVarying(len) => SqlType::Varchar {
+                length: char_len(len)?,
+            },
+            D::Char(len) | D::Character(len) => SqlType::Char {
+                length: char_len(len)?.unwrap_or(1),
+            },
+            D::Bytea => SqlType::Bytea,
+            D::Date => SqlType::Date,
+            D::Timestamp(_, tz) => match tz {
+                TimezoneInfo::None | TimezoneInfo::WithoutTimeZone => SqlType::Timestamp,
+                TimezoneInfo::WithTimeZone | TimezoneInfo::Tz => SqlType::TimestampTz,
+            },
+            D::Uuid => SqlType::Uuid,
+            D::JSON => SqlType::Json,
+            D::JSONB => SqlType::Jsonb,
+            D::Custom(name, _) => match name.to_string().to_ascii_lowercase().as_str() {
+                "timestamptz" => SqlType::TimestampTz,
+                "int" | "int4" => SqlType::Int4,
+                "serial" | "serial4" => SqlType::Int4,
+                "bigserial" | "serial8" => SqlType::Int8,
+                "bpchar" => SqlType::Char { length: 1 },
+                other => return Err(Error::UnknownType(other.to_string())),
+            },
+            other => return Err(Error::Unsupported(format!("type {other}"))),
+        })
+    }
+
+    /// The physical type the store keeps.
+    pub fn scalar(self) -> ScalarType {
+        match self {
+            SqlType::Bool => ScalarType::Bool,
+            SqlType::Int2 => ScalarType::Int2,
+            SqlType::Int4 => ScalarType::Int4,
+            SqlType::Int8 => ScalarType::Int8,
+            SqlType::Float4 => ScalarType::Float4,
+            SqlType::Float8 => ScalarType::Float8,
+            SqlType::Numeric { .. } => ScalarType::Numeric,
+            SqlType::Text | SqlType::Varchar { .. } | SqlType::Char { .. } => ScalarType::Text,
+            SqlType::Bytea => ScalarType::Bytea,
+            SqlType::Date => ScalarType::Date,
+            SqlType::Timestamp => ScalarType::Timestamp,
+            SqlType::TimestampTz => ScalarType::TimestampTz,
+            SqlType::Uuid => ScalarType::Uuid,
+            SqlType::Json | SqlType::Jsonb => ScalarType::Json,
+        }
+    }
+
+    /// The Arrow type of the column in query results.
+    pub fn arrow(self) -> DataType {
+        match self {
+            SqlType::Bool => DataType::Boolean,
+            SqlType::Int2 => DataType::Int16,
+            SqlType::Int4 => DataType::Int32,
+            SqlType::Int8 => DataType::Int64,
+            SqlType::Float4 => DataType::Float32,
+            SqlType::Float8 => DataType::Float64,
+            SqlType::Numeric { precision, scale } => DataType::Decimal128(
+                precision.unwrap_or(MAX_NUMERIC_PRECISION),
+                scale.unwrap_or(UNCONSTRAINED_NUMERIC_SCALE) as i8,
+            ),
+            SqlType::Text
+            | SqlType::Varchar { .. }
+            | SqlType::Char { .. }
+            | SqlType::Json
+            | SqlType::Jsonb
+            | SqlType::Uuid => DataType::Utf8,
+            SqlType::Bytea => DataType::Binary,
+            SqlType::Date => DataType::Date32,
+            SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
+            SqlType::TimestampTz => {
+                DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into()))
+            }
+        }
+    }
+
+    /// An Arrow field for a column of this type, with the declared type in its metadata.
+    pub fn field(self, name: &str, nullable: bool) -> Field {
+        Field::new(name, self.arrow(), nullable).with_metadata(HashMap::from([(
+            FIELD_TYPE_KEY.to_string(),
+            self.to_string(),
+        )]))
+    }
+
+    /// The SQL type to cast to, as sqlparser spells it.
+    pub fn to_ast(self) -> ast::DataType {
+        use ast::DataType as D;
+        match self {
+            SqlType::Bool => D::Boolean,
+            SqlType::Int2 => D::SmallInt(None),
+            SqlType::Int4 => D::Integer(None),
+            SqlType::Int8 => D::BigInt(None),
+            SqlType::Float4 => D::Real,
+            SqlType::Float8 => D::DoublePrecision,
+            SqlType::Numeric { precision, scale } => {
+                D::Numeric(ExactNumberInfo::PrecisionAndScale(
+                    u64::from(precision.unwrap_or(MAX_NUMERIC_PRECISION)),
+                    i64::from(scale.unwrap_or(UNCONSTRAINED_NUMERIC_SCALE)),
+                ))
+            }
+            SqlType::Text
+            | SqlType::Varchar { .. }
+            | SqlType::Char { .. }
+            | SqlType::Uuid
+            | SqlType::Json
+            | SqlType::Jsonb => D::Text,
+            SqlType::Bytea => D::Bytea,
+            SqlType::Date => D::Date,
+            SqlType::Timestamp => D::Timestamp(None, TimezoneInfo::None),
+            SqlType::TimestampTz => D::Timestamp(None, TimezoneInfo::WithTimeZone),
+        }
+    }
+}
+
+impl fmt::Display for SqlType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SqlType::Bool => f.write_str("boolean"),
+            SqlType::Int2 => f.write_str("smallint"),
+            SqlType::Int4 => f.write_str("integer"),
+            SqlType::Int8 => f.write_str("bigint"),
+            SqlType::Float4 => f.write_str("real"),
+            SqlType::Float8 => f.write_str("double precision"),
+            SqlType::Numeric {
+                precision: Some(p),
+                scale,
+            } => write!(f, "numeric({p},{})", scale.unwrap_or(0)),
+            SqlType::Numeric { .. } => f.write_str("numeric"),
+            SqlType::Text => f.write_str("text"),
+            SqlType::Varchar { length: Some(n) } => write!(f, "character varying({n})"),
+            SqlType::Varchar { length: None } => f.write_str("character varying"),
+            SqlType::Char { length } => write!(f, "character({length})"),
+            SqlType::Bytea => f.write_str("bytea"),
+            SqlType::Date => f.write_str("date"),
+            SqlType::Timestamp => f.write_str("timestamp without time zone"),
+            SqlType::TimestampTz => f.write_str("timestamp with time zone"),
+            SqlType::Uuid => f.write_str("uuid"),
+            SqlType::Json => f.write_str("json"),
+            SqlType::Jsonb => f.write_str("jsonb"),
+        }
+    }
+}
+
+/// Parses the `FIELD_TYPE_KEY` metadata value back (for the wire layer).
+pub fn declared_type_name(field: &Field) -> Option<&str> {
+    field.metadata().get(FIELD_TYPE_KEY).map(String::as_str)
+}

@@ -1,0 +1,102 @@
+//! Starts the real server, in-process on its own runtime thread, on 127.0.0.1:0 with a
+//! temporary data directory.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub data_dir: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TestServer {
+    /// A server on a fresh temporary data directory.
+    pub fn start() -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().to_path_buf();
+        let mut server = TestServer::start_in(path);
+        server._dir = Some(dir);
+        server
+    }
+
+    /// A server on an existing data directory (to test restarts).
+    pub fn start_in(data_dir: PathBuf) -> TestServer {
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let dir = data_dir.clone();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async move {
+                let db = planner::Database::open(
+                    &dir,
+                    storage::StoreOptions {
+                        split_bytes_max: 64 << 10,
+                        cache_bytes: 32 << 20,
+                    },
+                )
+                .expect("open database");
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind");
+                addr_tx
+                    .send(listener.local_addr().expect("addr"))
+                    .expect("send addr");
+                let _ = pg_server::serve(listener, db, async {
+                    let _ = stop_rx.await;
+                })
+                .await;
+            });
+            runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+        });
+        let addr = addr_rx.recv().expect("server address");
+        TestServer {
+            addr,
+            data_dir,
+            _dir: None,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    pub fn conn_string(&self) -> String {
+        format!(
+            "host={} port={} user=partita dbname=partita",
+            self.addr.ip(),
+            self.addr.port()
+        )
+    }
+
+    pub async fn connect(&self) -> tokio_postgres::Client {
+        let (client, connection) =
+            tokio_postgres::connect(&self.conn_string(), tokio_postgres::NoTls)
+                .await
+                .expect("connect");
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        client
+    }
+
+    /// Stops the server and waits for it, keeping the data directory.
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,42 @@
+//! Runs every .slt file under tests/slt (Partita's own) and the shared SQLite corpus
+//! (../shared/sqllogictest/sqlite, label `postgresql`) against a real server over the wire.
+
+use std::path::{Path, PathBuf};
+
+fn slt_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "slt"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+async fn run_all(files: Vec<PathBuf>) {
+    assert!(!files.is_empty(), "no .slt files found");
+    let mut failures = Vec::new();
+    for file in &files {
+        if let Err(e) = tests::slt::run_file(file, &["postgresql", "partita"]).await {
+            failures.push(format!("{}:\n{e}", file.display()));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} files failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partita_slt() {
+    run_all(slt_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("slt"),
+    ))
+    .await;
+}
