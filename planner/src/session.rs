@@ -317,10 +317,11 @@ impl Session {
 
     async fn run_query(&mut self, stmt: Statement) -> Result<Output> {
         let plan = self.plan(stmt).await?;
+        let schema = result_schema(&plan);
         let df = self.ctx.execute_logical_plan(plan).await?;
         let stream = df.execute_stream().await?;
         Ok(Output::Rows {
-            schema: stream.schema(),
+            schema,
             stream,
             tag: "SELECT".into(),
         })
@@ -585,6 +586,50 @@ fn param_literal(param: &Param) -> Expr {
 #[allow(dead_code)]
 fn _transaction_modifier_is_ignored(_: TransactionModifier) {}
 
+/// The schema a query's result is described with. A column keeps its declared SQL type
+/// (field metadata: varchar, uuid, json…) only when it is a plain column reference;
+/// DataFusion carries metadata through casts and functions, where it no longer holds
+/// (`u::text` is text, not uuid).
+pub fn result_schema(plan: &LogicalPlan) -> SchemaRef {
+    let arrow = plan.schema().as_arrow();
+    let mut node = plan;
+    let projection = loop {
+        match node {
+            LogicalPlan::Projection(p) => break Some(p),
+            LogicalPlan::Sort(s) => node = s.input.as_ref(),
+            LogicalPlan::Limit(l) => node = l.input.as_ref(),
+            LogicalPlan::Distinct(datafusion::logical_expr::Distinct::All(input)) => {
+                node = input.as_ref()
+            }
+            LogicalPlan::SubqueryAlias(a) => node = a.input.as_ref(),
+            _ => break None,
+        }
+    };
+    let Some(projection) = projection else {
+        return Arc::new(arrow.clone());
+    };
+    let fields: Vec<_> = arrow
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let plain = match projection.expr.get(i) {
+                Some(datafusion::logical_expr::Expr::Column(_)) => true,
+                Some(datafusion::logical_expr::Expr::Alias(a)) => {
+                    matches!(a.expr.as_ref(), datafusion::logical_expr::Expr::Column(_))
+                }
+                _ => false,
+            };
+            if plain {
+                Arc::clone(f)
+            } else {
+                Arc::new(f.as_ref().clone().with_metadata(Default::default()))
+            }
+        })
+        .collect();
+    Arc::new(datafusion::arrow::datatypes::Schema::new(fields))
+}
+
 /// What a prepared statement takes and returns, for the extended protocol's Describe.
 pub struct Description {
     /// Inferred type of each `$n`, by position; `None` when the context does not say.
@@ -653,7 +698,7 @@ impl Session {
             Statement::Query(_) | Statement::Explain { .. } => {
                 let plan = self.plan(stmt.clone()).await?;
                 merge(&plan, &mut params);
-                Some(Arc::new(plan.schema().as_arrow().clone()))
+                Some(result_schema(&plan))
             }
             Statement::ShowVariable { variable } => {
                 let name = variable
@@ -808,7 +853,7 @@ impl Session {
         );
         let stmt = parse_sql(&sql_text)?.remove(0);
         let plan = self.plan(stmt).await?;
-        Ok(Some(Arc::new(plan.schema().as_arrow().clone())))
+        Ok(Some(result_schema(&plan)))
     }
 }
 

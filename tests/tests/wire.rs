@@ -1,0 +1,237 @@
+//! The wire protocol as drivers use it: extended query with parameters (types inferred when the
+//! client sends none), binary results, portal suspension, cancel, conflicts, restarts.
+
+use std::time::Duration;
+use tests::server::TestServer;
+use tokio_postgres::types::Type;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_statements_with_inferred_parameter_types() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE reg (tenant int, id bigint, name text, score float8, PRIMARY KEY ((tenant), id))")
+        .await
+        .unwrap();
+    let insert = client
+        .prepare("INSERT INTO reg VALUES ($1, $2, $3, $4)")
+        .await
+        .unwrap();
+    assert_eq!(
+        insert.params(),
+        &[Type::INT4, Type::INT8, Type::TEXT, Type::FLOAT8]
+    );
+    for id in 0..20i64 {
+        client
+            .execute(
+                &insert,
+                &[&1i32, &id, &format!("n{id}"), &(id as f64 / 4.0)],
+            )
+            .await
+            .unwrap();
+    }
+    let select = client
+        .prepare("SELECT id, name, score FROM reg WHERE tenant = $1 AND id >= $2 ORDER BY id")
+        .await
+        .unwrap();
+    assert_eq!(select.params(), &[Type::INT4, Type::INT8]);
+    assert_eq!(select.columns()[0].type_(), &Type::INT8);
+    // tokio-postgres asks for binary results: every value below is decoded from binary.
+    let rows = client.query(&select, &[&1i32, &17i64]).await.unwrap();
+    let got: Vec<(i64, String, f64)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (17, "n17".into(), 4.25),
+            (18, "n18".into(), 4.5),
+            (19, "n19".into(), 4.75)
+        ]
+    );
+
+    let update = client
+        .prepare("UPDATE reg SET name = $1 WHERE tenant = $2 AND id = $3")
+        .await
+        .unwrap();
+    assert_eq!(update.params(), &[Type::TEXT, Type::INT4, Type::INT8]);
+    assert_eq!(
+        client
+            .execute(&update, &[&"renamed", &1i32, &3i64])
+            .await
+            .unwrap(),
+        1
+    );
+    let name: String = client
+        .query_one("SELECT name FROM reg WHERE tenant = 1 AND id = 3", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(name, "renamed");
+
+    // Errors keep their SQLSTATE through the extended protocol, and the session stays usable.
+    let err = client
+        .execute(&insert, &[&1i32, &3i64, &"dup", &0.0f64])
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().unwrap().code(), "23505");
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM reg", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 20);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_results_for_every_type() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE t (id int PRIMARY KEY, b bool, s smallint, i bigint, r real, d double precision, \
+             t text, v varchar(10), by bytea, dt date, ts timestamp, tz timestamptz, n numeric(10,3), u uuid);
+             INSERT INTO t VALUES (1, true, -2, 9000000000, 1.5, -0.25, 'héllo', 'v', '\\x00ff', '2024-02-29', \
+             '2024-02-29 10:11:12.5', '2024-02-29 10:11:12Z', 12345.678, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11')",
+        )
+        .await
+        .unwrap();
+    let row = client
+        .query_one(
+            "SELECT b, s, i, r, d, t, v, by, n::text, u::text FROM t WHERE id = 1",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert!(row.get::<_, bool>(0));
+    assert_eq!(row.get::<_, i16>(1), -2);
+    assert_eq!(row.get::<_, i64>(2), 9_000_000_000);
+    assert_eq!(row.get::<_, f32>(3), 1.5);
+    assert_eq!(row.get::<_, f64>(4), -0.25);
+    assert_eq!(row.get::<_, String>(5), "héllo");
+    assert_eq!(row.get::<_, String>(6), "v");
+    assert_eq!(row.get::<_, Vec<u8>>(7), vec![0u8, 255]);
+    assert_eq!(row.get::<_, String>(8), "12345.678");
+    assert_eq!(
+        row.get::<_, String>(9),
+        "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
+    );
+    // Text results of the same row through the simple protocol.
+    let messages = client
+        .simple_query("SELECT dt, ts, tz, n FROM t")
+        .await
+        .unwrap();
+    let tokio_postgres::SimpleQueryMessage::Row(r) = &messages[1] else {
+        panic!("{messages:?}")
+    };
+    assert_eq!(r.get(0), Some("2024-02-29"));
+    assert_eq!(r.get(1), Some("2024-02-29 10:11:12.5"));
+    assert_eq!(r.get(2), Some("2024-02-29 10:11:12+00"));
+    assert_eq!(r.get(3), Some("12345.678"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn portals_suspend_and_resume() {
+    let server = TestServer::start();
+    let mut client = server.connect().await;
+    client.batch_execute("CREATE TABLE p (k int PRIMARY KEY); INSERT INTO p SELECT value FROM generate_series(1, 25)").await.unwrap();
+    let txn = client.transaction().await.unwrap();
+    let stmt = txn.prepare("SELECT k FROM p ORDER BY k").await.unwrap();
+    let portal = txn.bind(&stmt, &[]).await.unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let rows = txn.query_portal(&portal, 10).await.unwrap();
+        if rows.is_empty() {
+            break;
+        }
+        assert!(rows.len() <= 10);
+        seen.extend(rows.iter().map(|r| r.get::<_, i32>(0)));
+    }
+    assert_eq!(seen, (1..=25).collect::<Vec<_>>());
+    txn.commit().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_stops_a_running_query_and_the_session_survives() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE big (k int PRIMARY KEY)")
+        .await
+        .unwrap();
+    client
+        .batch_execute("INSERT INTO big SELECT value FROM generate_series(1, 3000)")
+        .await
+        .unwrap();
+    let token = client.cancel_token();
+    let canceler = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        token.cancel_query(tokio_postgres::NoTls).await.unwrap();
+    });
+    // A cross join large enough to run for many seconds.
+    let err = client
+        .simple_query("SELECT count(*) FROM big a, big b, big c WHERE a.k + b.k + c.k = -1")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().unwrap().code(), "57014", "{err}");
+    canceler.await.unwrap();
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM big", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 3000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_transactions_conflict_with_40001() {
+    let server = TestServer::start();
+    let a = server.connect().await;
+    let b = server.connect().await;
+    a.batch_execute(
+        "CREATE TABLE acct (id int PRIMARY KEY, bal int); INSERT INTO acct VALUES (1, 10)",
+    )
+    .await
+    .unwrap();
+    a.batch_execute("BEGIN").await.unwrap();
+    b.batch_execute("BEGIN").await.unwrap();
+    a.batch_execute("UPDATE acct SET bal = bal + 1 WHERE id = 1")
+        .await
+        .unwrap();
+    b.batch_execute("UPDATE acct SET bal = bal + 2 WHERE id = 1")
+        .await
+        .unwrap();
+    a.batch_execute("COMMIT").await.unwrap();
+    let err = b.batch_execute("COMMIT").await.unwrap_err();
+    let db = err.as_db_error().unwrap();
+    assert_eq!(db.code().code(), "40001");
+    assert!(db.hint().unwrap_or_default().contains("retr"), "{db:?}");
+    let bal: i32 = b
+        .query_one("SELECT bal FROM acct WHERE id = 1", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(bal, 11);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_survives_a_restart() {
+    let mut server = TestServer::start();
+    {
+        let client = server.connect().await;
+        client
+            .batch_execute("CREATE TABLE keep (k text PRIMARY KEY, v int); INSERT INTO keep VALUES ('a', 1), ('b', 2)")
+            .await
+            .unwrap();
+    }
+    server.stop();
+    let again = TestServer::start_in(server.data_dir.clone());
+    let client = again.connect().await;
+    let rows = client
+        .query("SELECT k, v FROM keep ORDER BY k", &[])
+        .await
+        .unwrap();
+    let got: Vec<(String, i32)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(got, vec![("a".into(), 1), ("b".into(), 2)]);
+}
