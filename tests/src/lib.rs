@@ -2,5 +2,6 @@
 //! data directory, a sqllogictest driver over the wire, and the crash test's workload.
 
 pub mod bank;
+pub mod pg;
 pub mod server;
 pub mod slt;

@@ -1,0 +1,21 @@
+-- Seeds 000/004: foot-race registrations partitioned by (event, distance), bib as row key.
+CREATE TABLE registrations (event text, distance text, bib int, name text NOT NULL, age int, city varchar(20), PRIMARY KEY ((event, distance), bib));
+INSERT INTO registrations VALUES ('2011 New York City Marathon', 'Full', 1234, 'Ann', 34, 'Boston'), ('2011 New York City Marathon', 'Full', 7, 'Bob', 51, 'NYC'), ('2011 New York City Marathon', 'Half', 99, 'Cy', 28, 'NYC'), ('2012 Boston', '10K', 5, 'Dee', 40, NULL);
+SELECT name, age FROM registrations WHERE event = '2011 New York City Marathon' AND distance = 'Full' AND bib = 1234;
+SELECT bib, name FROM registrations WHERE event = '2011 New York City Marathon' AND distance = 'Full' AND bib BETWEEN 1 AND 2000 ORDER BY bib;
+SELECT event, count(*), min(age), max(age) FROM registrations GROUP BY event ORDER BY event;
+SELECT name FROM registrations WHERE age > 30 ORDER BY name;
+SELECT name FROM registrations WHERE city IS NULL;
+SELECT name, city FROM registrations ORDER BY city NULLS FIRST, name;
+INSERT INTO registrations VALUES ('2012 Boston', '10K', 5, 'Dup', 1, NULL);
+INSERT INTO registrations (event, distance, bib) VALUES ('2012 Boston', '10K', 6);
+INSERT INTO registrations VALUES ('2012 Boston', NULL, 6, 'No distance', 1, NULL);
+INSERT INTO registrations VALUES ('2012 Boston', '10K', 6, 'Long city', 1, 'abcdefghijklmnopqrstuvwxyz');
+UPDATE registrations SET age = age + 1 WHERE event = '2011 New York City Marathon';
+SELECT bib, age FROM registrations ORDER BY bib;
+UPDATE registrations SET bib = 8 WHERE event = '2011 New York City Marathon' AND distance = 'Full' AND bib = 7;
+SELECT bib, name FROM registrations ORDER BY bib;
+DELETE FROM registrations WHERE age >= 50;
+SELECT count(*) FROM registrations;
+SELECT * FROM no_such_table;
+SELECT no_such_column FROM registrations;

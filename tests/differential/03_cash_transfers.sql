@@ -1,0 +1,21 @@
+-- Seeds 000/004: cash transactions keyed by transaction id (both legs in one partition).
+CREATE TABLE cash (txn_id bigint, leg int, account text NOT NULL, amount bigint NOT NULL, PRIMARY KEY ((txn_id), leg));
+BEGIN;
+INSERT INTO cash VALUES (1, 1, 'alice', -100), (1, 2, 'bob', 100);
+COMMIT;
+BEGIN;
+INSERT INTO cash VALUES (2, 1, 'bob', -30), (2, 2, 'carol', 30);
+ROLLBACK;
+BEGIN;
+INSERT INTO cash VALUES (3, 1, 'carol', -5);
+INSERT INTO cash VALUES (3, 1, 'carol', -5);
+SELECT 1;
+ROLLBACK;
+SELECT txn_id, sum(amount) FROM cash GROUP BY txn_id ORDER BY txn_id;
+SELECT account, amount FROM cash ORDER BY account;
+SELECT account FROM cash WHERE amount < 0;
+INSERT INTO cash VALUES (4, 1, 'dave', 10) ON CONFLICT (txn_id, leg) DO NOTHING;
+INSERT INTO cash VALUES (4, 1, 'dave', 99) ON CONFLICT (txn_id, leg) DO UPDATE SET amount = cash.amount + excluded.amount;
+SELECT txn_id, leg, account, amount FROM cash ORDER BY txn_id, leg;
+SELECT 10 / 3, 10 % 3, -7 / 2;
+SELECT 1 / 0;

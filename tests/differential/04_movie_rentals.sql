@@ -1,0 +1,21 @@
+-- Seed 003: movies by genre, rentals and rewards kept in one customer's partition.
+CREATE TABLE movies (genre text, title text, released date, rating real, PRIMARY KEY ((genre), title));
+INSERT INTO movies VALUES ('action', 'Heat', '1995-12-15', 8.3), ('action', 'Speed', '1994-06-10', 7.2), ('drama', 'Up', '2009-05-29', 8.2), ('drama', 'Amour', '2012-10-24', 7.9), ('comedy', 'Airplane!', '1980-07-02', 7.7);
+SELECT title FROM movies WHERE genre = 'action' ORDER BY title;
+SELECT title, released FROM movies WHERE released >= '2000-01-01' ORDER BY released DESC;
+SELECT genre, count(*) FROM movies GROUP BY genre HAVING count(*) > 1 ORDER BY genre;
+SELECT title, rating FROM movies ORDER BY rating DESC, title;
+CREATE TABLE customer (customer_id int, kind text, item text, points int, PRIMARY KEY ((customer_id), kind, item));
+BEGIN;
+INSERT INTO customer VALUES (1, 'rental', 'Heat', NULL);
+UPDATE customer SET points = 10 WHERE customer_id = 1 AND kind = 'rental';
+INSERT INTO customer VALUES (1, 'rewards', 'total', 10);
+COMMIT;
+SELECT kind, item, points FROM customer WHERE customer_id = 1 ORDER BY kind, item;
+SELECT m.title, c.points FROM movies m JOIN customer c ON c.item = m.title;
+SELECT title FROM movies WHERE title IN (SELECT item FROM customer WHERE kind = 'rental');
+SELECT title FROM movies m WHERE EXISTS (SELECT 1 FROM customer c WHERE c.item = m.title);
+SELECT title FROM movies WHERE genre = 'action' UNION ALL SELECT title FROM movies WHERE genre = 'drama' ORDER BY 1;
+SELECT upper(title), length(title), substr(title, 1, 2) FROM movies ORDER BY title;
+SELECT CASE WHEN rating >= 8 THEN 'great' ELSE 'good' END, title FROM movies ORDER BY title;
+DELETE FROM customer WHERE customer_id = 1 RETURNING item;
