@@ -38,6 +38,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::InvalidSettingValue { .. } => "22023",
         Error::UnknownCursor(_) => "34000",
         Error::NoTransaction(_) => "25P01",
+        Error::SubqueryTooManyRows => "21000",
         Error::Canceled => "57014",
         Error::Internal(_) => "XX000",
     }

@@ -59,6 +59,9 @@ pub enum Error {
     #[error("{0} can only be used in transaction blocks")]
     NoTransaction(String),
 
+    #[error("more than one row returned by a subquery used as an expression")]
+    SubqueryTooManyRows,
+
     #[error("canceling statement due to user request")]
     Canceled,
 

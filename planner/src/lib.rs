@@ -9,9 +9,11 @@ pub mod ddl;
 pub mod dml;
 pub mod error;
 pub mod functions;
+pub mod naming;
 pub mod provider;
 pub mod schema;
 pub mod session;
+pub mod subquery;
 pub mod text;
 
 pub use error::{Error, Result};

@@ -315,9 +315,12 @@ impl Session {
             .await?)
     }
 
-    async fn run_query(&mut self, stmt: Statement) -> Result<Output> {
+    async fn run_query(&mut self, mut stmt: Statement) -> Result<Output> {
+        let renames = crate::naming::alias_result_columns(&mut stmt);
+        self.begin_statement(mentions_system_column(&stmt));
+        self.rewrite_correlated_subqueries(&mut stmt).await?;
         let plan = self.plan(stmt).await?;
-        let schema = result_schema(&plan);
+        let schema = rename_fields(result_schema(&plan), &renames);
         let df = self.ctx.execute_logical_plan(plan).await?;
         let stream = df.execute_stream().await?;
         Ok(Output::Rows {
@@ -630,6 +633,20 @@ pub fn result_schema(plan: &LogicalPlan) -> SchemaRef {
     Arc::new(datafusion::arrow::datatypes::Schema::new(fields))
 }
 
+/// Gives result columns the names PostgreSQL would (see `naming`).
+fn rename_fields(schema: SchemaRef, renames: &[(usize, String)]) -> SchemaRef {
+    if renames.is_empty() {
+        return schema;
+    }
+    let mut fields: Vec<_> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for (i, name) in renames {
+        if let Some(f) = fields.get_mut(*i) {
+            *f = f.clone().with_name(name);
+        }
+    }
+    Arc::new(datafusion::arrow::datatypes::Schema::new(fields))
+}
+
 /// What a prepared statement takes and returns, for the extended protocol's Describe.
 pub struct Description {
     /// Inferred type of each `$n`, by position; `None` when the context does not say.
@@ -696,9 +713,11 @@ impl Session {
             };
         let schema = match stmt {
             Statement::Query(_) | Statement::Explain { .. } => {
-                let plan = self.plan(stmt.clone()).await?;
+                let mut stmt = stmt.clone();
+                let renames = crate::naming::alias_result_columns(&mut stmt);
+                let plan = self.plan(stmt).await?;
                 merge(&plan, &mut params);
-                Some(result_schema(&plan))
+                Some(rename_fields(result_schema(&plan), &renames))
             }
             Statement::ShowVariable { variable } => {
                 let name = variable

@@ -92,3 +92,48 @@ pub async fn run_file(path: &std::path::Path, labels: &[&str]) -> Result<(), Str
         .await
         .map_err(|e| e.display(true).to_string())
 }
+
+/// Runs every record of one .slt file, continuing past failures; returns (records run,
+/// failures with their first lines).
+pub async fn run_file_counting(path: &std::path::Path, labels: &[&str]) -> (usize, Vec<String>) {
+    let server = crate::server::TestServer::start();
+    let conn = server.conn_string();
+    let mut runner = sqllogictest::Runner::new(move || {
+        let conn = conn.clone();
+        async move {
+            let (client, connection) = tokio_postgres::connect(&conn, tokio_postgres::NoTls)
+                .await
+                .map_err(WireError)?;
+            tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            Ok(PgWire { client })
+        }
+    });
+    for label in labels {
+        runner.add_label(label);
+    }
+    let records = sqllogictest::parse_file::<DefaultColumnType>(path).expect("parse .slt file");
+    let mut run = 0;
+    let mut failures = Vec::new();
+    for record in records {
+        let counts = matches!(
+            record,
+            sqllogictest::Record::Statement { .. } | sqllogictest::Record::Query { .. }
+        );
+        if let Err(e) = runner.run_async(record).await {
+            failures.push(
+                e.display(false)
+                    .to_string()
+                    .lines()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+            );
+        }
+        if counts {
+            run += 1;
+        }
+    }
+    (run, failures)
+}

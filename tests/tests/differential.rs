@@ -22,11 +22,14 @@ fn to_postgres(sql: &str) -> String {
             out.replace_range(inner_start..inner_start + 1, "");
         }
     }
-    out = out.replace(") HASH", ")").replace(" HASH,", ",").replace(" HASH)", ")");
-    if let Some(with) = out.find(" WITH (partition_key") {
-        if let Some(end) = out[with..].find(')') {
-            out.replace_range(with..with + end + 1, "");
-        }
+    out = out
+        .replace(") HASH", ")")
+        .replace(" HASH,", ",")
+        .replace(" HASH)", ")");
+    if let Some(with) = out.find(" WITH (partition_key")
+        && let Some(end) = out[with..].find(')')
+    {
+        out.replace_range(with..with + end + 1, "");
     }
     out
 }
@@ -40,14 +43,20 @@ enum Outcome {
 
 async fn run(client: &Client, sql: &str) -> Outcome {
     match client.simple_query(sql).await {
-        Err(e) => Outcome::Error(e.code().map(|c| c.code().to_string()).unwrap_or_else(|| e.to_string())),
+        Err(e) => Outcome::Error(
+            e.code()
+                .map(|c| c.code().to_string())
+                .unwrap_or_else(|| e.to_string()),
+        ),
         Ok(messages) => {
             let mut rows = Vec::new();
             let mut has_rows = false;
             let mut count = 0;
             for m in messages {
                 match m {
-                    SimpleQueryMessage::Row(r) => rows.push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect()),
+                    SimpleQueryMessage::Row(r) => {
+                        rows.push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+                    }
                     SimpleQueryMessage::RowDescription(_) => has_rows = true,
                     SimpleQueryMessage::CommandComplete(n) => count = n,
                     _ => {}
@@ -87,7 +96,11 @@ fn statements(script: &str) -> Vec<String> {
 async fn scenarios_match_postgresql() {
     let pg = ReferencePg::start();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("differential");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .collect();
     files.sort();
     assert!(!files.is_empty());
     let mut mismatches = Vec::new();
@@ -99,10 +112,19 @@ async fn scenarios_match_postgresql() {
         let reference = pg.connect().await;
         // Each scenario gets a fresh PostgreSQL database.
         let db = format!("s{}", compared);
-        reference.batch_execute(&format!("CREATE DATABASE {db}")).await.unwrap();
-        let (r, connection) = tokio_postgres::connect(&format!("{} dbname={db}", pg.conn_string().replace("dbname=postgres", "")), tokio_postgres::NoTls)
+        reference
+            .batch_execute(&format!("CREATE DATABASE {db}"))
             .await
             .unwrap();
+        let (r, connection) = tokio_postgres::connect(
+            &format!(
+                "{} dbname={db}",
+                pg.conn_string().replace("dbname=postgres", "")
+            ),
+            tokio_postgres::NoTls,
+        )
+        .await
+        .unwrap();
         tokio::spawn(async move {
             let _ = connection.await;
         });
@@ -111,11 +133,19 @@ async fn scenarios_match_postgresql() {
             let theirs = run(&r, &to_postgres(&stmt)).await;
             compared += 1;
             if ours != theirs {
-                mismatches.push(format!("{}: {stmt}\n  partita:    {ours:?}\n  postgresql: {theirs:?}", file.display()));
+                mismatches.push(format!(
+                    "{}: {stmt}\n  partita:    {ours:?}\n  postgresql: {theirs:?}",
+                    file.display()
+                ));
             }
         }
     }
-    assert!(mismatches.is_empty(), "{} of {compared} statements differ:\n{}", mismatches.len(), mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "{} of {compared} statements differ:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
 }
 
 #[test]
@@ -124,7 +154,10 @@ fn partita_keys_become_postgres_keys() {
         to_postgres("CREATE TABLE r (a text, b text, c int, PRIMARY KEY ((a, b), c))"),
         "CREATE TABLE r (a text, b text, c int, PRIMARY KEY (a, b, c))"
     );
-    assert_eq!(to_postgres("CREATE TABLE h (a int, b int, PRIMARY KEY ((a) HASH, b))"), "CREATE TABLE h (a int, b int, PRIMARY KEY (a, b))");
+    assert_eq!(
+        to_postgres("CREATE TABLE h (a int, b int, PRIMARY KEY ((a) HASH, b))"),
+        "CREATE TABLE h (a int, b int, PRIMARY KEY (a, b))"
+    );
     assert_eq!(
         to_postgres("CREATE TABLE w (a int, b int, PRIMARY KEY (a, b)) WITH (partition_key = 'a')"),
         "CREATE TABLE w (a int, b int, PRIMARY KEY (a, b))"

@@ -40,3 +40,32 @@ async fn partita_slt() {
     ))
     .await;
 }
+
+/// The public SQLite corpus that PostgreSQL 15 passes completely (label `postgresql`): every
+/// record must pass. Failures are collected across all records so one run reports them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_corpus() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/sqllogictest/sqlite");
+    let files = slt_files(&dir);
+    assert_eq!(
+        files.len(),
+        3,
+        "expected select1-3.slt in {}",
+        dir.display()
+    );
+    let mut report = Vec::new();
+    let mut failed = 0;
+    for file in &files {
+        let (run, failures) = tests::slt::run_file_counting(file, &["postgresql"]).await;
+        assert!(run > 1000, "{}: only {run} records ran", file.display());
+        report.push(format!(
+            "{}: {} of {run} records pass",
+            file.display(),
+            run - failures.len()
+        ));
+        report.extend(failures.iter().take(20).map(|f| format!("  {f}")));
+        failed += failures.len();
+    }
+    println!("{}", report.join("\n"));
+    assert_eq!(failed, 0, "{}", report.join("\n"));
+}

@@ -1,0 +1,127 @@
+//! Result column names as PostgreSQL chooses them (its FigureColname): a column reference
+//! names the column, a function call the function, CASE "case", a scalar subquery its own
+//! first column, anything else "?column?". Unnamed expressions of the top-level SELECT are
+//! given unique internal aliases before planning (DataFusion refuses two projections with the
+//! same name, such as two sub-selects) and renamed back in the result schema.
+
+use datafusion::sql::sqlparser::ast::{Expr, Ident, Query, SelectItem, SetExpr, Statement};
+
+const INTERNAL_PREFIX: &str = "__partita_col_";
+
+/// PostgreSQL's name for an unaliased result expression.
+pub fn pg_column_name(expr: &Expr) -> Option<String> {
+    Some(match expr {
+        Expr::Identifier(id) => id.value.clone(),
+        Expr::CompoundIdentifier(parts) => parts.last()?.value.clone(),
+        Expr::Function(f) => f.name.0.last()?.as_ident()?.value.to_lowercase(),
+        Expr::Nested(inner) => return pg_column_name(inner),
+        Expr::Cast {
+            expr, data_type, ..
+        } => match pg_column_name(expr) {
+            Some(name) => name,
+            None => cast_type_name(&data_type.to_string()),
+        },
+        Expr::Case { .. } => "case".into(),
+        Expr::Exists { .. } => "exists".into(),
+        Expr::Subquery(q) => return first_column_name(q),
+        _ => return None,
+    })
+}
+
+fn cast_type_name(ty: &str) -> String {
+    match ty.to_ascii_lowercase().as_str() {
+        "int" | "integer" => "int4".into(),
+        "bigint" => "int8".into(),
+        "smallint" => "int2".into(),
+        "double precision" | "float8" => "float8".into(),
+        "real" => "float4".into(),
+        "boolean" | "bool" => "bool".into(),
+        "text" => "text".into(),
+        other => other
+            .split('(')
+            .next()
+            .unwrap_or("?column?")
+            .trim()
+            .to_string(),
+    }
+}
+
+fn first_column_name(q: &Query) -> Option<String> {
+    match q.body.as_ref() {
+        SetExpr::Select(s) => match s.projection.first()? {
+            SelectItem::UnnamedExpr(e) => pg_column_name(e),
+            SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+            _ => None,
+        },
+        SetExpr::Query(q) => first_column_name(q),
+        _ => None,
+    }
+}
+
+/// Aliases the top-level SELECT's unnamed, non-column expressions; returns the names to show
+/// for them, by output position.
+pub fn alias_result_columns(stmt: &mut Statement) -> Vec<(usize, String)> {
+    let Statement::Query(query) = stmt else {
+        return vec![];
+    };
+    let mut body = query.body.as_mut();
+    let select = loop {
+        match body {
+            SetExpr::Select(s) => break s,
+            SetExpr::SetOperation { left, .. } => body = left.as_mut(),
+            SetExpr::Query(q) => body = q.body.as_mut(),
+            _ => return vec![],
+        }
+    };
+    if select.projection.iter().any(|i| {
+        matches!(
+            i,
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+        )
+    }) {
+        return vec![];
+    }
+    let mut renames = Vec::new();
+    for (i, item) in select.projection.iter_mut().enumerate() {
+        if let SelectItem::UnnamedExpr(expr) = item {
+            if matches!(expr, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+                continue;
+            }
+            let name = pg_column_name(expr).unwrap_or_else(|| "?column?".into());
+            *item = SelectItem::ExprWithAlias {
+                expr: expr.clone(),
+                alias: Ident::with_quote('"', format!("{INTERNAL_PREFIX}{i}")),
+            };
+            renames.push((i, name));
+        }
+    }
+    renames
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(sql: &str) -> Vec<(usize, String)> {
+        let mut stmt = crate::session::parse_sql(sql).unwrap().remove(0);
+        alias_result_columns(&mut stmt)
+    }
+
+    #[test]
+    fn names_follow_postgres() {
+        assert_eq!(
+            names(
+                "SELECT a, count(*), a + 1, (SELECT max(b) FROM t), CASE WHEN a THEN 1 END, '1'::int, x::text FROM t"
+            ),
+            vec![
+                (1, "count".into()),
+                (2, "?column?".into()),
+                (3, "max".into()),
+                (4, "case".into()),
+                (5, "int4".into()),
+                (6, "x".into())
+            ]
+        );
+        assert!(names("SELECT * FROM t").is_empty());
+    }
+}
