@@ -37,6 +37,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::UnknownSetting(_) => "42704",
         Error::InvalidSettingValue { .. } => "22023",
         Error::UnknownCursor(_) => "34000",
+        Error::DuplicateCursor(_) => "42P03",
         Error::NoTransaction(_) => "25P01",
         Error::SubqueryTooManyRows => "21000",
         Error::Canceled => "57014",

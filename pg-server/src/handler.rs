@@ -264,6 +264,31 @@ impl SimpleQueryHandler for Handler {
     }
 }
 
+/// Runs a statement; a panic inside it becomes an error for this session only.
+async fn execute_guarded(
+    session: &mut Session,
+    stmt: Statement,
+    params: &[Param],
+) -> planner::Result<Output> {
+    use futures::FutureExt;
+    match std::panic::AssertUnwindSafe(session.execute(stmt, params))
+        .catch_unwind()
+        .await
+    {
+        Ok(result) => result,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(planner::Error::Internal(format!(
+                "statement panicked: {what}"
+            )))
+        }
+    }
+}
+
 /// Runs one statement of a simple query and streams its result.
 async fn run_simple<C>(client: &mut C, session: &mut Session, stmt: Statement) -> PgWireResult<()>
 where
@@ -271,7 +296,7 @@ where
     C::Error: Debug,
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
 {
-    let output = session.execute(stmt, &[]).await;
+    let output = execute_guarded(session, stmt, &[]).await;
     client.set_transaction_status(status(session));
     match output.map_err(|e| to_pg_error(&e))? {
         Output::Command(tag) => {
@@ -678,9 +703,12 @@ impl Handler {
         if matches!(*state, PortalExecutionState::Initial) {
             let params = bind_params(portal)?;
             let mut session = self.conn.session.lock().await;
-            let output = session
-                .execute(portal.statement.statement.stmt.clone(), &params)
-                .await;
+            let output = execute_guarded(
+                &mut session,
+                portal.statement.statement.stmt.clone(),
+                &params,
+            )
+            .await;
             client.set_transaction_status(status(&session));
             send_notices(client, &mut session).await?;
             drop(session);

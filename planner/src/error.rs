@@ -53,6 +53,9 @@ pub enum Error {
     #[error("invalid value for parameter \"{name}\": \"{value}\"")]
     InvalidSettingValue { name: String, value: String },
 
+    #[error("cursor \"{0}\" already exists")]
+    DuplicateCursor(String),
+
     #[error("cursor \"{0}\" does not exist")]
     UnknownCursor(String),
 

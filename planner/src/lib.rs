@@ -5,6 +5,7 @@
 //! protocol and no sockets here.
 
 pub mod convert;
+pub mod cursor;
 pub mod ddl;
 pub mod dml;
 pub mod error;

@@ -98,6 +98,37 @@ pub fn alias_result_columns(stmt: &mut Statement) -> Vec<(usize, String)> {
     renames
 }
 
+/// `FROM generate_series(1, 10) g` names the function's column `g`, as PostgreSQL does for
+/// functions returning one column (DataFusion would call it `value`).
+pub fn name_function_columns(stmt: &mut Statement) {
+    use datafusion::sql::sqlparser::ast::{TableAliasColumnDef, TableFactor, VisitMut, VisitorMut};
+    use std::ops::ControlFlow;
+    struct Namer;
+    impl VisitorMut for Namer {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
+            if let TableFactor::Table {
+                name,
+                args: Some(_),
+                alias: Some(alias),
+                ..
+            } = factor
+            {
+                let is_series = name
+                    .0
+                    .last()
+                    .and_then(|p| p.as_ident())
+                    .is_some_and(|i| i.value.eq_ignore_ascii_case("generate_series"));
+                if is_series && alias.columns.is_empty() {
+                    alias.columns = vec![TableAliasColumnDef::from_name(alias.name.value.as_str())];
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Namer);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

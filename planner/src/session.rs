@@ -87,6 +87,7 @@ pub struct Session {
     pub(crate) txn: Option<OpenTxn>,
     settings: BTreeMap<String, String>,
     notices: Vec<String>,
+    pub(crate) cursors: std::collections::HashMap<String, crate::cursor::Cursor>,
 }
 
 /// Parses SQL text with PostgreSQL's dialect.
@@ -163,6 +164,7 @@ impl Session {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             notices: Vec::new(),
+            cursors: Default::default(),
         }
     }
 
@@ -223,6 +225,11 @@ impl Session {
                 ..
             } => self.run_write(stmt).await,
             Statement::Set(set) => self.set(set),
+            Statement::Declare { stmts } => self.declare(stmts).await,
+            Statement::Fetch {
+                name, direction, ..
+            } => self.fetch(&name, direction).await,
+            Statement::Close { cursor } => self.close_cursor(cursor),
             Statement::ShowVariable { variable } => self.show(&variable).await,
             other => Err(Error::Unsupported(format!(
                 "statement {}",
@@ -290,6 +297,7 @@ impl Session {
 
     /// Clears the statement scope at the end of a transaction; returns its catalog changes.
     fn end_scope(&mut self) -> CatalogChanges {
+        self.cursors.retain(|_, c| c.hold);
         let mut scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
         scope.reader = None;
         std::mem::take(&mut scope.changes)
@@ -307,7 +315,8 @@ impl Session {
     }
 
     /// Plans a query (SELECT, VALUES, EXPLAIN …) in DataFusion.
-    pub(crate) async fn plan(&self, stmt: Statement) -> Result<LogicalPlan> {
+    pub(crate) async fn plan(&self, mut stmt: Statement) -> Result<LogicalPlan> {
+        crate::naming::name_function_columns(&mut stmt);
         self.begin_statement(mentions_system_column(&stmt));
         let state = self.ctx.state();
         Ok(state
@@ -315,7 +324,7 @@ impl Session {
             .await?)
     }
 
-    async fn run_query(&mut self, mut stmt: Statement) -> Result<Output> {
+    pub(crate) async fn run_query(&mut self, mut stmt: Statement) -> Result<Output> {
         let renames = crate::naming::alias_result_columns(&mut stmt);
         self.begin_statement(mentions_system_column(&stmt));
         self.rewrite_correlated_subqueries(&mut stmt).await?;

@@ -1,0 +1,154 @@
+//! SQL cursors: DECLARE … CURSOR FOR, FETCH, CLOSE — the SQL form of continuation tokens.
+//!
+//! A cursor holds the running query's stream; FETCH pulls the next rows from it, so a client
+//! pages through a large result without the server materializing it. Cursors live until
+//! CLOSE or the end of their transaction; a WITH HOLD cursor is materialized when declared
+//! and survives the transaction.
+
+use crate::error::{Error, Result};
+use crate::session::{Output, Session};
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::physical_plan::SendableRecordBatchStream;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::sql::sqlparser::ast::{self, CloseCursor, FetchDirection, Statement};
+use futures::StreamExt;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+pub(crate) struct Cursor {
+    schema: SchemaRef,
+    /// In a mutex only so `Session` stays `Sync`; always reached through `&mut`.
+    stream: Option<std::sync::Mutex<SendableRecordBatchStream>>,
+    buffered: VecDeque<RecordBatch>,
+    pub hold: bool,
+}
+
+impl Cursor {
+    /// Up to `n` next rows (`None`: all that remain).
+    async fn take(&mut self, n: Option<usize>) -> Result<Vec<RecordBatch>> {
+        let mut out = Vec::new();
+        let mut want = n.unwrap_or(usize::MAX);
+        while want > 0 {
+            let batch = match self.buffered.pop_front() {
+                Some(b) => b,
+                None => match self.stream.as_mut() {
+                    Some(s) => match s.get_mut().unwrap_or_else(|e| e.into_inner()).next().await {
+                        Some(b) => b?,
+                        None => {
+                            self.stream = None;
+                            break;
+                        }
+                    },
+                    None => break,
+                },
+            };
+            if batch.num_rows() <= want {
+                want -= batch.num_rows();
+                out.push(batch);
+            } else {
+                out.push(batch.slice(0, want));
+                self.buffered
+                    .push_front(batch.slice(want, batch.num_rows() - want));
+                want = 0;
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn count(limit: &ast::ValueWithSpan) -> Result<usize> {
+    limit
+        .value
+        .to_string()
+        .parse::<usize>()
+        .map_err(|_| Error::Syntax(format!("invalid FETCH count {}", limit.value)))
+}
+
+impl Session {
+    pub(crate) async fn declare(&mut self, stmts: Vec<ast::Declare>) -> Result<Output> {
+        for decl in stmts {
+            let Some(query) = decl.for_query else {
+                return Err(Error::Unsupported("DECLARE without a cursor query".into()));
+            };
+            let hold = decl.hold.unwrap_or(false);
+            if self.txn.is_none() && !hold {
+                return Err(Error::NoTransaction("DECLARE CURSOR".into()));
+            }
+            let Some(name) = decl.names.first().map(sql::ddl::normalize_ident) else {
+                return Err(Error::Syntax("DECLARE needs a cursor name".into()));
+            };
+            if self.cursors.contains_key(&name) {
+                return Err(Error::DuplicateCursor(name));
+            }
+            let Output::Rows { schema, stream, .. } =
+                self.run_query(Statement::Query(query)).await?
+            else {
+                return Err(Error::Internal(
+                    "a cursor query returned no rows description".into(),
+                ));
+            };
+            let mut cursor = Cursor {
+                schema,
+                stream: Some(std::sync::Mutex::new(stream)),
+                buffered: VecDeque::new(),
+                hold,
+            };
+            if hold {
+                let all = cursor.take(None).await?;
+                cursor.buffered = all.into();
+                cursor.stream = None;
+            }
+            self.cursors.insert(name, cursor);
+        }
+        Ok(Output::Command("DECLARE CURSOR".into()))
+    }
+
+    pub(crate) async fn fetch(
+        &mut self,
+        name: &ast::Ident,
+        direction: FetchDirection,
+    ) -> Result<Output> {
+        let name = sql::ddl::normalize_ident(name);
+        let n = match &direction {
+            FetchDirection::Next | FetchDirection::Forward { limit: None } => Some(1),
+            FetchDirection::Count { limit } | FetchDirection::Forward { limit: Some(limit) } => {
+                Some(count(limit)?)
+            }
+            FetchDirection::All | FetchDirection::ForwardAll => None,
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "FETCH {other} (cursors are forward-only)"
+                )));
+            }
+        };
+        let cursor = self
+            .cursors
+            .get_mut(&name)
+            .ok_or(Error::UnknownCursor(name))?;
+        let batches = cursor.take(n).await?;
+        let schema = Arc::clone(&cursor.schema);
+        let stream = RecordBatchStreamAdapter::new(
+            Arc::clone(&schema),
+            futures::stream::iter(batches.into_iter().map(Ok)),
+        );
+        Ok(Output::Rows {
+            schema,
+            stream: Box::pin(stream),
+            tag: "FETCH".into(),
+        })
+    }
+
+    pub(crate) fn close_cursor(&mut self, cursor: CloseCursor) -> Result<Output> {
+        match cursor {
+            CloseCursor::All => self.cursors.clear(),
+            CloseCursor::Specific { name } => {
+                let name = sql::ddl::normalize_ident(&name);
+                self.cursors
+                    .remove(&name)
+                    .ok_or(Error::UnknownCursor(name))?;
+            }
+        }
+        Ok(Output::Command("CLOSE CURSOR".into()))
+    }
+}
