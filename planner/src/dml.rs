@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::provider::{SharedTxn, etag_text, with_txn};
 use crate::session::{Output, Session};
 use datafusion::arrow::array::{Array, RecordBatch, StringBuilder, TimestampMicrosecondBuilder};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::datasource::MemTable;
 use datafusion::execution::context::SessionContext;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
@@ -63,35 +63,11 @@ impl WriteResult {
 
     /// `commit` is the implicit transaction's commit, `None` inside a transaction block.
     pub async fn finish(self, commit: Option<CommitInfo>) -> Result<Output> {
-        let Some(returning) = self.returning else {
+        let Some((schema, batches)) = self.returning_rows(commit).await? else {
             return Ok(Output::Command(match self.count {
                 Some(n) => format!("{} {n}", self.tag),
                 None => self.tag,
             }));
-        };
-        let batch = returning_batch(&returning, commit)?;
-        let ctx = scratch_context();
-        let name = returning
-            .alias
-            .clone()
-            .unwrap_or_else(|| returning.def.name.clone());
-        let table = MemTable::try_new(batch.schema(), vec![vec![batch]])?;
-        ctx.register_table(
-            datafusion::common::TableReference::bare(name.clone()),
-            Arc::new(table),
-        )?;
-        let query = select_query(returning.items.clone(), vec![table_ref(&name, None)], None);
-        let plan = ctx
-            .state()
-            .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
-                ast::Statement::Query(Box::new(query)),
-            )))
-            .await?;
-        let df = ctx.execute_logical_plan(plan).await?;
-        let batches = df.collect().await?;
-        let schema = match batches.first() {
-            Some(b) => b.schema(),
-            None => Arc::new(Schema::empty()),
         };
         let stream = RecordBatchStreamAdapter::new(
             Arc::clone(&schema),
@@ -102,6 +78,47 @@ impl WriteResult {
             stream: Box::pin(stream),
             tag: self.tag,
         })
+    }
+
+    /// Evaluates RETURNING once before the implicit commit, so an error in it (1/0) fails
+    /// the statement instead of being reported for a row that was written anyway.
+    pub async fn check(&self) -> Result<()> {
+        self.returning_rows(None).await.map(|_| ())
+    }
+
+    async fn returning_rows(
+        &self,
+        commit: Option<CommitInfo>,
+    ) -> Result<Option<(SchemaRef, Vec<RecordBatch>)>> {
+        let Some(returning) = &self.returning else {
+            return Ok(None);
+        };
+        let batch = returning_batch(returning, commit)?;
+        let ctx = scratch_context();
+        let name = returning
+            .alias
+            .clone()
+            .unwrap_or_else(|| returning.def.name.clone());
+        let table = MemTable::try_new(batch.schema(), vec![vec![batch]])?;
+        ctx.register_table(
+            datafusion::common::TableReference::bare(name.clone()),
+            Arc::new(table),
+        )?;
+        let mut stmt = ast::Statement::Query(Box::new(select_query(
+            returning.items.clone(),
+            vec![table_ref(&name, None)],
+            None,
+        )));
+        let renames = crate::naming::alias_result_columns(&mut stmt);
+        let plan = ctx
+            .state()
+            .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
+                stmt,
+            )))
+            .await?;
+        let schema = crate::session::rename_fields(crate::session::result_schema(&plan), &renames);
+        let batches = ctx.execute_logical_plan(plan).await?.collect().await?;
+        Ok(Some((schema, batches)))
     }
 }
 

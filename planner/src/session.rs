@@ -354,6 +354,10 @@ impl Session {
             });
             let result = self.exec_write(&stmt).await;
             let open = self.txn.take().expect("set above");
+            let result = match result {
+                Ok(done) => done.check().await.map(|_| done),
+                Err(e) => Err(e),
+            };
             let outcome = match result {
                 Ok(done) => match self.commit_open(open).await {
                     Ok(info) => return done.finish(Some(info)).await,
@@ -643,7 +647,7 @@ pub fn result_schema(plan: &LogicalPlan) -> SchemaRef {
 }
 
 /// Gives result columns the names PostgreSQL would (see `naming`).
-fn rename_fields(schema: SchemaRef, renames: &[(usize, String)]) -> SchemaRef {
+pub(crate) fn rename_fields(schema: SchemaRef, renames: &[(usize, String)]) -> SchemaRef {
     if renames.is_empty() {
         return schema;
     }
