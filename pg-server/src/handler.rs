@@ -486,16 +486,8 @@ fn param_text(bytes: &Bytes, ty: &Type, binary: bool) -> PgWireResult<String> {
             )
         }
         Type::UUID => {
-            let u = arr(16)?;
-            let hex: String = u.iter().map(|x| format!("{x:02x}")).collect();
-            format!(
-                "{}-{}-{}-{}-{}",
-                &hex[0..8],
-                &hex[8..12],
-                &hex[12..16],
-                &hex[16..20],
-                &hex[20..32]
-            )
+            let u: [u8; 16] = arr(16)?.try_into().map_err(|_| bad("uuid"))?;
+            planner::convert::format_uuid(&u)
         }
         Type::BYTEA => format!(
             "\\x{}",

@@ -384,6 +384,15 @@ fn encode(def: &TableDef, values: &[Value]) -> Vec<u8> {
     storage::rowcodec::encode_row(def.schema_version, values)
 }
 
+/// Reads row `r` of a batch whose first columns are the table's stored columns, in order.
+fn stored_row(def: &TableDef, batch: &RecordBatch, r: usize) -> Result<Vec<Value>> {
+    def.columns
+        .iter()
+        .enumerate()
+        .map(|(i, col)| value_from_array(batch.column(i), r, col.ty, &col.name))
+        .collect()
+}
+
 /// Reads every stored column of every row of `batches` (in table column order, as produced by
 /// the queries below) into values.
 fn rows_of(def: &TableDef, batches: &[RecordBatch], offset: usize) -> Result<Vec<Vec<Value>>> {
@@ -876,10 +885,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
     let mut written = Vec::new();
     for batch in &batches {
         for r in 0..batch.num_rows() {
-            let mut old = Vec::with_capacity(n);
-            for (i, col) in def.columns.iter().enumerate() {
-                old.push(value_from_array(batch.column(i), r, col.ty, &col.name)?);
-            }
+            let old = stored_row(&def, batch, r)?;
             let mut new = old.clone();
             for (k, &col) in set_columns.iter().enumerate() {
                 let c = &def.columns[col];
@@ -948,10 +954,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
             .downcast_ref::<datafusion::arrow::array::StringArray>()
             .cloned();
         for r in 0..batch.num_rows() {
-            let mut old = Vec::with_capacity(n);
-            for (i, col) in def.columns.iter().enumerate() {
-                old.push(value_from_array(batch.column(i), r, col.ty, &col.name)?);
-            }
+            let old = stored_row(&def, batch, r)?;
             let key = row_key(&def, &layout, &old)?;
             with_txn(&txn, |t| t.delete(def.keyspace, &key))?;
             count += 1;

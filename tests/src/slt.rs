@@ -68,9 +68,11 @@ impl AsyncDB for PgWire {
     }
 }
 
-/// Runs one .slt file against a fresh server; `labels` select `onlyif`/`skipif` records.
-pub async fn run_file(path: &std::path::Path, labels: &[&str]) -> Result<(), String> {
-    let server = crate::server::TestServer::start();
+/// A sqllogictest runner connected to `server`, with `labels` for `onlyif`/`skipif`.
+fn runner_for(
+    server: &crate::server::TestServer,
+    labels: &[&str],
+) -> sqllogictest::Runner<PgWire, impl sqllogictest::MakeConnection<Conn = PgWire>> {
     let conn = server.conn_string();
     let mut runner = sqllogictest::Runner::new(move || {
         let conn = conn.clone();
@@ -88,6 +90,13 @@ pub async fn run_file(path: &std::path::Path, labels: &[&str]) -> Result<(), Str
         runner.add_label(label);
     }
     runner
+}
+
+/// Runs one .slt file against a fresh server; `labels` select `onlyif`/`skipif` records.
+pub async fn run_file(path: &std::path::Path, labels: &[&str]) -> Result<(), String> {
+    let server = crate::server::TestServer::start();
+    let mut runner = runner_for(&server, labels);
+    runner
         .run_file_async(path)
         .await
         .map_err(|e| e.display(true).to_string())
@@ -97,22 +106,7 @@ pub async fn run_file(path: &std::path::Path, labels: &[&str]) -> Result<(), Str
 /// failures with their first lines).
 pub async fn run_file_counting(path: &std::path::Path, labels: &[&str]) -> (usize, Vec<String>) {
     let server = crate::server::TestServer::start();
-    let conn = server.conn_string();
-    let mut runner = sqllogictest::Runner::new(move || {
-        let conn = conn.clone();
-        async move {
-            let (client, connection) = tokio_postgres::connect(&conn, tokio_postgres::NoTls)
-                .await
-                .map_err(WireError)?;
-            tokio::spawn(async move {
-                let _ = connection.await;
-            });
-            Ok(PgWire { client })
-        }
-    });
-    for label in labels {
-        runner.add_label(label);
-    }
+    let mut runner = runner_for(&server, labels);
     let records = sqllogictest::parse_file::<DefaultColumnType>(path).expect("parse .slt file");
     let mut run = 0;
     let mut failures = Vec::new();
