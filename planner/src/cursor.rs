@@ -10,7 +10,6 @@ use crate::session::{Output, Session};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::physical_plan::SendableRecordBatchStream;
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::sql::sqlparser::ast::{self, CloseCursor, FetchDirection, Statement};
 use futures::StreamExt;
 use std::collections::VecDeque;
@@ -127,16 +126,11 @@ impl Session {
             .get_mut(&name)
             .ok_or(Error::UnknownCursor(name))?;
         let batches = cursor.take(n).await?;
-        let schema = Arc::clone(&cursor.schema);
-        let stream = RecordBatchStreamAdapter::new(
-            Arc::clone(&schema),
-            futures::stream::iter(batches.into_iter().map(Ok)),
-        );
-        Ok(Output::Rows {
-            schema,
-            stream: Box::pin(stream),
-            tag: "FETCH".into(),
-        })
+        Ok(Output::from_batches(
+            Arc::clone(&cursor.schema),
+            batches,
+            "FETCH",
+        ))
     }
 
     pub(crate) fn close_cursor(&mut self, cursor: CloseCursor) -> Result<Output> {

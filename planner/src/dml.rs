@@ -16,7 +16,6 @@ use datafusion::arrow::array::{Array, RecordBatch, StringBuilder, TimestampMicro
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::datasource::MemTable;
 use datafusion::execution::context::SessionContext;
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::sql::sqlparser::ast::{
     self, AssignmentTarget, CastKind, Expr, FromTable, GroupByExpr, Ident, ObjectName,
     OnConflictAction, OnInsert, Query, Select, SelectFlavor, SelectItem, SetExpr, TableAlias,
@@ -69,15 +68,7 @@ impl WriteResult {
                 None => self.tag,
             }));
         };
-        let stream = RecordBatchStreamAdapter::new(
-            Arc::clone(&schema),
-            futures::stream::iter(batches.into_iter().map(Ok)),
-        );
-        Ok(Output::Rows {
-            schema,
-            stream: Box::pin(stream),
-            tag: self.tag,
-        })
+        Ok(Output::from_batches(schema, batches, &self.tag))
     }
 
     /// Evaluates RETURNING once before the implicit commit, so an error in it (1/0) fails

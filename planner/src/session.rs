@@ -61,6 +61,25 @@ pub enum Output {
     Command(String),
 }
 
+impl Output {
+    /// Rows already in memory (SHOW, FETCH, RETURNING), streamed like any other result.
+    pub fn from_batches(
+        schema: SchemaRef,
+        batches: Vec<datafusion::arrow::array::RecordBatch>,
+        tag: &str,
+    ) -> Output {
+        let stream = datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+            Arc::clone(&schema),
+            futures::stream::iter(batches.into_iter().map(Ok)),
+        );
+        Output::Rows {
+            schema,
+            stream: Box::pin(stream),
+            tag: tag.to_string(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxnStatus {
     Idle,
@@ -511,16 +530,7 @@ impl Session {
             ]))],
         )
         .map_err(|e| Error::Internal(e.to_string()))?;
-        let schema = batch.schema();
-        let stream = datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
-            Arc::clone(&schema),
-            futures::stream::iter(vec![Ok(batch)]),
-        );
-        Ok(Output::Rows {
-            schema,
-            stream: Box::pin(stream),
-            tag: "SHOW".into(),
-        })
+        Ok(Output::from_batches(batch.schema(), vec![batch], "SHOW"))
     }
 }
 
