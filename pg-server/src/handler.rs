@@ -18,7 +18,6 @@ use pgwire::api::auth::{
     DefaultServerParameterProvider, StartupHandler, finish_authentication, protocol_negotiation,
     save_startup_parameters_to_metadata,
 };
-use pgwire::api::cancel::DefaultCancelHandler;
 use pgwire::api::portal::{Format, Portal, PortalExecutionState};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{
@@ -33,6 +32,7 @@ use pgwire::api::{
     RandomPidSecretKeyGenerator, Type,
 };
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::cancel::CancelRequest;
 use pgwire::messages::data::RowDescription;
 use pgwire::messages::extendedquery::{Execute, PortalSuspended};
 use pgwire::messages::response::{
@@ -40,22 +40,75 @@ use pgwire::messages::response::{
 };
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
+use planner::interrupt::Interrupt;
 use planner::{Output, Param, Session, TxnStatus};
 use sql::SqlType;
+use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::{Arc, LazyLock};
 
 /// One client connection's state.
 pub struct Connection {
     session: tokio::sync::Mutex<Session>,
-    manager: Arc<ConnectionManager>,
+    /// The session's interrupt, reachable without the session lock (which the running
+    /// statement holds).
+    interrupt: Interrupt,
+    cancels: Arc<Cancels>,
 }
 
 impl Connection {
-    pub fn new(session: Session, manager: Arc<ConnectionManager>) -> Connection {
+    pub fn new(session: Session, cancels: Arc<Cancels>) -> Connection {
         Connection {
+            interrupt: session.interrupt(),
             session: tokio::sync::Mutex::new(session),
-            manager,
+            cancels,
+        }
+    }
+}
+
+/// Every connection's cancel key, server-wide: a CancelRequest arrives on a connection of its
+/// own and names its target by (pid, secret key).
+#[derive(Default)]
+pub struct Cancels {
+    manager: Arc<ConnectionManager>,
+    interrupts: std::sync::Mutex<HashMap<(i32, Bytes), Interrupt>>,
+}
+
+impl Cancels {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(i32, Bytes), Interrupt>> {
+        self.interrupts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Removes a connection's cancel key when the connection ends.
+struct CancelKeyGuard {
+    cancels: Arc<Cancels>,
+    key: (i32, Bytes),
+}
+
+impl Drop for CancelKeyGuard {
+    fn drop(&mut self) {
+        self.cancels.lock().remove(&self.key);
+    }
+}
+
+/// Stops the target's running statement where it is (see `planner::interrupt`) and wakes
+/// the connection so it answers 57014 at once.
+pub struct CancelHandler {
+    cancels: Arc<Cancels>,
+}
+
+#[async_trait]
+impl pgwire::api::cancel::CancelHandler for CancelHandler {
+    async fn on_cancel_request(&self, request: CancelRequest) {
+        let key = (request.pid, request.secret_key.to_bytes());
+        let interrupt = self.cancels.lock().get(&key).cloned();
+        if let Some(interrupt) = interrupt {
+            interrupt.trigger();
+            self.cancels
+                .manager
+                .cancel(request.pid, &request.secret_key)
+                .await;
         }
     }
 }
@@ -69,12 +122,14 @@ pub struct Handler {
 /// The handlers pgwire calls for one connection.
 pub struct Handlers {
     handler: Arc<Handler>,
-    cancel: Arc<DefaultCancelHandler>,
+    cancel: Arc<CancelHandler>,
 }
 
 impl Handlers {
     pub fn new(conn: Arc<Connection>) -> Handlers {
-        let cancel = Arc::new(DefaultCancelHandler::new(Arc::clone(&conn.manager)));
+        let cancel = Arc::new(CancelHandler {
+            cancels: Arc::clone(&conn.cancels),
+        });
         let parser = Arc::new(Parser {
             conn: Arc::clone(&conn),
         });
@@ -133,11 +188,20 @@ impl StartupHandler for Handler {
             save_startup_parameters_to_metadata(client, startup);
             let (pid, secret_key) = PIDS.generate(client);
             client.set_pid_and_secret_key(pid, secret_key.clone());
-            let (handle, guard) = self.conn.manager.register(pid, secret_key);
+            let cancels = &self.conn.cancels;
+            let key = (pid, secret_key.to_bytes());
+            cancels
+                .lock()
+                .insert(key.clone(), self.conn.interrupt.clone());
+            let (handle, guard) = cancels.manager.register(pid, secret_key);
             client
                 .session_extensions()
                 .insert::<Arc<ConnectionHandle>>(handle);
             client.session_extensions().insert(guard);
+            client.session_extensions().insert(CancelKeyGuard {
+                cancels: Arc::clone(cancels),
+                key,
+            });
             finish_authentication(client, &server_parameters()).await?;
         }
         Ok(())
@@ -276,16 +340,10 @@ async fn execute_guarded(
         .await
     {
         Ok(result) => result,
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(planner::Error::Internal(format!(
-                "statement panicked: {what}"
-            )))
-        }
+        Err(panic) => Err(planner::Error::Internal(format!(
+            "statement panicked: {}",
+            planner::executor::panic_message(panic.as_ref())
+        ))),
     }
 }
 

@@ -5,8 +5,7 @@ pub mod encode;
 pub mod errors;
 pub mod handler;
 
-use handler::{Connection, Handlers};
-use pgwire::api::ConnectionManager;
+use handler::{Cancels, Connection, Handlers};
 use planner::Database;
 use std::future::Future;
 use std::sync::Arc;
@@ -19,7 +18,7 @@ pub async fn serve(
     db: Database,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let manager = Arc::new(ConnectionManager::new());
+    let cancels = Arc::new(Cancels::default());
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -33,7 +32,7 @@ pub async fn serve(
                     }
                 };
                 let _ = socket.set_nodelay(true);
-                let conn = Arc::new(Connection::new(db.session(), Arc::clone(&manager)));
+                let conn = Arc::new(Connection::new(db.session(), Arc::clone(&cancels)));
                 let handlers = Arc::new(Handlers::new(conn));
                 tokio::spawn(async move {
                     if let Err(e) = pgwire::tokio::process_socket(socket, None, handlers).await {

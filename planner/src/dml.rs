@@ -21,7 +21,6 @@ use datafusion::sql::sqlparser::ast::{
     OnConflictAction, OnInsert, Query, Select, SelectFlavor, SelectItem, SetExpr, TableAlias,
     TableFactor, TableObject, TableWithJoins, Value as AstValue, Values,
 };
-use futures::StreamExt;
 use sql::catalog::{ETAG_COLUMN, ROW_ID_COLUMN, TIMESTAMP_COLUMN, TableDef};
 use sql::ddl::{normalize_ident, table_name};
 use std::sync::Arc;
@@ -280,12 +279,7 @@ impl Session {
             )))
             .await?;
         let df = self.ctx.execute_logical_plan(plan).await?;
-        let mut stream = df.execute_stream().await?;
-        let mut batches = Vec::new();
-        while let Some(batch) = stream.next().await {
-            batches.push(batch?);
-        }
-        Ok(batches)
+        Ok(self.db.executor.collect(df).await?)
     }
 }
 
@@ -505,7 +499,8 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
         }
         Some(_) => {
             // INSERT … SELECT: name the source's columns, cast them, add defaults.
-            let source = source.expect("matched Some");
+            let mut source = (**source.expect("matched Some")).clone();
+            crate::naming::alias_query_columns(&mut source);
             let src_cols: Vec<String> = (0..targets.len())
                 .map(|i| format!("__partita_src_{i}"))
                 .collect();
@@ -520,7 +515,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             let derived = TableWithJoins {
                 relation: TableFactor::Derived {
                     lateral: false,
-                    subquery: Box::new((**source).clone()),
+                    subquery: Box::new(source),
                     alias: Some(TableAlias {
                         explicit: true,
                         name: ident("__partita_src"),

@@ -58,12 +58,17 @@ fn first_column_name(q: &Query) -> Option<String> {
     }
 }
 
-/// Aliases the top-level SELECT's unnamed, non-column expressions; returns the names to show
-/// for them, by output position.
+/// Aliases the top-level SELECT's unnamed, non-column expressions, and column references
+/// whose name repeats; returns the names to show for them, by output position.
 pub fn alias_result_columns(stmt: &mut Statement) -> Vec<(usize, String)> {
-    let Statement::Query(query) = stmt else {
-        return vec![];
-    };
+    match stmt {
+        Statement::Query(query) => alias_query_columns(query),
+        _ => vec![],
+    }
+}
+
+/// `alias_result_columns` for a query (an INSERT's source, say).
+pub fn alias_query_columns(query: &mut Query) -> Vec<(usize, String)> {
     let mut body = query.body.as_mut();
     let select = loop {
         match body {
@@ -81,13 +86,22 @@ pub fn alias_result_columns(stmt: &mut Statement) -> Vec<(usize, String)> {
     }) {
         return vec![];
     }
+    let column_name = |item: &SelectItem| match item {
+        SelectItem::UnnamedExpr(e @ (Expr::Identifier(_) | Expr::CompoundIdentifier(_))) => {
+            pg_column_name(e)
+        }
+        _ => None,
+    };
+    let columns: Vec<Option<String>> = select.projection.iter().map(column_name).collect();
+    let repeated = |name: &String| columns.iter().flatten().filter(|n| *n == name).count() > 1;
     let mut renames = Vec::new();
     for (i, item) in select.projection.iter_mut().enumerate() {
         if let SelectItem::UnnamedExpr(expr) = item {
-            if matches!(expr, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
-                continue;
-            }
-            let name = pg_column_name(expr).unwrap_or_else(|| "?column?".into());
+            let name = match &columns[i] {
+                Some(column) if !repeated(column) => continue,
+                Some(column) => column.clone(),
+                None => pg_column_name(expr).unwrap_or_else(|| "?column?".into()),
+            };
             *item = SelectItem::ExprWithAlias {
                 expr: expr.clone(),
                 alias: Ident::with_quote('"', format!("{INTERNAL_PREFIX}{i}")),

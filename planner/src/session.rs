@@ -8,11 +8,14 @@
 
 use crate::dml;
 use crate::error::{Error, Result};
+use crate::executor::Executor;
+use crate::interrupt::{Interrupt, InterruptibleJoins};
 use crate::provider::{Reader, SharedTxn};
 use crate::schema::{PartitaSchema, StatementScope};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
 use datafusion::execution::context::{SessionConfig, SessionContext};
+use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::SendableRecordBatchStream;
 use datafusion::sql::parser::Statement as DfStatement;
@@ -34,13 +37,20 @@ use storage::{Store, StoreOptions};
 pub struct Database {
     pub store: Store,
     pub catalog: Catalog,
+    pub executor: Arc<Executor>,
 }
 
 impl Database {
     pub fn open(path: &Path, options: StoreOptions) -> Result<Database> {
         let store = Store::open(path, options)?;
         let catalog = Catalog::load(&store)?;
-        Ok(Database { store, catalog })
+        let executor =
+            Arc::new(Executor::new().map_err(|e| Error::Storage(storage::Error::Io(e)))?);
+        Ok(Database {
+            store,
+            catalog,
+            executor,
+        })
     }
 
     pub fn session(&self) -> Session {
@@ -107,6 +117,7 @@ pub struct Session {
     settings: BTreeMap<String, String>,
     notices: Vec<String>,
     pub(crate) cursors: std::collections::HashMap<String, crate::cursor::Cursor>,
+    pub(crate) interrupt: Interrupt,
 }
 
 /// Parses SQL text with PostgreSQL's dialect.
@@ -157,7 +168,13 @@ impl Session {
             .set_str("datafusion.sql_parser.dialect", "postgres")
             // 1.005 is a numeric in PostgreSQL, not a float.
             .set_bool("datafusion.sql_parser.parse_float_as_decimal", true);
-        let ctx = SessionContext::new_with_config(config);
+        let interrupt = Interrupt::default();
+        let state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_default_features()
+            .with_physical_optimizer_rule(Arc::new(InterruptibleJoins(interrupt.clone())))
+            .build();
+        let ctx = SessionContext::new_with_state(state);
         let scope = Arc::new(Mutex::new(StatementScope {
             reader: None,
             changes: CatalogChanges::default(),
@@ -184,7 +201,13 @@ impl Session {
                 .collect(),
             notices: Vec::new(),
             cursors: Default::default(),
+            interrupt,
         }
+    }
+
+    /// The handle a cancel request uses to stop this session's running statement.
+    pub fn interrupt(&self) -> Interrupt {
+        self.interrupt.clone()
     }
 
     pub fn status(&self) -> TxnStatus {
@@ -209,6 +232,7 @@ impl Session {
 
     /// Runs one statement with bound parameters.
     pub async fn execute(&mut self, mut stmt: Statement, params: &[Param]) -> Result<Output> {
+        self.interrupt.reset();
         if let Some(t) = &self.txn
             && t.failed
             && !matches!(stmt, Statement::Commit { .. } | Statement::Rollback { .. })
@@ -218,6 +242,7 @@ impl Session {
         if !params.is_empty() {
             bind_params(&mut stmt, params)?;
         }
+        crate::naming::name_function_columns(&mut stmt);
         let result = self.dispatch(stmt).await;
         if result.is_err()
             && let Some(t) = self.txn.as_mut()
@@ -335,6 +360,7 @@ impl Session {
 
     /// Plans a query (SELECT, VALUES, EXPLAIN …) in DataFusion.
     pub(crate) async fn plan(&self, mut stmt: Statement) -> Result<LogicalPlan> {
+        // Again here: describe() plans statements that never went through execute().
         crate::naming::name_function_columns(&mut stmt);
         self.begin_statement(mentions_system_column(&stmt));
         let state = self.ctx.state();
@@ -350,7 +376,7 @@ impl Session {
         let plan = self.plan(stmt).await?;
         let schema = rename_fields(result_schema(&plan), &renames);
         let df = self.ctx.execute_logical_plan(plan).await?;
-        let stream = df.execute_stream().await?;
+        let stream = self.db.executor.stream(df);
         Ok(Output::Rows {
             schema,
             stream,

@@ -159,6 +159,7 @@ struct SubqueryFunction {
     arg_types: Vec<DataType>,
     return_type: DataType,
     ctx: SessionContext,
+    interrupt: crate::interrupt::Interrupt,
 }
 
 impl std::fmt::Debug for SubqueryFunction {
@@ -260,6 +261,7 @@ impl ScalarUDFImpl for SubqueryFunction {
         let mut cache: HashMap<Vec<ScalarValue>, ScalarValue> = HashMap::new();
         let mut out = Vec::with_capacity(rows);
         for r in 0..rows {
+            self.interrupt.check()?;
             let key: Vec<ScalarValue> = arrays
                 .iter()
                 .map(|a| ScalarValue::try_from_array(a, r))
@@ -380,6 +382,7 @@ impl Session {
                 arg_types,
                 return_type: field.data_type().clone(),
                 ctx: self.ctx.clone(),
+                interrupt: self.interrupt.clone(),
             };
             self.ctx.register_udf(ScalarUDF::new_from_impl(udf));
             let call = Expr::Function(ast::Function {

@@ -161,29 +161,44 @@ async fn cancel_stops_a_running_query_and_the_session_survives() {
         .await
         .unwrap();
     client
-        .batch_execute("INSERT INTO big SELECT value FROM generate_series(1, 1200)")
+        .batch_execute("INSERT INTO big SELECT g FROM generate_series(1, 3000) g")
         .await
         .unwrap();
     let token = client.cancel_token();
     let canceler = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
         token.cancel_query(tokio_postgres::NoTls).await.unwrap();
     });
-    // A cross join large enough to run for many seconds. FIXME: the client gets 57014 at
-    // once, but DataFusion keeps computing a nested-loop join build side in the background
-    // until it finishes; the table is kept small so that leftover work stays short.
+    // A nested-loop join whose filter rejects every pair: hours of work, none of it
+    // returning from DataFusion's poll until a whole probe batch is done.
     let err = client
         .simple_query("SELECT count(*) FROM big a, big b, big c WHERE a.k + b.k + c.k = -1")
         .await
         .unwrap_err();
     assert_eq!(err.code().unwrap().code(), "57014", "{err}");
     canceler.await.unwrap();
+    // The work itself stops, not just the answer: the server (in this process) goes quiet.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = process_cpu_seconds();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let busy = process_cpu_seconds() - before;
+    assert!(busy < 0.5, "{busy:.2} s of CPU in the 2 s after the cancel");
     let n: i64 = client
         .query_one("SELECT count(*) FROM big", &[])
         .await
         .unwrap()
         .get(0);
-    assert_eq!(n, 1200);
+    assert_eq!(n, 3000);
+}
+
+/// CPU time this process has used (user + system), from /proc.
+fn process_cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // Fields after the parenthesized command name; utime and stime are the 12th and 13th.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
