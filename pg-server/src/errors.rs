@@ -41,6 +41,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::NoTransaction(_) => "25P01",
         Error::SubqueryTooManyRows => "21000",
         Error::Canceled => "57014",
+        Error::ScanClassNotAllowed { .. } => "54000",
         Error::Internal(_) => "XX000",
     }
 }
@@ -167,7 +168,14 @@ fn clean_message(e: &Error) -> String {
 pub fn to_pg_error(e: &Error) -> PgWireError {
     let code = sql_state(e);
     let mut err = info(code, clean_message(e));
-    match e {
+    match innermost(e) {
+        Error::ScanClassNotAllowed { .. } => {
+            err.hint = Some(
+                "Bind the partition key with = in the WHERE clause (and a row key prefix for a \
+                 point or row range), or raise partita.max_scan_class."
+                    .into(),
+            )
+        }
         Error::UniqueViolation { detail, .. } => err.detail = Some(detail.clone()),
         Error::SerializationFailure => {
             err.hint = Some(
@@ -184,6 +192,24 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
         _ => {}
     }
     PgWireError::UserError(Box::new(err))
+}
+
+/// The planner error a DataFusion error carries, if any (errors raised inside a plan).
+fn innermost(e: &Error) -> &Error {
+    if let Error::DataFusion(df) = e {
+        let mut inner = df;
+        loop {
+            match inner {
+                DataFusionError::External(boxed) => {
+                    return boxed.downcast_ref::<Error>().map_or(e, innermost);
+                }
+                DataFusionError::Context(_, next) => inner = next,
+                DataFusionError::Shared(next) => inner = next,
+                _ => return e,
+            }
+        }
+    }
+    e
 }
 
 #[cfg(test)]

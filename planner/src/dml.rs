@@ -203,7 +203,7 @@ fn table_ref(name: &str, alias: Option<TableAlias>) -> TableWithJoins {
     }
 }
 
-fn select_query(
+pub(crate) fn select_query(
     projection: Vec<SelectItem>,
     from: Vec<TableWithJoins>,
     selection: Option<Expr>,

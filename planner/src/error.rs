@@ -68,6 +68,13 @@ pub enum Error {
     #[error("canceling statement due to user request")]
     Canceled,
 
+    #[error("{class} on table \"{table}\" is not allowed by partita.max_scan_class = {allowed}")]
+    ScanClassNotAllowed {
+        class: String,
+        table: String,
+        allowed: String,
+    },
+
     /// A bug in Partita.
     #[error("internal error (this is a bug): {0}")]
     Internal(String),

@@ -83,6 +83,24 @@ impl Executor {
         Box::pin(RecordBatchStreamAdapter::new(schema, batches))
     }
 
+    /// Runs a future on the query runtime (a plan executed directly, say).
+    pub async fn run<T: Send + 'static>(
+        &self,
+        work: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> DfResult<T> {
+        let mut task = AbortOnDrop(self.runtime().spawn(work));
+        match (&mut task.0).await {
+            Ok(value) => Ok(value),
+            Err(e) if e.is_panic() => Err(DataFusionError::Execution(format!(
+                "query panicked: {}",
+                panic_message(e.into_panic().as_ref())
+            ))),
+            Err(e) => Err(DataFusionError::Execution(format!(
+                "query task failed: {e}"
+            ))),
+        }
+    }
+
     /// Runs `df` on the query runtime and collects every batch.
     pub async fn collect(&self, df: DataFrame) -> DfResult<Vec<RecordBatch>> {
         let mut stream = self.stream(df);
@@ -103,9 +121,9 @@ impl Drop for Executor {
     }
 }
 
-struct AbortOnDrop(JoinHandle<()>);
+struct AbortOnDrop<T>(JoinHandle<T>);
 
-impl Drop for AbortOnDrop {
+impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }

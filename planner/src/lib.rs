@@ -4,12 +4,14 @@
 //! Input: parsed statements. Output: Arrow record batch streams and command tags. No wire
 //! protocol and no sockets here.
 
+pub mod classify;
 pub mod convert;
 pub mod cursor;
 pub mod ddl;
 pub mod dml;
 pub mod error;
 pub mod executor;
+pub mod explain;
 pub mod functions;
 pub mod interrupt;
 pub mod naming;

@@ -5,19 +5,30 @@
 //! the session's transaction (so it sees its own writes and its reads are tracked for conflict
 //! detection). Rows are decoded straight into Arrow builders, only for projected columns.
 
+use crate::classify::{ScanClass, ScanSpec, classify};
 use crate::convert::ColumnBuilder;
+use crate::error::Error;
 use datafusion::arrow::array::{
     RecordBatch, RecordBatchOptions, StringBuilder, TimestampMicrosecondBuilder,
 };
+use datafusion::arrow::compute::SortOptions;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::Session as DfSession;
-use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{Column, DFSchema};
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::TaskContext;
+use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_expr::EquivalenceProperties;
+use datafusion::physical_expr::expressions::Column as PhysicalColumn;
+use datafusion::physical_expr::{PhysicalExpr, PhysicalSortExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{
+    BaselineMetrics, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
+};
+use datafusion::physical_plan::sort_pushdown::SortOrderPushdownResult;
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
@@ -26,7 +37,9 @@ use datafusion::physical_plan::{
 use sql::catalog::{ETAG_COLUMN, TIMESTAMP_COLUMN, TableDef};
 use sql::types::SqlType;
 use std::fmt;
+use std::ops::Bound;
 use std::sync::{Arc, Mutex};
+use storage::Store;
 use storage::rowcodec::RowReader;
 use storage::{Direction, KeyRange, ReadView, Row, RowIter, Transaction, Value};
 
@@ -98,6 +111,18 @@ pub struct PartitaTable {
     reader: Reader,
     /// Value of each column for rows written before the column was added.
     missing: Arc<Vec<Value>>,
+    access: TableAccess,
+}
+
+/// How a statement may access its tables.
+#[derive(Clone)]
+pub struct TableAccess {
+    /// Expose the hidden row id, `_timestamp` and `_etag`.
+    pub system_columns: bool,
+    /// `partita.max_scan_class`: a worse access fails before it runs.
+    pub max_class: ScanClass,
+    /// The store, for the range partitions a scan touches.
+    pub store: Store,
 }
 
 impl fmt::Debug for PartitaTable {
@@ -138,7 +163,8 @@ impl PartitaTable {
     /// A table as one statement sees it. `system_columns` adds the hidden row id (if any),
     /// `_timestamp` and `_etag` to the schema; they are left out otherwise so `SELECT *`
     /// shows only user columns.
-    pub fn new(def: Arc<TableDef>, reader: Reader, system_columns: bool) -> PartitaTable {
+    pub fn new(def: Arc<TableDef>, reader: Reader, access: TableAccess) -> PartitaTable {
+        let system_columns = access.system_columns;
         let mut fields = Vec::new();
         let mut sources = Vec::new();
         for (i, col) in def.columns.iter().enumerate() {
@@ -162,6 +188,7 @@ impl PartitaTable {
             sources,
             reader,
             missing,
+            access,
         }
     }
 }
@@ -180,88 +207,228 @@ impl TableProvider for PartitaTable {
         &self,
         filters: &[&Expr],
     ) -> DfResult<Vec<TableProviderFilterPushDown>> {
-        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+        // Key conditions become key ranges and the rest is evaluated inside the scan.
+        Ok(vec![TableProviderFilterPushDown::Exact; filters.len()])
     }
 
     async fn scan(
         &self,
-        _state: &dyn DfSession,
+        state: &dyn DfSession,
         projection: Option<&Vec<usize>>,
-        _filters: &[Expr],
+        filters: &[Expr],
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let indices: Vec<usize> = match projection {
+        let spec = classify(&self.def, filters);
+        if spec.class > self.access.max_class {
+            return Err(DataFusionError::External(Box::new(
+                Error::ScanClassNotAllowed {
+                    class: spec.class_text(),
+                    table: self.def.name.clone(),
+                    allowed: self.access.max_class.setting_name().into(),
+                },
+            )));
+        }
+        let wanted: Vec<usize> = match projection {
             Some(p) => p.clone(),
             None => (0..self.sources.len()).collect(),
         };
-        let schema = Arc::new(self.schema.project(&indices)?);
-        let sources = indices.iter().map(|&i| self.sources[i]).collect();
-        Ok(Arc::new(KeyScanExec::new(
-            Arc::clone(&self.def),
-            self.reader.clone(),
-            schema,
-            sources,
-            Arc::clone(&self.missing),
-            KeyRange::all(),
+        // The residual filter: every filter the key ranges do not enforce exactly.
+        let residual = conjunction(
+            filters
+                .iter()
+                .zip(&spec.consumed)
+                .filter(|(_, consumed)| !**consumed)
+                .map(|(f, _)| unqualified(f.clone())),
+        );
+        // Decode the projected columns, then any the residual filter needs besides.
+        let mut decoded = wanted.clone();
+        if let Some(r) = &residual {
+            for column in r.column_refs() {
+                let i = self.schema.index_of(&column.name)?;
+                if !decoded.contains(&i) {
+                    decoded.push(i);
+                }
+            }
+        }
+        let scan_schema = Arc::new(self.schema.project(&decoded)?);
+        let residual_text = residual.as_ref().map(expr_text);
+        let residual = match residual {
+            Some(r) => {
+                let df_schema = DFSchema::try_from(Arc::clone(&scan_schema))?;
+                Some(state.create_physical_expr(r, &df_schema)?)
+            }
+            None => None,
+        };
+        let partitions = self
+            .access
+            .store
+            .range_partitions(self.def.keyspace)
+            .iter()
+            .filter(|p| spec.ranges.iter().any(|r| overlaps(r, &p.key_range())))
+            .count();
+        Ok(Arc::new(KeyScanExec::new(KeyScan {
+            def: Arc::clone(&self.def),
+            reader: self.reader.clone(),
+            scan_schema,
+            sources: decoded.iter().map(|&i| self.sources[i]).collect(),
+            output_columns: wanted.len(),
+            missing: Arc::clone(&self.missing),
+            spec,
+            residual,
+            residual_text,
             limit,
-        )))
+            range_partitions: partitions,
+            reverse: false,
+        })))
     }
 }
 
-/// Streams one key range of a table.
+/// Column references without table qualifiers, to resolve against the scan's own schema.
+fn unqualified(expr: Expr) -> Expr {
+    expr.transform(|e| {
+        Ok(match e {
+            Expr::Column(c) => Transformed::yes(Expr::Column(Column::new_unqualified(c.name))),
+            other => Transformed::no(other),
+        })
+    })
+    .map(|t| t.data)
+    .expect("renaming columns cannot fail")
+}
+
+/// Whether two key ranges share a key.
+fn overlaps(a: &KeyRange, b: &KeyRange) -> bool {
+    fn below(upper: &Bound<bytes::Bytes>, lower: &Bound<bytes::Bytes>) -> bool {
+        match (upper, lower) {
+            (Bound::Unbounded, _) | (_, Bound::Unbounded) => false,
+            (Bound::Included(u), Bound::Included(l)) => u < l,
+            (Bound::Included(u) | Bound::Excluded(u), Bound::Included(l) | Bound::Excluded(l)) => {
+                u <= l
+            }
+        }
+    }
+    !below(&a.upper, &b.lower) && !below(&b.upper, &a.lower)
+}
+
+/// Everything one table access needs to run.
+#[derive(Clone)]
+pub struct KeyScan {
+    pub def: Arc<TableDef>,
+    pub reader: Reader,
+    /// The decoded columns: the output columns first, then those only the residual needs.
+    pub scan_schema: SchemaRef,
+    pub sources: Vec<ColumnSource>,
+    pub output_columns: usize,
+    pub missing: Arc<Vec<Value>>,
+    pub spec: ScanSpec,
+    pub residual: Option<Arc<dyn PhysicalExpr>>,
+    /// The residual as SQL, for EXPLAIN.
+    pub residual_text: Option<String>,
+    pub limit: Option<usize>,
+    /// Range partitions the key ranges overlap, when planned.
+    pub range_partitions: usize,
+    /// Read the ranges backwards (ORDER BY the key reversed).
+    pub reverse: bool,
+}
+
+/// Streams the key ranges of one table access, filtered by the residual.
 pub struct KeyScanExec {
-    def: Arc<TableDef>,
-    reader: Reader,
+    scan: Arc<KeyScan>,
     schema: SchemaRef,
-    sources: Vec<ColumnSource>,
-    missing: Arc<Vec<Value>>,
-    range: KeyRange,
-    limit: Option<usize>,
     properties: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
 }
 
 impl fmt::Debug for KeyScanExec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "KeyScanExec({})", self.def.name)
+        write!(f, "KeyScanExec({})", self.scan.def.name)
     }
 }
 
 impl KeyScanExec {
-    pub fn new(
-        def: Arc<TableDef>,
-        reader: Reader,
-        schema: SchemaRef,
-        sources: Vec<ColumnSource>,
-        missing: Arc<Vec<Value>>,
-        range: KeyRange,
-        limit: Option<usize>,
-    ) -> KeyScanExec {
+    pub fn new(scan: KeyScan) -> KeyScanExec {
+        let indices: Vec<usize> = (0..scan.output_columns).collect();
+        let schema = Arc::new(
+            scan.scan_schema
+                .project(&indices)
+                .expect("output columns come first"),
+        );
+        let mut equivalence = EquivalenceProperties::new(Arc::clone(&schema));
+        let key = output_key_order(&scan, &schema);
+        let full: Vec<PhysicalSortExpr> = key.iter().map(|k| k.sort_expr(&schema)).collect();
+        let varying: Vec<PhysicalSortExpr> = key
+            .iter()
+            .filter(|k| !k.constant)
+            .map(|k| k.sort_expr(&schema))
+            .collect();
+        equivalence.add_orderings([full, varying].into_iter().filter(|o| !o.is_empty()));
         let properties = Arc::new(PlanProperties::new(
-            EquivalenceProperties::new(Arc::clone(&schema)),
+            equivalence,
             Partitioning::UnknownPartitioning(1),
             EmissionType::Incremental,
             Boundedness::Bounded,
         ));
         KeyScanExec {
-            def,
-            reader,
+            scan: Arc::new(scan),
             schema,
-            sources,
-            missing,
-            range,
-            limit,
             properties,
+            metrics: ExecutionPlanMetricsSet::new(),
         }
+    }
+
+    pub fn scan(&self) -> &KeyScan {
+        &self.scan
+    }
+
+    fn with_scan(&self, change: impl FnOnce(&mut KeyScan)) -> Arc<dyn ExecutionPlan> {
+        let mut scan = (*self.scan).clone();
+        change(&mut scan);
+        Arc::new(KeyScanExec::new(scan))
+    }
+
+    /// The lines EXPLAIN shows for this access: the class and table, then its details.
+    pub fn explain_lines(&self, analyze: bool) -> Vec<String> {
+        let scan = &self.scan;
+        let mut lines = vec![format!("{} on {}", scan.spec.class_text(), scan.def.name)];
+        if !scan.spec.key_text.is_empty() {
+            lines.push(format!("Key: {}", scan.spec.key_text));
+        }
+        if let Some(r) = &scan.residual_text {
+            lines.push(format!("Filter: {r}"));
+        }
+        if scan.reverse {
+            lines.push("Direction: backward".into());
+        }
+        if let Some(limit) = scan.limit {
+            lines.push(format!("Limit: {limit}"));
+        }
+        lines.push(format!(
+            "Range partitions: {} (estimated)",
+            scan.range_partitions
+        ));
+        if analyze && let Some(m) = self.metrics() {
+            let count = |name: &str| m.sum_by_name(name).map_or(0, |v| v.as_usize());
+            lines.push(format!(
+                "Rows scanned: {}, rows returned: {}, range partitions visited: {}",
+                count("rows_scanned"),
+                m.output_rows().unwrap_or(0),
+                count("partitions_visited"),
+            ));
+        }
+        lines
+    }
+}
+
+/// A filter as SQL text (`name <> 'x'`).
+fn expr_text(expr: &Expr) -> String {
+    match datafusion::sql::unparser::expr_to_sql(expr) {
+        Ok(sql) => sql.to_string(),
+        Err(_) => expr.to_string(),
     }
 }
 
 impl DisplayAs for KeyScanExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "KeyScanExec: table={}", self.def.name)?;
-        if let Some(limit) = self.limit {
-            write!(f, ", limit={limit}")?;
-        }
-        Ok(())
+        write!(f, "{}", self.explain_lines(false).join("; "))
     }
 }
 
@@ -272,11 +439,12 @@ impl ExecutionPlan for KeyScanExec {
 
     fn apply_expressions(
         &self,
-        _f: &mut dyn FnMut(
-            &Arc<dyn datafusion::physical_expr::PhysicalExpr>,
-        ) -> DfResult<TreeNodeRecursion>,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
     ) -> DfResult<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
+        match &self.scan.residual {
+            Some(r) => f(r),
+            None => Ok(TreeNodeRecursion::Continue),
+        }
     }
 
     fn properties(&self) -> &Arc<PlanProperties> {
@@ -294,46 +462,204 @@ impl ExecutionPlan for KeyScanExec {
         Ok(self)
     }
 
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
+        Some(self.with_scan(|s| {
+            s.limit = match (s.limit, limit) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        }))
+    }
+
+    fn fetch(&self) -> Option<usize> {
+        self.scan.limit
+    }
+
+    /// ORDER BY the key, or the key reversed (constant key columns anywhere), needs no sort:
+    /// the ranges are read forwards or backwards.
+    fn try_pushdown_sort(
+        &self,
+        order: &[PhysicalSortExpr],
+    ) -> DfResult<SortOrderPushdownResult<Arc<dyn ExecutionPlan>>> {
+        let key = output_key_order(&self.scan, &self.schema);
+        let mut requested = Vec::new();
+        for sort in order {
+            let Some(column) = sort.expr.downcast_ref::<PhysicalColumn>() else {
+                return Ok(SortOrderPushdownResult::Unsupported);
+            };
+            if key.iter().any(|k| k.output == column.index() && k.constant) {
+                continue;
+            }
+            requested.push((column.index(), sort.options.descending));
+        }
+        let varying: Vec<&KeyOrder> = key.iter().filter(|k| !k.constant).collect();
+        if requested.len() > varying.len() {
+            return Ok(SortOrderPushdownResult::Unsupported);
+        }
+        for flip in [false, true] {
+            let matches = requested
+                .iter()
+                .zip(&varying)
+                .all(|(&(col, desc), k)| col == k.output && desc == (k.descending != flip));
+            if matches {
+                let inner = if flip {
+                    self.with_scan(|s| s.reverse = !s.reverse)
+                } else {
+                    Arc::new(KeyScanExec::new((*self.scan).clone())) as Arc<dyn ExecutionPlan>
+                };
+                return Ok(SortOrderPushdownResult::Exact { inner });
+            }
+        }
+        Ok(SortOrderPushdownResult::Unsupported)
+    }
+
     fn execute(
         &self,
-        _partition: usize,
+        partition: usize,
         context: Arc<TaskContext>,
     ) -> DfResult<SendableRecordBatchStream> {
         let batch_size = context.session_config().batch_size();
         let mut builder = RecordBatchReceiverStreamBuilder::new(Arc::clone(&self.schema), 2);
         let tx = builder.tx();
-        let def = Arc::clone(&self.def);
-        let reader = self.reader.clone();
-        let schema = Arc::clone(&self.schema);
-        let sources = self.sources.clone();
-        let missing = Arc::clone(&self.missing);
-        let range = self.range.clone();
-        let limit = self.limit;
+        let scan = Arc::clone(&self.scan);
+        let scanned = MetricBuilder::new(&self.metrics).counter("rows_scanned", partition);
+        let visited = MetricBuilder::new(&self.metrics).counter("partitions_visited", partition);
+        let baseline = BaselineMetrics::new(&self.metrics, partition);
         builder.spawn_blocking(move || {
-            let rows = reader
-                .scan(def.keyspace, &range, Direction::Forward)
-                .map_err(|e| DataFusionError::External(Box::new(e)))?;
-            let mut batcher = Batcher::new(&def, schema, sources, missing);
+            let ext = |e: storage::Error| DataFusionError::External(Box::new(e));
+            let _timer = baseline.elapsed_compute().timer();
+            visited.add(scan.range_partitions);
+            let mut batcher = Batcher::new(
+                &scan.def,
+                Arc::clone(&scan.scan_schema),
+                scan.sources.clone(),
+                Arc::clone(&scan.missing),
+            );
+            let mut remaining = scan.limit.unwrap_or(usize::MAX);
             // Small first batch so the first rows reach the client quickly.
             let mut target = batch_size.min(256);
-            let rows = rows.take(limit.unwrap_or(usize::MAX));
-            for row in rows {
-                let row = row.map_err(|e| DataFusionError::External(Box::new(e)))?;
-                batcher.push(&row)?;
-                if batcher.len() >= target {
-                    if tx.blocking_send(batcher.finish()).is_err() {
-                        return Ok(()); // the consumer is gone (LIMIT satisfied or canceled)
+            let send = |batcher: &mut Batcher, remaining: &mut usize| -> DfResult<bool> {
+                let batch = batcher.finish()?;
+                let batch = filter_and_project(&scan, batch)?;
+                let batch = if batch.num_rows() > *remaining {
+                    batch.slice(0, *remaining)
+                } else {
+                    batch
+                };
+                *remaining -= batch.num_rows();
+                baseline.record_output(batch.num_rows());
+                if batch.num_rows() > 0 && tx.blocking_send(Ok(batch)).is_err() {
+                    return Ok(false); // the consumer is gone (LIMIT satisfied or canceled)
+                }
+                Ok(*remaining > 0)
+            };
+            let (ranges, direction): (Vec<&KeyRange>, _) = if scan.reverse {
+                (scan.spec.ranges.iter().rev().collect(), Direction::Reverse)
+            } else {
+                (scan.spec.ranges.iter().collect(), Direction::Forward)
+            };
+            'ranges: for range in ranges {
+                let rows = scan
+                    .reader
+                    .scan(scan.def.keyspace, range, direction)
+                    .map_err(ext)?;
+                for row in rows {
+                    let row = row.map_err(ext)?;
+                    batcher.push(&row)?;
+                    scanned.add(1);
+                    if batcher.len() >= target {
+                        if !send(&mut batcher, &mut remaining)? {
+                            break 'ranges;
+                        }
+                        target = batch_size;
                     }
-                    target = batch_size;
                 }
             }
-            if !batcher.is_empty() {
-                let _ = tx.blocking_send(batcher.finish());
+            if !batcher.is_empty() && remaining > 0 {
+                send(&mut batcher, &mut remaining)?;
             }
             Ok(())
         });
         Ok(builder.build())
     }
+}
+
+/// One key column as an output column, in the order a scan produces rows.
+struct KeyOrder {
+    output: usize,
+    descending: bool,
+    /// Bound to one value by the key conditions.
+    constant: bool,
+}
+
+impl KeyOrder {
+    fn sort_expr(&self, schema: &SchemaRef) -> PhysicalSortExpr {
+        PhysicalSortExpr {
+            expr: Arc::new(PhysicalColumn::new(
+                schema.field(self.output).name(),
+                self.output,
+            )),
+            options: SortOptions {
+                descending: self.descending,
+                nulls_first: self.descending,
+            },
+        }
+    }
+}
+
+/// The key columns, in the order the scan returns rows, as far as they are output columns.
+fn output_key_order(scan: &KeyScan, schema: &SchemaRef) -> Vec<KeyOrder> {
+    if !scan.spec.ordered {
+        return vec![];
+    }
+    let def = &scan.def;
+    let key = def
+        .partition_key
+        .iter()
+        .map(|&c| (c, false))
+        .chain(def.row_key.iter().map(|p| (p.column, p.desc)));
+    let mut order = Vec::new();
+    for (column, desc) in key {
+        let output = scan.sources[..schema.fields().len()]
+            .iter()
+            .position(|s| *s == ColumnSource::Stored(column));
+        let constant = scan.spec.constant_columns.contains(&column);
+        match output {
+            Some(output) => order.push(KeyOrder {
+                output,
+                descending: desc != scan.reverse,
+                constant,
+            }),
+            // A constant column need not be output for the ones after it to stay ordered.
+            None if constant => continue,
+            None => break,
+        }
+    }
+    order
+}
+
+/// Applies the residual filter to a decoded batch and keeps the output columns.
+fn filter_and_project(scan: &KeyScan, batch: RecordBatch) -> DfResult<RecordBatch> {
+    let batch = match &scan.residual {
+        Some(r) => {
+            let mask = r.evaluate(&batch)?.into_array(batch.num_rows())?;
+            let mask =
+                datafusion::arrow::array::AsArray::as_boolean_opt(&mask).ok_or_else(|| {
+                    DataFusionError::Internal("residual filter is not boolean".into())
+                })?;
+            datafusion::arrow::compute::filter_record_batch(&batch, mask)?
+        }
+        None => batch,
+    };
+    if batch.num_columns() == scan.output_columns {
+        return Ok(batch);
+    }
+    let indices: Vec<usize> = (0..scan.output_columns).collect();
+    Ok(batch.project(&indices)?)
 }
 
 /// Accumulates decoded rows into one record batch.

@@ -1,12 +1,14 @@
 //! The DataFusion schema provider over Partita's catalog: resolves table names for the
 //! statement being planned, as that statement's transaction sees the catalog.
 
-use crate::provider::{PartitaTable, Reader};
+use crate::classify::ScanClass;
+use crate::provider::{PartitaTable, Reader, TableAccess};
 use datafusion::catalog::SchemaProvider;
 use datafusion::datasource::TableProvider;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use sql::{Catalog, CatalogChanges};
 use std::sync::{Arc, Mutex};
+use storage::Store;
 
 /// What the statement being planned reads and sees: shared between a session and its schema
 /// provider, set before each statement is planned.
@@ -15,11 +17,14 @@ pub struct StatementScope {
     pub changes: CatalogChanges,
     /// Expose the hidden row id, `_timestamp` and `_etag` (the statement names one of them).
     pub system_columns: bool,
+    /// `partita.max_scan_class` for this statement.
+    pub max_class: ScanClass,
 }
 
 #[derive(Clone)]
 pub struct PartitaSchema {
     pub catalog: Catalog,
+    pub store: Store,
     pub scope: Arc<Mutex<StatementScope>>,
 }
 
@@ -48,11 +53,12 @@ impl SchemaProvider for PartitaSchema {
         let reader = scope.reader.clone().ok_or_else(|| {
             DataFusionError::Internal("table resolved outside a statement".into())
         })?;
-        Ok(Some(Arc::new(PartitaTable::new(
-            def,
-            reader,
-            scope.system_columns,
-        ))))
+        let access = TableAccess {
+            system_columns: scope.system_columns,
+            max_class: scope.max_class,
+            store: self.store.clone(),
+        };
+        Ok(Some(Arc::new(PartitaTable::new(def, reader, access))))
     }
 
     fn table_exist(&self, name: &str) -> bool {

@@ -6,6 +6,7 @@
 //! BEGIN … COMMIT every statement reads and writes the session's transaction; after an error
 //! the block only accepts COMMIT/ROLLBACK (25P02), as in PostgreSQL.
 
+use crate::classify::ScanClass;
 use crate::dml;
 use crate::error::{Error, Result};
 use crate::executor::Executor;
@@ -118,6 +119,8 @@ pub struct Session {
     notices: Vec<String>,
     pub(crate) cursors: std::collections::HashMap<String, crate::cursor::Cursor>,
     pub(crate) interrupt: Interrupt,
+    /// False while EXPLAIN plans: it shows accesses `partita.max_scan_class` would refuse.
+    pub(crate) guard_scans: bool,
 }
 
 /// Parses SQL text with PostgreSQL's dialect.
@@ -179,12 +182,14 @@ impl Session {
             reader: None,
             changes: CatalogChanges::default(),
             system_columns: false,
+            max_class: ScanClass::Full,
         }));
         let catalog = MemoryCatalogProvider::new();
         let _ = catalog.register_schema(
             "public",
             Arc::new(PartitaSchema {
                 catalog: db.catalog.clone(),
+                store: db.store.clone(),
                 scope: Arc::clone(&scope),
             }),
         );
@@ -202,6 +207,7 @@ impl Session {
             notices: Vec::new(),
             cursors: Default::default(),
             interrupt,
+            guard_scans: true,
         }
     }
 
@@ -259,7 +265,8 @@ impl Session {
             Statement::Rollback {
                 savepoint: None, ..
             } => Ok(self.rollback()),
-            Statement::Query(_) | Statement::Explain { .. } => self.run_query(stmt).await,
+            Statement::Query(_) => self.run_query(stmt).await,
+            Statement::Explain { .. } => self.explain(stmt).await,
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
                 self.run_write(stmt).await
             }
@@ -269,6 +276,7 @@ impl Session {
                 ..
             } => self.run_write(stmt).await,
             Statement::Set(set) => self.set(set),
+            Statement::Reset(reset) => self.reset(reset.reset),
             Statement::Declare { stmts } => self.declare(stmts).await,
             Statement::Fetch {
                 name, direction, ..
@@ -356,6 +364,13 @@ impl Session {
         let mut scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
         scope.reader = Some(reader);
         scope.system_columns = system_columns;
+        scope.max_class = match self.guard_scans {
+            true => self
+                .setting("partita.max_scan_class")
+                .and_then(ScanClass::from_setting)
+                .unwrap_or(ScanClass::Full),
+            false => ScanClass::Full,
+        };
     }
 
     /// Plans a query (SELECT, VALUES, EXPLAIN …) in DataFusion.
@@ -488,6 +503,22 @@ impl Session {
         Ok(Output::Command("SET".into()))
     }
 
+    /// RESET name / RESET ALL: back to the defaults.
+    fn reset(&mut self, reset: ast::Reset) -> Result<Output> {
+        match reset {
+            ast::Reset::ALL => {
+                for (name, value) in DEFAULT_SETTINGS {
+                    self.settings.insert(name.to_string(), value.to_string());
+                }
+            }
+            ast::Reset::ConfigurationParameter(name) => {
+                let name = name.to_string().to_ascii_lowercase();
+                self.set_setting(&name, "default".into())?;
+            }
+        }
+        Ok(Output::Command("RESET".into()))
+    }
+
     fn set_setting(&mut self, name: &str, value: String) -> Result<()> {
         let value = if value.eq_ignore_ascii_case("default") {
             DEFAULT_SETTINGS
@@ -501,7 +532,7 @@ impl Session {
         match name {
             "partita.max_scan_class" => {
                 let v = value.to_ascii_lowercase();
-                if !["point", "row_range", "partition_range", "full"].contains(&v.as_str()) {
+                if ScanClass::from_setting(&v).is_none() {
                     return Err(Error::InvalidSettingValue {
                         name: name.into(),
                         value,

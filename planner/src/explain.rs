@@ -1,0 +1,187 @@
+//! EXPLAIN [ANALYZE] in PostgreSQL's shape: one `QUERY PLAN` text column, a tree of nodes
+//! with `->` arrows, and for every table access its class, key conditions, residual filter
+//! and the range partitions it touches (see `provider::KeyScanExec::explain_lines`).
+
+use crate::error::{Error, Result};
+use crate::provider::KeyScanExec;
+use crate::session::{Output, Session, mentions_system_column};
+use datafusion::arrow::array::{RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::physical_plan::{ExecutionPlan, displayable};
+use datafusion::sql::sqlparser::ast::{
+    self, FromTable, SelectItem, SetExpr, Statement, TableWithJoins, WildcardAdditionalOptions,
+};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Nodes DataFusion adds for its own execution; PostgreSQL's plans have no counterpart.
+const HIDDEN: &[&str] = &[
+    "ProjectionExec",
+    "CoalesceBatchesExec",
+    "CooperativeExec",
+    "RepartitionExec",
+    "CoalescePartitionsExec",
+];
+
+impl Session {
+    pub(crate) async fn explain(&mut self, stmt: Statement) -> Result<Output> {
+        let Statement::Explain {
+            analyze, statement, ..
+        } = stmt
+        else {
+            return Err(Error::Internal("explain() of a non-EXPLAIN".into()));
+        };
+        let (header, query) = match *statement {
+            Statement::Query(q) => (None, Some(*q)),
+            Statement::Update(u) => {
+                if u.from.is_some() || !u.table.joins.is_empty() {
+                    return Err(Error::Unsupported("UPDATE … FROM".into()));
+                }
+                let name = relation_name(&u.table);
+                (
+                    Some(format!("Update on {name}")),
+                    Some(find_rows(u.table, u.selection)),
+                )
+            }
+            Statement::Delete(d) => {
+                let tables = match d.from {
+                    FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
+                };
+                let [table] = <[TableWithJoins; 1]>::try_from(tables)
+                    .map_err(|_| Error::Unsupported("DELETE from several tables".into()))?;
+                let name = relation_name(&table);
+                (
+                    Some(format!("Delete on {name}")),
+                    Some(find_rows(table, d.selection)),
+                )
+            }
+            Statement::Insert(i) => {
+                let name = i.table.to_string();
+                let source = i
+                    .source
+                    .filter(|q| !matches!(q.body.as_ref(), SetExpr::Values(_)))
+                    .map(|q| *q);
+                if analyze {
+                    return Err(Error::Unsupported("EXPLAIN ANALYZE of INSERT".into()));
+                }
+                (Some(format!("Insert on {name}")), source)
+            }
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "EXPLAIN of {}",
+                    other.to_string().split_whitespace().next().unwrap_or("")
+                )));
+            }
+        };
+        if analyze && header.is_some() {
+            // Running the row-finding query would not show the write; keep it honest.
+            return Err(Error::Unsupported(
+                "EXPLAIN ANALYZE of UPDATE or DELETE".into(),
+            ));
+        }
+        let mut lines = Vec::new();
+        let depth = usize::from(header.is_some());
+        if let Some(h) = header {
+            lines.push(h);
+        }
+        if let Some(query) = query {
+            let mut stmt = Statement::Query(Box::new(query));
+            // EXPLAIN shows what a statement would do even where the scan guard refuses it.
+            self.guard_scans = false;
+            let planned = self.physical_plan(&mut stmt).await;
+            self.guard_scans = true;
+            let plan = planned?;
+            let mut elapsed = None;
+            if analyze {
+                let started = Instant::now();
+                let task = self.ctx.task_ctx();
+                let run = Arc::clone(&plan);
+                self.db
+                    .executor
+                    .run(async move { datafusion::physical_plan::collect(run, task).await })
+                    .await??;
+                elapsed = Some(started.elapsed());
+            }
+            render(&plan, depth, analyze, &mut lines);
+            if let Some(e) = elapsed {
+                lines.push(format!(
+                    "Execution Time: {:.3} ms",
+                    e.as_secs_f64() * 1000.0
+                ));
+            }
+        }
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "QUERY PLAN",
+            DataType::Utf8,
+            false,
+        )]));
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![Arc::new(StringArray::from(lines))],
+        )
+        .map_err(datafusion::error::DataFusionError::from)?;
+        Ok(Output::from_batches(schema, vec![batch], "EXPLAIN"))
+    }
+
+    async fn physical_plan(&mut self, stmt: &mut Statement) -> Result<Arc<dyn ExecutionPlan>> {
+        self.begin_statement(mentions_system_column(stmt));
+        self.rewrite_correlated_subqueries(stmt).await?;
+        let plan = self.plan(stmt.clone()).await?;
+        let df = self.ctx.execute_logical_plan(plan).await?;
+        Ok(df.create_physical_plan().await?)
+    }
+}
+
+fn relation_name(table: &TableWithJoins) -> String {
+    match &table.relation {
+        ast::TableFactor::Table { name, .. } => sql::ddl::table_name(name).unwrap_or_default(),
+        other => other.to_string(),
+    }
+}
+
+/// The query an UPDATE or DELETE runs to find its rows: the same table access.
+fn find_rows(table: TableWithJoins, selection: Option<ast::Expr>) -> ast::Query {
+    crate::dml::select_query(
+        vec![SelectItem::Wildcard(WildcardAdditionalOptions::default())],
+        vec![table],
+        selection,
+    )
+}
+
+/// Appends the lines of `plan` at `depth`, PostgreSQL style.
+fn render(plan: &Arc<dyn ExecutionPlan>, depth: usize, analyze: bool, out: &mut Vec<String>) {
+    if HIDDEN.contains(&plan.name()) && plan.children().len() == 1 {
+        return render(plan.children()[0], depth, analyze, out);
+    }
+    let head = if depth == 0 {
+        String::new()
+    } else {
+        format!("{}->  ", " ".repeat(depth * 6 - 4))
+    };
+    let detail = " ".repeat(depth * 6 + 2);
+    let actual = |plan: &Arc<dyn ExecutionPlan>| -> String {
+        if !analyze {
+            return String::new();
+        }
+        let Some(m) = plan.metrics() else {
+            return String::new();
+        };
+        let rows = m.output_rows().unwrap_or(0);
+        let ms = m.elapsed_compute().unwrap_or(0) as f64 / 1e6;
+        format!(" (actual rows={rows} time={ms:.3} ms)")
+    };
+    if let Some(scan) = plan.downcast_ref::<KeyScanExec>() {
+        let mut lines = scan.explain_lines(analyze).into_iter();
+        if let Some(first) = lines.next() {
+            out.push(format!("{head}{first}{}", actual(plan)));
+        }
+        out.extend(lines.map(|l| format!("{detail}{l}")));
+        return;
+    }
+    let text = displayable(plan.as_ref()).one_line().to_string();
+    let text = text.trim_end().replacen("Exec", "", 1);
+    out.push(format!("{head}{text}{}", actual(plan)));
+    for child in plan.children() {
+        render(child, depth + 1, analyze, out);
+    }
+}
