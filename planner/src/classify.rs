@@ -162,6 +162,7 @@ pub fn classify(def: &TableDef, filters: &[Expr]) -> ScanSpec {
     let mut sets: Vec<Option<Set>> = vec![None; key_cols.len()];
     let mut sources: Vec<Vec<(usize, bool)>> = vec![Vec::new(); key_cols.len()];
     let mut empty = false;
+    let mut tuples: Vec<(usize, Tuple)> = Vec::new();
     for (f, filter) in filters.iter().enumerate() {
         for conjunct in split_conjunction(filter) {
             if let Expr::Literal(ScalarValue::Boolean(Some(false) | None) | ScalarValue::Null, _) =
@@ -169,6 +170,10 @@ pub fn classify(def: &TableDef, filters: &[Expr]) -> ScanSpec {
             {
                 // DataFusion folds contradictions (`id = 1 AND id = 2`) to false.
                 return nothing(filters.len());
+            }
+            if let Some(t) = tuple_constraint(def, &key_cols, conjunct) {
+                tuples.push((f, t));
+                continue;
             }
             let Some(c) = constraint(def, conjunct) else {
                 continue;
@@ -235,6 +240,15 @@ pub fn classify(def: &TableDef, filters: &[Expr]) -> ScanSpec {
                     None => range_text(name, lower, upper),
                 });
                 range_col = Some((k, lower.clone(), upper.clone()));
+                break;
+            }
+            None => {
+                // A row-value comparison starting at this column: `(a, b) > (1, 2)`.
+                if let Some((f, t)) = tuples.iter().find(|(_, t)| t.first_key == k) {
+                    texts.push(range_text(&t.names, &t.lower, &t.upper));
+                    range_col = Some((k, t.lower.clone(), t.upper.clone()));
+                    sources[k].push((*f, true));
+                }
                 break;
             }
             _ => break,
@@ -678,6 +692,103 @@ impl EqBound for Bound<Point> {
     }
 }
 
+/// A row-value comparison over consecutive key columns of one direction, as a range over
+/// their concatenated encodings (which order like the tuples, the encodings being
+/// prefix-free).
+struct Tuple {
+    first_key: usize,
+    names: String,
+    lower: Bound<Point>,
+    upper: Bound<Point>,
+}
+
+fn tuple_constraint(def: &TableDef, key_cols: &[(usize, KeyColumn)], expr: &Expr) -> Option<Tuple> {
+    let Expr::BinaryExpr(BinaryExpr { left, op, right }) = expr else {
+        return None;
+    };
+    let (columns, value, op) = match (tuple_columns(def, left), literal(right)) {
+        (Some(c), Some(v)) => (c, v, *op),
+        _ => (tuple_columns(def, right)?, literal(left)?, op.swap()?),
+    };
+    let ScalarValue::Struct(values) = value else {
+        return None;
+    };
+    if columns.len() < 2
+        || values.num_columns() != columns.len()
+        || datafusion::arrow::array::Array::len(values.as_ref()) != 1
+    {
+        return None;
+    }
+    let first_key = key_cols.iter().position(|(c, _)| *c == columns[0])?;
+    let order = key_cols[first_key].1.order;
+    let mut enc = Vec::new();
+    let mut shown = Vec::new();
+    for (i, &column) in columns.iter().enumerate() {
+        let (key_column, key) = key_cols.get(first_key + i)?;
+        if *key_column != column || key.order != order {
+            return None;
+        }
+        let value = ScalarValue::try_from_array(values.column(i), 0).ok()?;
+        if value.is_null() {
+            return None;
+        }
+        let p = point(def, column, value)?;
+        enc.extend(p.enc);
+        shown.push(p.shown);
+    }
+    let p = Point {
+        enc,
+        shown: format!("({})", shown.join(", ")),
+    };
+    let (lower, upper) = match op {
+        Operator::Lt => (Bound::Unbounded, Bound::Excluded(p)),
+        Operator::LtEq => (Bound::Unbounded, Bound::Included(p)),
+        Operator::Gt => (Bound::Excluded(p), Bound::Unbounded),
+        Operator::GtEq => (Bound::Included(p), Bound::Unbounded),
+        _ => return None,
+    };
+    let names: Vec<&str> = columns
+        .iter()
+        .map(|&c| def.columns[c].name.as_str())
+        .collect();
+    Some(Tuple {
+        first_key,
+        names: format!("({})", names.join(", ")),
+        lower,
+        upper,
+    })
+}
+
+/// The key columns of a row value `(a, b)` (DataFusion's `struct(a, b)`, maybe cast).
+fn tuple_columns(def: &TableDef, expr: &Expr) -> Option<Vec<usize>> {
+    match expr {
+        Expr::Cast(cast) => {
+            let columns = tuple_columns(def, &cast.expr)?;
+            let datafusion::arrow::datatypes::DataType::Struct(fields) = cast.field.data_type()
+            else {
+                return None;
+            };
+            let lossless = fields.len() == columns.len()
+                && columns.iter().zip(fields.iter()).all(|(&c, f)| {
+                    f.data_type() == &def.columns[c].ty.arrow()
+                        || lossless_widening(def.columns[c].ty, f.data_type())
+                });
+            lossless.then_some(columns)
+        }
+        Expr::ScalarFunction(f) if f.name() == "struct" => {
+            f.args.iter().map(|a| key_column(def, a)).collect()
+        }
+        Expr::ScalarFunction(f) if f.name() == "named_struct" => f
+            .args
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|a| key_column(def, a))
+            .collect(),
+        _ => None,
+    }
+}
+
 /// What a conjunct says about one key column, if it is a form we use.
 fn constraint(def: &TableDef, expr: &Expr) -> Option<Constraint> {
     match expr {
@@ -1016,6 +1127,23 @@ mod tests {
         ];
         for (sql, want) in cases {
             assert_eq!(spec(&t, sql), want, "WHERE {sql}");
+        }
+        let kv = table("CREATE TABLE kv (p int, a int, b int, v int, PRIMARY KEY ((p), a, b))");
+        for (sql, want) in [
+            (
+                "p = 1 AND (a, b) > (3, 100)",
+                "Row range scan: p = 1 AND (a, b) > (3, 100)",
+            ),
+            (
+                "p = 1 AND (a, b) <= (3, 100)",
+                "Row range scan: p = 1 AND (a, b) <= (3, 100)",
+            ),
+            (
+                "p = 1 AND (b, a) <= (3, 100)",
+                "Row range scan: p = 1 + residual",
+            ),
+        ] {
+            assert_eq!(spec(&kv, sql), want, "WHERE {sql}");
         }
         let h = table("CREATE TABLE h (a int, b int, c int, PRIMARY KEY ((a) HASH, b))");
         let cases = [

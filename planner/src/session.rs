@@ -249,6 +249,7 @@ impl Session {
             bind_params(&mut stmt, params)?;
         }
         crate::naming::name_function_columns(&mut stmt);
+        fold_signed_numbers_in_rows(&mut stmt);
         let result = self.dispatch(stmt).await;
         if result.is_err()
             && let Some(t) = self.txn.as_mut()
@@ -610,6 +611,32 @@ fn first_words(sql: &str) -> String {
 pub(crate) fn mentions_system_column(stmt: &Statement) -> bool {
     let text = stmt.to_string().to_ascii_lowercase();
     text.contains("_etag") || text.contains("_timestamp") || text.contains("_rowid")
+}
+
+/// `(a, b) > (-1, 2)`: DataFusion accepts only plain literals in a row value, and `-1` is a
+/// negation of one; make it the literal it means.
+pub(crate) fn fold_signed_numbers_in_rows(stmt: &mut Statement) {
+    struct Folder;
+    impl VisitorMut for Folder {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            if let Expr::Tuple(items) = e {
+                for item in items {
+                    if let Expr::UnaryOp {
+                        op: ast::UnaryOperator::Minus,
+                        expr,
+                    } = item
+                        && let Expr::Value(v) = expr.as_ref()
+                        && let AstValue::Number(n, long) = &v.value
+                    {
+                        *item = Expr::value(AstValue::Number(format!("-{n}"), *long));
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Folder);
 }
 
 /// Replaces `$n` placeholders with the bound values, typed when their type is known.

@@ -88,6 +88,8 @@ enum Pred {
     In(usize, Vec<V>),
     Between(usize, V, V),
     Like(usize, String),
+    /// A row-value comparison `(a, b) op (x, y)` (keyset paging).
+    Row(Vec<usize>, &'static str, Vec<V>),
     And(Box<Pred>, Box<Pred>),
     Or(Box<Pred>, Box<Pred>),
 }
@@ -105,6 +107,14 @@ impl Pred {
                 format!("{} BETWEEN {} AND {}", t.columns[*c].0, a.sql(), b.sql())
             }
             Pred::Like(c, prefix) => format!("{} LIKE '{prefix}%'", t.columns[*c].0),
+            Pred::Row(cs, op, vs) => format!(
+                "({}) {op} ({})",
+                cs.iter()
+                    .map(|&c| t.columns[c].0)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                vs.iter().map(V::sql).collect::<Vec<_>>().join(", ")
+            ),
             Pred::And(a, b) => format!("({} AND {})", a.sql(t), b.sql(t)),
             Pred::Or(a, b) => format!("({} OR {})", a.sql(t), b.sql(t)),
         }
@@ -147,6 +157,21 @@ impl Pred {
                 let hi = cmp(&row[*c], b)?;
                 Some(lo.is_ge() && hi.is_le())
             }
+            Pred::Row(cs, op, vs) => {
+                let mut o = std::cmp::Ordering::Equal;
+                for (&c, v) in cs.iter().zip(vs) {
+                    o = cmp(&row[c], v)?;
+                    if o.is_ne() {
+                        break;
+                    }
+                }
+                Some(match *op {
+                    "<" => o.is_lt(),
+                    "<=" => o.is_le(),
+                    ">" => o.is_gt(),
+                    _ => o.is_ge(),
+                })
+            }
             Pred::Like(c, prefix) => match &row[*c] {
                 V::Text(t) => Some(t.starts_with(prefix.as_str())),
                 _ => None,
@@ -173,6 +198,14 @@ fn atom(t: &Table, rng: &mut StdRng) -> Pred {
         rng.random_range(0..t.columns.len())
     };
     let d = t.columns[c].1;
+    if rng.random_bool(0.1) && t.key.len() >= 2 {
+        // Two consecutive key columns.
+        let start = rng.random_range(0..t.key.len() - 1);
+        let cs: Vec<usize> = t.key[start..start + 2].iter().map(|k| k.0).collect();
+        let vs = cs.iter().map(|&c| t.columns[c].1.constant(rng)).collect();
+        let ops = ["<", "<=", ">", ">="];
+        return Pred::Row(cs, ops[rng.random_range(0..4)], vs);
+    }
     match rng.random_range(0..10) {
         0..=3 => Pred::Cmp(c, "=", d.constant(rng)),
         4 => Pred::In(
