@@ -186,6 +186,12 @@ impl StartupHandler for Handler {
         if let PgWireFrontendMessage::Startup(ref startup) = message {
             protocol_negotiation(client, startup).await?;
             save_startup_parameters_to_metadata(client, startup);
+            if let Some(options) = client.metadata().get("options").cloned() {
+                let mut session = self.conn.session.lock().await;
+                session
+                    .apply_startup_options(&options)
+                    .map_err(|e| to_pg_error(&e))?;
+            }
             let (pid, secret_key) = PIDS.generate(client);
             client.set_pid_and_secret_key(pid, secret_key.clone());
             let cancels = &self.conn.cancels;

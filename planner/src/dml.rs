@@ -51,6 +51,14 @@ pub struct WriteResult {
 }
 
 impl WriteResult {
+    pub fn counted(tag: &str, count: usize) -> WriteResult {
+        WriteResult {
+            tag: tag.to_string(),
+            count: Some(count),
+            returning: None,
+        }
+    }
+
     pub fn command(tag: &str) -> WriteResult {
         WriteResult {
             tag: tag.to_string(),
@@ -772,9 +780,25 @@ fn assignment_targets(def: &TableDef, assignment: &ast::Assignment) -> Result<Ve
     }
 }
 
+/// Inserts a new row; an existing key is 23505.
+pub(crate) fn insert_new(
+    def: &TableDef,
+    layout: &storage::KeyLayout,
+    txn: &SharedTxn,
+    values: &[Value],
+) -> Result<()> {
+    check_not_null(def, values)?;
+    let key = row_key(def, layout, values)?;
+    if with_txn(txn, |t| t.get(def.keyspace, &key))?.is_some() {
+        return Err(duplicate_key(def, values));
+    }
+    with_txn(txn, |t| t.put(def.keyspace, &key, encode(def, values)))?;
+    Ok(())
+}
+
 /// Writes `new` over the row that held `old`: a key change deletes the old row and inserts
 /// the new one, refusing an existing key (23505).
-fn write_updated(
+pub(crate) fn write_updated(
     def: &TableDef,
     layout: &storage::KeyLayout,
     txn: &SharedTxn,

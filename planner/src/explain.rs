@@ -31,6 +31,7 @@ impl Session {
         else {
             return Err(Error::Internal("explain() of a non-EXPLAIN".into()));
         };
+        let fast = self.fast_path_on() && self.fast_statement(&statement).is_some();
         let (header, query) = match *statement {
             Statement::Query(q) => (None, Some(*q)),
             Statement::Update(u) => {
@@ -109,6 +110,9 @@ impl Session {
                     e.as_secs_f64() * 1000.0
                 ));
             }
+        }
+        if fast {
+            lines.push("Fast path: key lookups without DataFusion planning".into());
         }
         let schema = Arc::new(Schema::new(vec![Field::new(
             "QUERY PLAN",

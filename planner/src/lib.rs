@@ -12,6 +12,7 @@ pub mod dml;
 pub mod error;
 pub mod executor;
 pub mod explain;
+pub mod fastpath;
 pub mod functions;
 pub mod interrupt;
 pub mod naming;

@@ -39,9 +39,9 @@ use sql::types::SqlType;
 use std::fmt;
 use std::ops::Bound;
 use std::sync::{Arc, Mutex};
-use storage::Store;
 use storage::rowcodec::RowReader;
 use storage::{Direction, KeyRange, ReadView, Row, RowIter, Transaction, Value};
+use storage::{RangePartition, Store};
 
 /// How one statement reads the store.
 #[derive(Clone)]
@@ -145,6 +145,17 @@ pub fn missing_values(def: &TableDef) -> Vec<Value> {
         .collect()
 }
 
+/// A stored row's values, one per column of `def` (columns added later get their values for
+/// old rows).
+pub fn stored_values(def: &TableDef, row: &[u8]) -> storage::Result<Vec<Value>> {
+    let (_, mut values) = storage::rowcodec::decode_row(row)?;
+    if values.len() < def.columns.len() {
+        let missing = missing_values(def);
+        values.extend(missing[values.len()..].iter().cloned());
+    }
+    Ok(values)
+}
+
 pub fn encode_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -190,6 +201,14 @@ impl PartitaTable {
             missing,
             access,
         }
+    }
+}
+
+impl PartitaTable {
+    /// The schema and column sources of some of the table's columns, by index in its schema.
+    pub fn projection(&self, indices: &[usize]) -> DfResult<(SchemaRef, Vec<ColumnSource>)> {
+        let schema = Arc::new(self.schema.project(indices)?);
+        Ok((schema, indices.iter().map(|&i| self.sources[i]).collect()))
     }
 }
 
@@ -259,13 +278,21 @@ impl TableProvider for PartitaTable {
             }
             None => None,
         };
-        let partitions = self
+        let touched: Vec<RangePartition> = self
             .access
             .store
             .range_partitions(self.def.keyspace)
-            .iter()
+            .into_iter()
             .filter(|p| spec.ranges.iter().any(|r| overlaps(r, &p.key_range())))
-            .count();
+            .collect();
+        // Wide scans are split at range partition boundaries and read in parallel.
+        let wide = matches!(spec.class, ScanClass::Full | ScanClass::PartitionRange);
+        let target = state.config_options().execution.target_partitions;
+        let groups = if wide && touched.len() > 1 && target > 1 {
+            split_at_partitions(&spec.ranges, &touched, target)
+        } else {
+            vec![spec.ranges.clone()]
+        };
         Ok(Arc::new(KeyScanExec::new(KeyScan {
             def: Arc::clone(&self.def),
             reader: self.reader.clone(),
@@ -277,7 +304,8 @@ impl TableProvider for PartitaTable {
             residual,
             residual_text,
             limit,
-            range_partitions: partitions,
+            range_partitions: touched.len(),
+            groups,
             reverse: false,
         })))
     }
@@ -293,6 +321,75 @@ fn unqualified(expr: Expr) -> Expr {
     })
     .map(|t| t.data)
     .expect("renaming columns cannot fail")
+}
+
+/// Splits sorted key ranges at range partition boundaries into at most `target` groups of
+/// consecutive pieces with about the same number of rows.
+fn split_at_partitions(
+    ranges: &[KeyRange],
+    partitions: &[RangePartition],
+    target: usize,
+) -> Vec<Vec<KeyRange>> {
+    let mut pieces: Vec<(KeyRange, i64)> = Vec::new();
+    for range in ranges {
+        for p in partitions {
+            let part = p.key_range();
+            if overlaps(range, &part) {
+                pieces.push((intersect(range, &part), p.rows.max(1)));
+            }
+        }
+    }
+    let total: i64 = pieces.iter().map(|(_, w)| w).sum();
+    let groups = target.min(pieces.len()).max(1);
+    let per_group = (total as f64 / groups as f64).max(1.0);
+    let mut out: Vec<Vec<KeyRange>> = vec![Vec::new()];
+    let mut weight = 0i64;
+    for (piece, w) in pieces {
+        let full = weight as f64 >= per_group * out.len() as f64;
+        if full && out.len() < groups && !out.last().is_some_and(Vec::is_empty) {
+            out.push(Vec::new());
+        }
+        out.last_mut().expect("one group at least").push(piece);
+        weight += w;
+    }
+    out
+}
+
+/// The keys two overlapping ranges share.
+fn intersect(a: &KeyRange, b: &KeyRange) -> KeyRange {
+    use std::cmp::Ordering;
+    let lower = match (&a.lower, &b.lower) {
+        (Bound::Unbounded, x) | (x, Bound::Unbounded) => x.clone(),
+        (x, y) => {
+            let (kx, ky) = (bound_key(x), bound_key(y));
+            match kx.cmp(ky) {
+                Ordering::Greater => x.clone(),
+                Ordering::Less => y.clone(),
+                Ordering::Equal if matches!(x, Bound::Excluded(_)) => x.clone(),
+                Ordering::Equal => y.clone(),
+            }
+        }
+    };
+    let upper = match (&a.upper, &b.upper) {
+        (Bound::Unbounded, x) | (x, Bound::Unbounded) => x.clone(),
+        (x, y) => {
+            let (kx, ky) = (bound_key(x), bound_key(y));
+            match kx.cmp(ky) {
+                Ordering::Less => x.clone(),
+                Ordering::Greater => y.clone(),
+                Ordering::Equal if matches!(x, Bound::Excluded(_)) => x.clone(),
+                Ordering::Equal => y.clone(),
+            }
+        }
+    };
+    KeyRange { lower, upper }
+}
+
+fn bound_key(b: &Bound<bytes::Bytes>) -> &[u8] {
+    match b {
+        Bound::Included(k) | Bound::Excluded(k) => k,
+        Bound::Unbounded => &[],
+    }
 }
 
 /// Whether two key ranges share a key.
@@ -326,6 +423,9 @@ pub struct KeyScan {
     pub limit: Option<usize>,
     /// Range partitions the key ranges overlap, when planned.
     pub range_partitions: usize,
+    /// The ranges each output partition reads, in key order (one group unless the scan is
+    /// split for parallel reading).
+    pub groups: Vec<Vec<KeyRange>>,
     /// Read the ranges backwards (ORDER BY the key reversed).
     pub reverse: bool,
 }
@@ -363,7 +463,7 @@ impl KeyScanExec {
         equivalence.add_orderings([full, varying].into_iter().filter(|o| !o.is_empty()));
         let properties = Arc::new(PlanProperties::new(
             equivalence,
-            Partitioning::UnknownPartitioning(1),
+            Partitioning::UnknownPartitioning(scan.groups.len().max(1)),
             EmissionType::Incremental,
             Boundedness::Bounded,
         ));
@@ -394,6 +494,12 @@ impl KeyScanExec {
         }
         if let Some(r) = &scan.residual_text {
             lines.push(format!("Filter: {r}"));
+        }
+        if scan.groups.len() > 1 {
+            lines.push(format!(
+                "Parallel: {} streams split at range partition boundaries",
+                scan.groups.len()
+            ));
         }
         if scan.reverse {
             lines.push("Direction: backward".into());
@@ -532,7 +638,12 @@ impl ExecutionPlan for KeyScanExec {
         builder.spawn_blocking(move || {
             let ext = |e: storage::Error| DataFusionError::External(Box::new(e));
             let _timer = baseline.elapsed_compute().timer();
-            visited.add(scan.range_partitions);
+            let group = scan.groups.get(partition).cloned().unwrap_or_default();
+            visited.add(if scan.groups.len() > 1 {
+                scan.range_partitions.min(group.len())
+            } else {
+                scan.range_partitions
+            });
             let mut batcher = Batcher::new(
                 &scan.def,
                 Arc::clone(&scan.scan_schema),
@@ -558,9 +669,9 @@ impl ExecutionPlan for KeyScanExec {
                 Ok(*remaining > 0)
             };
             let (ranges, direction): (Vec<&KeyRange>, _) = if scan.reverse {
-                (scan.spec.ranges.iter().rev().collect(), Direction::Reverse)
+                (group.iter().rev().collect(), Direction::Reverse)
             } else {
-                (scan.spec.ranges.iter().collect(), Direction::Forward)
+                (group.iter().collect(), Direction::Forward)
             };
             'ranges: for range in ranges {
                 let rows = scan

@@ -140,6 +140,7 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("lc_collate", "C"),
     ("lc_ctype", "C"),
     ("max_identifier_length", "63"),
+    ("partita.fast_path", "on"),
     ("partita.max_scan_class", "full"),
     ("search_path", "\"$user\", public"),
     ("server_encoding", "UTF8"),
@@ -266,7 +267,16 @@ impl Session {
             Statement::Rollback {
                 savepoint: None, ..
             } => Ok(self.rollback()),
-            Statement::Query(_) => self.run_query(stmt).await,
+            Statement::Query(_) => {
+                if let Some(fast) = self
+                    .fast_path_on()
+                    .then(|| self.fast_statement(&stmt))
+                    .flatten()
+                {
+                    return self.run_fast_read(fast);
+                }
+                self.run_query(stmt).await
+            }
             Statement::Explain { .. } => self.explain(stmt).await,
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
                 self.run_write(stmt).await
@@ -454,7 +464,19 @@ impl Session {
         }
     }
 
+    /// `partita.fast_path` (on by default): key-only statements skip DataFusion.
+    pub(crate) fn fast_path_on(&self) -> bool {
+        self.setting("partita.fast_path") != Some("off")
+    }
+
     async fn exec_write(&mut self, stmt: &Statement) -> Result<dml::WriteResult> {
+        if let Some(fast) = self
+            .fast_path_on()
+            .then(|| self.fast_statement(stmt))
+            .flatten()
+        {
+            return self.run_fast_write(fast);
+        }
         match stmt {
             Statement::Insert(insert) => dml::insert(self, insert).await,
             Statement::Update(update) => dml::update(self, update).await,
@@ -520,6 +542,25 @@ impl Session {
         Ok(Output::Command("RESET".into()))
     }
 
+    /// Applies the startup packet's `options` (`-c name=value …`, as PGOPTIONS sends).
+    pub fn apply_startup_options(&mut self, options: &str) -> Result<()> {
+        let mut words = options.split_whitespace();
+        while let Some(word) = words.next() {
+            let assignment = match word {
+                "-c" => words.next().unwrap_or_default(),
+                w => match w.strip_prefix("-c").or_else(|| w.strip_prefix("--")) {
+                    Some(rest) => rest,
+                    None => continue,
+                },
+            };
+            if let Some((name, value)) = assignment.split_once('=') {
+                let name = name.replace('-', "_").to_ascii_lowercase();
+                self.set_setting(&name, value.to_string())?;
+            }
+        }
+        Ok(())
+    }
+
     fn set_setting(&mut self, name: &str, value: String) -> Result<()> {
         let value = if value.eq_ignore_ascii_case("default") {
             DEFAULT_SETTINGS
@@ -534,6 +575,16 @@ impl Session {
             "partita.max_scan_class" => {
                 let v = value.to_ascii_lowercase();
                 if ScanClass::from_setting(&v).is_none() {
+                    return Err(Error::InvalidSettingValue {
+                        name: name.into(),
+                        value,
+                    });
+                }
+                self.settings.insert(name.into(), v);
+            }
+            "partita.fast_path" => {
+                let v = value.to_ascii_lowercase();
+                if !["on", "off"].contains(&v.as_str()) {
                     return Err(Error::InvalidSettingValue {
                         name: name.into(),
                         value,
@@ -559,12 +610,7 @@ impl Session {
     }
 
     async fn show(&mut self, variable: &[ast::Ident]) -> Result<Output> {
-        let name = variable
-            .iter()
-            .map(|i| i.value.clone())
-            .collect::<Vec<_>>()
-            .join(" ")
-            .to_ascii_lowercase();
+        let name = show_name(variable);
         let name = match name.as_str() {
             "time zone" => "timezone".to_string(),
             "transaction isolation level" => "transaction_isolation".to_string(),
@@ -611,6 +657,20 @@ fn first_words(sql: &str) -> String {
 pub(crate) fn mentions_system_column(stmt: &Statement) -> bool {
     let text = stmt.to_string().to_ascii_lowercase();
     text.contains("_etag") || text.contains("_timestamp") || text.contains("_rowid")
+}
+
+/// The parameter SHOW names: `time zone` is two words, `partita.fast_path` one dotted name.
+fn show_name(variable: &[ast::Ident]) -> String {
+    let parts: Vec<String> = variable
+        .iter()
+        .map(|i| i.value.to_ascii_lowercase())
+        .collect();
+    let separator = if parts.first().is_some_and(|p| p == "partita") {
+        "."
+    } else {
+        " "
+    };
+    parts.join(separator)
 }
 
 /// `(a, b) > (-1, 2)`: DataFusion accepts only plain literals in a row value, and `-1` is a
@@ -827,11 +887,7 @@ impl Session {
                 Some(rename_fields(result_schema(&plan), &renames))
             }
             Statement::ShowVariable { variable } => {
-                let name = variable
-                    .iter()
-                    .map(|i| i.value.clone())
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                let name = show_name(variable);
                 Some(Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
                     datafusion::arrow::datatypes::Field::new(
                         name.to_ascii_lowercase(),

@@ -72,8 +72,12 @@ impl AsyncDB for PgWire {
 fn runner_for(
     server: &crate::server::TestServer,
     labels: &[&str],
+    options: &str,
 ) -> sqllogictest::Runner<PgWire, impl sqllogictest::MakeConnection<Conn = PgWire>> {
-    let conn = server.conn_string();
+    let mut conn = server.conn_string();
+    if !options.is_empty() {
+        conn.push_str(&format!(" options='{options}'"));
+    }
     let mut runner = sqllogictest::Runner::new(move || {
         let conn = conn.clone();
         async move {
@@ -94,8 +98,17 @@ fn runner_for(
 
 /// Runs one .slt file against a fresh server; `labels` select `onlyif`/`skipif` records.
 pub async fn run_file(path: &std::path::Path, labels: &[&str]) -> Result<(), String> {
+    run_file_with(path, labels, "").await
+}
+
+/// `run_file` with startup `options` for every connection (`-c partita.fast_path=off`).
+pub async fn run_file_with(
+    path: &std::path::Path,
+    labels: &[&str],
+    options: &str,
+) -> Result<(), String> {
     let server = crate::server::TestServer::start();
-    let mut runner = runner_for(&server, labels);
+    let mut runner = runner_for(&server, labels, options);
     runner
         .run_file_async(path)
         .await
@@ -106,7 +119,7 @@ pub async fn run_file(path: &std::path::Path, labels: &[&str]) -> Result<(), Str
 /// failures with their first lines).
 pub async fn run_file_counting(path: &std::path::Path, labels: &[&str]) -> (usize, Vec<String>) {
     let server = crate::server::TestServer::start();
-    let mut runner = runner_for(&server, labels);
+    let mut runner = runner_for(&server, labels, "");
     let records = sqllogictest::parse_file::<DefaultColumnType>(path).expect("parse .slt file");
     let mut run = 0;
     let mut failures = Vec::new();

@@ -51,6 +51,8 @@ enum Domain {
     Texts(&'static [&'static str]),
     /// Ints with NULLs.
     Nullable(i64, i64),
+    /// A long constant text, so that the table spans several range partitions.
+    Pad,
 }
 
 const TEXTS: &[&str] = &["", "a", "ab", "abc", "ab'c", "b", "ba", "c"];
@@ -60,6 +62,7 @@ impl Domain {
         match self {
             Domain::Ints(lo, hi) => V::Int(rng.random_range(lo..=hi)),
             Domain::Texts(t) => V::Text(t[rng.random_range(0..t.len())].to_string()),
+            Domain::Pad => V::Text("x".repeat(300)),
             Domain::Nullable(lo, hi) => {
                 if rng.random_bool(0.2) {
                     V::Null
@@ -77,6 +80,7 @@ impl Domain {
                 V::Int(rng.random_range(lo - 1..=hi + 1))
             }
             Domain::Texts(t) => V::Text(t[rng.random_range(0..t.len())].to_string()),
+            Domain::Pad => V::Text("x".repeat(300)),
         }
     }
 }
@@ -250,7 +254,7 @@ fn tables() -> Vec<Table> {
     vec![
         Table {
             name: "ordered",
-            ddl: "CREATE TABLE ordered (p int, q text, r int, s bigint, v int, \
+            ddl: "CREATE TABLE ordered (p int, q text, r int, s bigint, v int, pad text, \
                   PRIMARY KEY ((p, q), r DESC, s))",
             columns: vec![
                 ("p", Domain::Ints(0, 4)),
@@ -258,6 +262,7 @@ fn tables() -> Vec<Table> {
                 ("r", Domain::Ints(-3, 3)),
                 ("s", Domain::Ints(0, 4)),
                 ("v", Domain::Nullable(0, 9)),
+                ("pad", Domain::Pad),
             ],
             key: vec![(0, false), (1, false), (2, true), (3, false)],
         },
@@ -295,6 +300,7 @@ async fn every_class_returns_what_the_predicate_accepts() {
     let server = TestServer::start();
     let client = server.connect().await;
     let mut classes_seen = BTreeSet::new();
+    let mut parallel_seen = false;
     for t in tables() {
         client.batch_execute(t.ddl).await.unwrap();
         let mut rows: Vec<Vec<V>> = Vec::new();
@@ -388,6 +394,7 @@ async fn every_class_returns_what_the_predicate_accepts() {
                 "{sql}\nplan:\n{}\n(CLASSES_SEED={seed})",
                 plan.join("\n")
             );
+            parallel_seen |= plan.iter().any(|l| l.contains("Parallel: "));
             // DataFusion drops the scan of a predicate it folds to false.
             if let Some(access) = plan.iter().find(|l| l.contains(" on ")) {
                 let class = access.trim().trim_start_matches("->").trim();
@@ -408,6 +415,10 @@ async fn every_class_returns_what_the_predicate_accepts() {
     .map(String::from)
     .collect();
     assert_eq!(classes_seen, expected, "CLASSES_SEED={seed}");
+    assert!(
+        parallel_seen,
+        "no scan was split for parallel reading (CLASSES_SEED={seed})"
+    );
 }
 
 async fn explain(client: &tokio_postgres::Client, sql: &str) -> Vec<String> {

@@ -23,6 +23,13 @@ async fn run_all(files: Vec<PathBuf>) {
         if let Err(e) = tests::slt::run_file(file, &["postgresql", "partita"]).await {
             failures.push(format!("{}:\n{e}", file.display()));
         }
+        // The fast path's cases again through DataFusion: same results, same errors.
+        if file.file_name().is_some_and(|n| n == "fastpath.slt") {
+            let options = "-c partita.fast_path=off";
+            if let Err(e) = tests::slt::run_file_with(file, &["partita"], options).await {
+                failures.push(format!("{} with {options}:\n{e}", file.display()));
+            }
+        }
     }
     assert!(
         failures.is_empty(),

@@ -1,0 +1,563 @@
+//! The fast path: statements whose whole work is key access skip DataFusion.
+//!
+//! `SELECT cols FROM t WHERE <every key column = constant or IN (constants)>`, the same
+//! WHERE for `UPDATE t SET col = constant, …` and `DELETE FROM t`, and `INSERT INTO t VALUES
+//! (constants), …` are recognised on the parsed statement (after parameters are bound) and
+//! run as point lookups and writes. Anything else — another clause, an expression, a
+//! constant that does not convert exactly, RETURNING, ON CONFLICT, a default to evaluate —
+//! returns `None` and the statement takes the general path, which gives the same results
+//! and errors (tests/slt/fastpath.slt runs each case both ways).
+
+use crate::classify::ScanClass;
+use crate::convert::value_from_array;
+use crate::dml::WriteResult;
+use crate::error::{Error, Result};
+use crate::provider::{Batcher, PartitaTable, Reader, TableAccess, with_txn};
+use crate::session::{Output, Session};
+use datafusion::common::ScalarValue;
+use datafusion::sql::sqlparser::ast::{
+    self, BinaryOperator, Expr, FromTable, GroupByExpr, SelectItem, SetExpr, Statement,
+    TableFactor, UnaryOperator, Value as AstValue,
+};
+use sql::catalog::TableDef;
+use sql::ddl::{normalize_ident, table_name};
+use sql::types::SqlType;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use storage::Value;
+
+/// At most this many keys go through the fast path; larger IN lists take the general path.
+const MAX_KEYS: usize = 1024;
+
+/// A statement the fast path can run.
+#[derive(Clone)]
+pub(crate) enum FastStatement {
+    Select {
+        def: Arc<TableDef>,
+        /// Output columns by index in the table's visible schema.
+        columns: Vec<usize>,
+        keys: Vec<Vec<u8>>,
+    },
+    Update {
+        def: Arc<TableDef>,
+        keys: Vec<Vec<u8>>,
+        set: Vec<(usize, Value)>,
+    },
+    Delete {
+        def: Arc<TableDef>,
+        keys: Vec<Vec<u8>>,
+    },
+    Insert {
+        def: Arc<TableDef>,
+        rows: Vec<Vec<Value>>,
+    },
+}
+
+impl Session {
+    /// Recognises a key-only statement; `None` sends it down the general path.
+    pub(crate) fn fast_statement(&self, stmt: &Statement) -> Option<FastStatement> {
+        match stmt {
+            Statement::Query(q) => self.fast_select(q),
+            Statement::Update(u) => {
+                if u.from.is_some() || !u.table.joins.is_empty() || u.returning.is_some() {
+                    return None;
+                }
+                let def = self.fast_table(&u.table.relation)?;
+                let keys = key_points(&def, u.selection.as_ref()?)?;
+                let mut set = Vec::new();
+                for a in &u.assignments {
+                    let ast::AssignmentTarget::ColumnName(name) = &a.target else {
+                        return None;
+                    };
+                    let column = def.column_index(&normalize_ident(name.0.last()?.as_ident()?))?;
+                    if def.columns[column].hidden || set.iter().any(|(c, _)| *c == column) {
+                        return None;
+                    }
+                    set.push((column, stored_value(&def, column, &a.value)?));
+                }
+                Some(FastStatement::Update { def, keys, set })
+            }
+            Statement::Delete(d) => {
+                let tables = match &d.from {
+                    FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
+                };
+                if tables.len() != 1
+                    || !tables[0].joins.is_empty()
+                    || d.using.is_some()
+                    || d.returning.is_some()
+                    || !d.order_by.is_empty()
+                    || d.limit.is_some()
+                {
+                    return None;
+                }
+                let def = self.fast_table(&tables[0].relation)?;
+                let keys = key_points(&def, d.selection.as_ref()?)?;
+                Some(FastStatement::Delete { def, keys })
+            }
+            Statement::Insert(i) => self.fast_insert(i),
+            _ => None,
+        }
+    }
+
+    fn fast_table(&self, relation: &TableFactor) -> Option<Arc<TableDef>> {
+        let TableFactor::Table {
+            name,
+            args: None,
+            with_hints,
+            ..
+        } = relation
+        else {
+            return None;
+        };
+        if !with_hints.is_empty() {
+            return None;
+        }
+        self.table_def(&table_name(name).ok()?).ok()
+    }
+
+    fn fast_select(&self, q: &ast::Query) -> Option<FastStatement> {
+        if q.with.is_some()
+            || q.order_by.is_some()
+            || q.limit_clause.is_some()
+            || q.fetch.is_some()
+            || !q.locks.is_empty()
+        {
+            return None;
+        }
+        let SetExpr::Select(s) = q.body.as_ref() else {
+            return None;
+        };
+        let plain_group_by =
+            matches!(&s.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty());
+        if s.distinct.is_some()
+            || s.top.is_some()
+            || s.into.is_some()
+            || s.from.len() != 1
+            || !s.from[0].joins.is_empty()
+            || !plain_group_by
+            || s.having.is_some()
+            || !s.named_window.is_empty()
+            || s.qualify.is_some()
+            || !s.lateral_views.is_empty()
+            || !s.cluster_by.is_empty()
+            || !s.distribute_by.is_empty()
+            || !s.sort_by.is_empty()
+        {
+            return None;
+        }
+        let def = self.fast_table(&s.from[0].relation)?;
+        let alias = match &s.from[0].relation {
+            TableFactor::Table { alias, .. } => alias.as_ref().map(|a| normalize_ident(&a.name)),
+            _ => None,
+        };
+        let qualifier = alias.unwrap_or_else(|| def.name.clone());
+        let visible: Vec<usize> = (0..def.columns.len())
+            .filter(|&i| !def.columns[i].hidden)
+            .collect();
+        let mut columns = Vec::new();
+        for item in &s.projection {
+            match item {
+                SelectItem::Wildcard(opts) if is_plain_wildcard(opts) => {
+                    columns.extend(0..visible.len());
+                }
+                SelectItem::UnnamedExpr(e) => {
+                    let name = column_name(e, &qualifier)?;
+                    let i = def.column_index(&name)?;
+                    columns.push(visible.iter().position(|&v| v == i)?);
+                }
+                _ => return None,
+            }
+        }
+        // Result names must be distinct for the general path too; leave repeats to it.
+        let mut seen = columns.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() != columns.len() {
+            return None;
+        }
+        let keys = key_points(&def, s.selection.as_ref()?)?;
+        Some(FastStatement::Select { def, columns, keys })
+    }
+
+    fn fast_insert(&self, i: &ast::Insert) -> Option<FastStatement> {
+        if i.on.is_some() || i.returning.is_some() || i.partitioned.is_some() || i.overwrite {
+            return None;
+        }
+        let ast::TableObject::TableName(name) = &i.table else {
+            return None;
+        };
+        let def = self.table_def(&table_name(name).ok()?).ok()?;
+        if def.has_row_id() {
+            return None;
+        }
+        let source = i.source.as_ref()?;
+        if source.with.is_some() || source.order_by.is_some() || source.limit_clause.is_some() {
+            return None;
+        }
+        let SetExpr::Values(values) = source.body.as_ref() else {
+            return None;
+        };
+        let targets: Vec<usize> = if i.columns.is_empty() {
+            (0..def.columns.len()).collect()
+        } else {
+            i.columns
+                .iter()
+                .map(|c| def.column_index(&normalize_ident(c.0.last()?.as_ident()?)))
+                .collect::<Option<_>>()?
+        };
+        // Omitted columns must need no default evaluated.
+        for (c, col) in def.columns.iter().enumerate() {
+            if !targets.contains(&c) && col.default.is_some() {
+                return None;
+            }
+        }
+        let mut rows = Vec::with_capacity(values.rows.len());
+        for row in &values.rows {
+            if row.len() != targets.len() {
+                return None;
+            }
+            let mut stored = vec![Value::Null; def.columns.len()];
+            for (expr, &c) in row.iter().zip(&targets) {
+                stored[c] = stored_value(&def, c, expr)?;
+            }
+            rows.push(stored);
+        }
+        Some(FastStatement::Insert { def, rows })
+    }
+
+    /// Runs a recognised statement. Writes run inside the current transaction (the caller
+    /// provides the implicit one in autocommit).
+    pub(crate) fn run_fast_read(&mut self, stmt: FastStatement) -> Result<Output> {
+        let FastStatement::Select { def, columns, keys } = stmt else {
+            return Err(Error::Internal("not a fast read".into()));
+        };
+        let reader = match &self.txn {
+            Some(open) => Reader::Txn(Arc::clone(&open.txn)),
+            None => Reader::Snapshot(self.db.store.snapshot()),
+        };
+        let access = TableAccess {
+            system_columns: false,
+            max_class: ScanClass::Full,
+            store: self.db.store.clone(),
+        };
+        let table = PartitaTable::new(Arc::clone(&def), reader.clone(), access);
+        let (schema, sources) = table.projection(&columns)?;
+        let mut batcher = Batcher::new(
+            &def,
+            Arc::clone(&schema),
+            sources,
+            Arc::new(crate::provider::missing_values(&def)),
+        );
+        for key in &keys {
+            if let Some(row) = reader.get(def.keyspace, key).map_err(Error::from_storage)? {
+                batcher.push(&row)?;
+            }
+        }
+        let batch = batcher.finish()?;
+        Ok(Output::from_batches(schema, vec![batch], "SELECT"))
+    }
+
+    /// Applies a recognised write in the open transaction.
+    pub(crate) fn run_fast_write(&mut self, stmt: FastStatement) -> Result<WriteResult> {
+        let txn = self.open_txn()?;
+        let stored = crate::provider::stored_values;
+        match stmt {
+            FastStatement::Select { .. } => Err(Error::Internal("not a fast write".into())),
+            FastStatement::Delete { def, keys } => {
+                let mut count = 0;
+                for key in &keys {
+                    let found = with_txn(&txn, |t| t.get(def.keyspace, key))?;
+                    if found.is_some() {
+                        with_txn(&txn, |t| t.delete(def.keyspace, key))?;
+                        count += 1;
+                    }
+                }
+                Ok(WriteResult::counted("DELETE", count))
+            }
+            FastStatement::Update { def, keys, set } => {
+                let layout = def.layout()?;
+                let mut count = 0;
+                for key in &keys {
+                    let Some(row) = with_txn(&txn, |t| t.get(def.keyspace, key))? else {
+                        continue;
+                    };
+                    let old = stored(&def, &row.value)?;
+                    let mut new = old.clone();
+                    for (c, v) in &set {
+                        new[*c] = v.clone();
+                    }
+                    crate::dml::write_updated(&def, &layout, &txn, &old, &new)?;
+                    count += 1;
+                }
+                Ok(WriteResult::counted("UPDATE", count))
+            }
+            FastStatement::Insert { def, rows } => {
+                let layout = def.layout()?;
+                for values in &rows {
+                    crate::dml::insert_new(&def, &layout, &txn, values)?;
+                }
+                Ok(WriteResult::counted("INSERT 0", rows.len()))
+            }
+        }
+    }
+}
+
+fn is_plain_wildcard(opts: &ast::WildcardAdditionalOptions) -> bool {
+    opts.opt_ilike.is_none()
+        && opts.opt_exclude.is_none()
+        && opts.opt_except.is_none()
+        && opts.opt_replace.is_none()
+        && opts.opt_rename.is_none()
+}
+
+/// The column a plain reference names (`c` or `t.c`, the qualifier being the table or its
+/// alias).
+fn column_name(expr: &Expr, qualifier: &str) -> Option<String> {
+    match expr {
+        Expr::Identifier(id) => Some(normalize_ident(id)),
+        Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
+            (normalize_ident(&parts[0]) == qualifier).then(|| normalize_ident(&parts[1]))
+        }
+        _ => None,
+    }
+}
+
+/// The encoded keys a WHERE clause binds when every conjunct is `key column = constant` or
+/// `key column IN (constants)` and every key column is bound; `None` otherwise.
+fn key_points(def: &TableDef, selection: &Expr) -> Option<Vec<Vec<u8>>> {
+    let mut conjuncts = Vec::new();
+    split_and(selection, &mut conjuncts);
+    let mut bound: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
+    for c in conjuncts {
+        let (column, values) = match c {
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Eq,
+                right,
+            } => {
+                let (column, value) = match (column_of(def, left), column_of(def, right)) {
+                    (Some(col), None) => (col, right.as_ref()),
+                    (None, Some(col)) => (col, left.as_ref()),
+                    _ => return None,
+                };
+                (column, vec![key_value(def, column, value)?])
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated: false,
+            } => {
+                let column = column_of(def, expr)?;
+                let values = list
+                    .iter()
+                    .map(|v| key_value(def, column, v))
+                    .collect::<Option<Vec<_>>>()?;
+                (column, values)
+            }
+            _ => return None,
+        };
+        if !def.is_key_column(column) || bound.contains_key(&column) {
+            return None;
+        }
+        bound.insert(column, values);
+    }
+    let layout = def.layout().ok()?;
+    let mut pk_sets: Vec<Vec<Value>> = vec![vec![]];
+    for &c in &def.partition_key {
+        pk_sets = product(pk_sets, bound.get(&c)?)?;
+    }
+    let mut rk_sets: Vec<Vec<Value>> = vec![vec![]];
+    for part in &def.row_key {
+        rk_sets = product(rk_sets, bound.get(&part.column)?)?;
+    }
+    if pk_sets.len() * rk_sets.len() > MAX_KEYS {
+        return None;
+    }
+    let mut keys = Vec::with_capacity(pk_sets.len() * rk_sets.len());
+    for pk in &pk_sets {
+        for rk in &rk_sets {
+            keys.push(layout.encode(pk, rk).ok()?);
+        }
+    }
+    keys.sort();
+    keys.dedup();
+    Some(keys)
+}
+
+fn product(sets: Vec<Vec<Value>>, values: &[Value]) -> Option<Vec<Vec<Value>>> {
+    if sets.len() * values.len() > MAX_KEYS {
+        return None;
+    }
+    let mut out = Vec::with_capacity(sets.len() * values.len());
+    for set in &sets {
+        for v in values {
+            let mut next = set.clone();
+            next.push(v.clone());
+            out.push(next);
+        }
+    }
+    Some(out)
+}
+
+fn split_and<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            split_and(left, out);
+            split_and(right, out);
+        }
+        Expr::Nested(inner) => split_and(inner, out),
+        other => out.push(other),
+    }
+}
+
+fn column_of(def: &TableDef, e: &Expr) -> Option<usize> {
+    match e {
+        Expr::Identifier(id) => def.column_index(&normalize_ident(id)),
+        Expr::CompoundIdentifier(parts) if parts.len() == 2 => (normalize_ident(&parts[0])
+            == def.name)
+            .then(|| def.column_index(&normalize_ident(&parts[1])))
+            .flatten(),
+        Expr::Nested(inner) => column_of(def, inner),
+        _ => None,
+    }
+}
+
+/// A constant compared with a key column, when it converts to the column's type exactly.
+fn key_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
+    let ty = def.columns[column].ty;
+    if matches!(ty, SqlType::Char { .. }) {
+        return None; // blank-padded comparison: leave it to the general path
+    }
+    let scalar = constant(e)?;
+    let wanted = ty.arrow();
+    let converted = if scalar.data_type() == wanted {
+        scalar
+    } else {
+        let c = scalar.cast_to(&wanted).ok()?;
+        if c.cast_to(&scalar.data_type()).ok()? != scalar {
+            return None;
+        }
+        c
+    };
+    let value = value_from_array(&converted.to_array().ok()?, 0, ty, "").ok()?;
+    (!value.is_null()).then_some(value)
+}
+
+/// A constant to store in `column`: converted as an INSERT or UPDATE would (a cast to the
+/// column type, then its length and precision rules). Anything that fails here goes down
+/// the general path, which reports the error.
+fn stored_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
+    let ty = def.columns[column].ty;
+    if matches!(e, Expr::Value(v) if matches!(v.value, AstValue::Null)) {
+        return Some(Value::Null);
+    }
+    if matches!(ty, SqlType::Json | SqlType::Jsonb | SqlType::Char { .. }) {
+        return None;
+    }
+    let scalar = constant(e)?;
+    // Strings convert to any type as PostgreSQL's unknown literals do; numbers only to
+    // numbers, exactly.
+    let wanted = ty.arrow();
+    let text_input = matches!(
+        ty,
+        SqlType::Text | SqlType::Varchar { .. } | SqlType::Bytea | SqlType::Uuid
+    );
+    let converted =
+        if scalar.data_type() == wanted || (text_input && matches!(scalar, ScalarValue::Utf8(_))) {
+            // Text goes to value_from_array as text: it reads bytea escapes and uuids itself.
+            scalar
+        } else if matches!(scalar, ScalarValue::Utf8(_)) {
+            scalar.cast_to(&wanted).ok()?
+        } else if matches!(
+            ty,
+            SqlType::Int2
+                | SqlType::Int4
+                | SqlType::Int8
+                | SqlType::Float4
+                | SqlType::Float8
+                | SqlType::Numeric { .. }
+        ) {
+            let c = scalar.cast_to(&wanted).ok()?;
+            if c.cast_to(&scalar.data_type()).ok()? != scalar {
+                return None;
+            }
+            c
+        } else {
+            return None;
+        };
+    value_from_array(
+        &converted.to_array().ok()?,
+        0,
+        ty,
+        &def.columns[column].name,
+    )
+    .ok()
+}
+
+/// A literal: number, string, boolean, a negated number, or a bound parameter
+/// (`'text'::type`).
+fn constant(e: &Expr) -> Option<ScalarValue> {
+    match e {
+        Expr::Value(v) => match &v.value {
+            AstValue::Number(n, false) => number(n),
+            AstValue::SingleQuotedString(s) => Some(ScalarValue::Utf8(Some(s.clone()))),
+            AstValue::Boolean(b) => Some(ScalarValue::Boolean(Some(*b))),
+            _ => None,
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            Expr::Value(v) => match &v.value {
+                AstValue::Number(n, false) => number(&format!("-{n}")),
+                _ => None,
+            },
+            _ => None,
+        },
+        Expr::Cast {
+            kind: ast::CastKind::Cast | ast::CastKind::DoubleColon,
+            expr,
+            data_type,
+            array: false,
+            format: None,
+        } => {
+            let inner = constant(expr)?;
+            let ty = SqlType::from_ast(data_type).ok()?;
+            if !matches!(inner, ScalarValue::Utf8(_)) {
+                return None;
+            }
+            let cast = inner.cast_to(&ty.arrow()).ok()?;
+            (!cast.is_null()).then_some(cast)
+        }
+        Expr::Nested(inner) => constant(inner),
+        _ => None,
+    }
+}
+
+fn number(text: &str) -> Option<ScalarValue> {
+    if let Ok(i) = text.parse::<i64>() {
+        return Some(ScalarValue::Int64(Some(i)));
+    }
+    if text.contains(['e', 'E']) {
+        return None;
+    }
+    // A decimal literal, as DataFusion reads it with parse_float_as_decimal.
+    let digits = text.trim_start_matches('-').replace('.', "");
+    let scale = text.split('.').nth(1).map_or(0, str::len);
+    if digits.len() > 38 || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let unscaled: i128 = format!("{}{}", if text.starts_with('-') { "-" } else { "" }, digits)
+        .parse()
+        .ok()?;
+    let precision = digits.trim_start_matches('0').len().max(scale).max(1) as u8;
+    Some(ScalarValue::Decimal128(
+        Some(unscaled),
+        precision,
+        scale as i8,
+    ))
+}
