@@ -12,7 +12,6 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use datafusion::arrow::datatypes::{Field, SchemaRef};
 use datafusion::sql::sqlparser::ast::Statement;
-use futures::future::{Either, select};
 use futures::{Sink, SinkExt, StreamExt};
 use pgwire::api::auth::{
     DefaultServerParameterProvider, StartupHandler, finish_authentication, protocol_negotiation,
@@ -27,9 +26,8 @@ use pgwire::api::results::{
 use pgwire::api::stmt::{QueryParser, StoredStatement};
 use pgwire::api::store::PortalStore;
 use pgwire::api::{
-    ClientInfo, ClientPortalStore, ConnectionHandle, ConnectionManager, DEFAULT_NAME,
-    PgWireConnectionState, PgWireServerHandlers, PidSecretKeyGenerator,
-    RandomPidSecretKeyGenerator, Type,
+    ClientInfo, ClientPortalStore, DEFAULT_NAME, PgWireConnectionState, PgWireServerHandlers,
+    PidSecretKeyGenerator, RandomPidSecretKeyGenerator, Type,
 };
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::cancel::CancelRequest;
@@ -70,7 +68,6 @@ impl Connection {
 /// own and names its target by (pid, secret key).
 #[derive(Default)]
 pub struct Cancels {
-    manager: Arc<ConnectionManager>,
     interrupts: std::sync::Mutex<HashMap<(i32, Bytes), Interrupt>>,
 }
 
@@ -92,8 +89,8 @@ impl Drop for CancelKeyGuard {
     }
 }
 
-/// Stops the target's running statement where it is (see `planner::interrupt`) and wakes
-/// the connection so it answers 57014 at once.
+/// Stops the target's running statement where it is (see `planner::interrupt`); it then
+/// fails with 57014 through the usual error path.
 pub struct CancelHandler {
     cancels: Arc<Cancels>,
 }
@@ -105,10 +102,6 @@ impl pgwire::api::cancel::CancelHandler for CancelHandler {
         let interrupt = self.cancels.lock().get(&key).cloned();
         if let Some(interrupt) = interrupt {
             interrupt.trigger();
-            self.cancels
-                .manager
-                .cancel(request.pid, &request.secret_key)
-                .await;
         }
     }
 }
@@ -199,11 +192,6 @@ impl StartupHandler for Handler {
             cancels
                 .lock()
                 .insert(key.clone(), self.conn.interrupt.clone());
-            let (handle, guard) = cancels.manager.register(pid, secret_key);
-            client
-                .session_extensions()
-                .insert::<Arc<ConnectionHandle>>(handle);
-            client.session_extensions().insert(guard);
             client.session_extensions().insert(CancelKeyGuard {
                 cancels: Arc::clone(cancels),
                 key,
@@ -236,18 +224,6 @@ where
             .await?;
     }
     Ok(())
-}
-
-/// Waits for a cancel of the statement now starting; never resolves without one.
-async fn cancel_signal<C: ClientInfo>(
-    client: &C,
-) -> Option<futures::channel::oneshot::Receiver<()>> {
-    let handle = client.session_extensions().get::<Arc<ConnectionHandle>>()?;
-    Some(handle.start_query().await)
-}
-
-fn canceled() -> PgWireError {
-    to_pg_error(&planner::Error::Canceled)
 }
 
 fn row_stream(
@@ -294,15 +270,10 @@ impl SimpleQueryHandler for Handler {
                     .await?;
             }
             for stmt in statements {
-                let cancel = cancel_signal(client).await;
-                let run = run_simple(client, &mut session, stmt);
-                let outcome = match cancel {
-                    Some(rx) => match select(Box::pin(run), rx).await {
-                        Either::Left((r, _)) => r,
-                        Either::Right(_) => Err(canceled()),
-                    },
-                    None => run.await,
-                };
+                // A cancel sets the session's interrupt; the statement stops at its next
+                // check and ends through the usual error path (implicit transaction rolled
+                // back, transaction block marked failed).
+                let outcome = run_simple(client, &mut session, stmt).await;
                 send_notices(client, &mut session).await?;
                 outcome?;
             }
@@ -383,7 +354,14 @@ where
             let mut rows = row_stream(stream, fields);
             let mut count = 0usize;
             while let Some(row) = rows.next().await {
-                client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+                let row = match row {
+                    Ok(row) => row,
+                    Err(e) => {
+                        session.statement_failed();
+                        return Err(e);
+                    }
+                };
+                client.feed(PgWireBackendMessage::DataRow(row)).await?;
                 count += 1;
             }
             let tag = Tag::new(&tag).with_rows(count);
@@ -671,15 +649,9 @@ impl ExtendedQueryHandler for Handler {
             }
             None => return Err(PgWireError::PortalNotFound(portal_name.to_owned())),
         };
-        let cancel = cancel_signal(client).await;
-        let run = self.execute_portal(client, &portal, max_rows);
-        let outcome = match cancel {
-            Some(rx) => match select(Box::pin(run), rx).await {
-                Either::Left((r, _)) => r,
-                Either::Right(_) => Err(canceled()),
-            },
-            None => run.await,
-        };
+        // A cancel that arrived while idle must not stop the rows asked for now.
+        self.conn.interrupt.reset();
+        let outcome = self.execute_portal(client, &portal, max_rows).await;
         let session = self.conn.session.lock().await;
         client.set_transaction_status(status(&session));
         client.set_state(PgWireConnectionState::ReadyForQuery);
@@ -812,9 +784,14 @@ impl Handler {
                 break;
             }
             match response.data_rows().next().await {
-                Some(row) => {
-                    client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+                Some(Ok(row)) => {
+                    client.feed(PgWireBackendMessage::DataRow(row)).await?;
                     sent += 1;
+                }
+                Some(Err(e)) => {
+                    *state = PortalExecutionState::Finished;
+                    self.conn.session.lock().await.statement_failed();
+                    return Err(e);
                 }
                 None => break,
             }

@@ -328,7 +328,7 @@ pub fn classify(def: &TableDef, filters: &[Expr]) -> ScanSpec {
             let order = key_cols[*k].1.order;
             prefixes
                 .iter()
-                .map(|p| bounded_range(p, lower, upper, order))
+                .filter_map(|p| bounded_range(p, lower, upper, order))
                 .filter(|r| !r.is_empty())
                 .collect()
         }
@@ -424,7 +424,7 @@ fn bounded_range(
     lower: &Bound<Point>,
     upper: &Bound<Point>,
     order: SortOrder,
-) -> KeyRange {
+) -> Option<KeyRange> {
     let joined = |p: &Point| {
         let mut k = prefix.to_vec();
         k.extend(ordered(&p.enc, order));
@@ -432,10 +432,8 @@ fn bounded_range(
     };
     // "At or after every key whose column is ≥ v" and "before every key whose column is > v".
     let start_at = |p: &Point| Bound::Included(joined(p).into());
-    let start_after = |p: &Point| match prefix_successor(&joined(p)) {
-        Some(s) => Bound::Included(s.into()),
-        None => Bound::Excluded(joined(p).into()),
-    };
+    // No successor (all 0xFF): nothing comes after, the range is empty.
+    let start_after = |p: &Point| prefix_successor(&joined(p)).map(|s| Bound::Included(s.into()));
     let end_before = |p: &Point| Bound::Excluded(joined(p).into());
     let end_after = |p: &Point| match prefix_successor(&joined(p)) {
         Some(s) => Bound::Excluded(s.into()),
@@ -446,7 +444,7 @@ fn bounded_range(
         SortOrder::Asc => (
             match lower {
                 Bound::Included(p) => start_at(p),
-                Bound::Excluded(p) => start_after(p),
+                Bound::Excluded(p) => start_after(p)?,
                 Bound::Unbounded => whole.lower.clone(),
             },
             match upper {
@@ -459,7 +457,7 @@ fn bounded_range(
         SortOrder::Desc => (
             match upper {
                 Bound::Included(p) => start_at(p),
-                Bound::Excluded(p) => start_after(p),
+                Bound::Excluded(p) => start_after(p)?,
                 Bound::Unbounded => whole.lower.clone(),
             },
             match lower {
@@ -469,10 +467,10 @@ fn bounded_range(
             },
         ),
     };
-    KeyRange {
+    Some(KeyRange {
         lower: lo,
         upper: hi,
-    }
+    })
 }
 
 fn lower_cmp(a: &Bound<bytes::Bytes>, b: &Bound<bytes::Bytes>) -> std::cmp::Ordering {
@@ -979,6 +977,13 @@ fn point(def: &TableDef, column: usize, value: ScalarValue) -> Option<Point> {
     };
     let array = converted.to_array().ok()?;
     let stored = value_from_array(&array, 0, ty, &col.name).ok()?;
+    if let (storage::Value::Text(t), ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s))) =
+        (&stored, &converted)
+        && t != s
+    {
+        // varchar(n) storage trims trailing blanks past n; a comparison does not.
+        return None;
+    }
     if matches!(ty, SqlType::Char { .. }) {
         // Blank-padded storage compares differently from the literal.
         return None;
@@ -1162,6 +1167,23 @@ mod tests {
         for (sql, want) in cases {
             assert_eq!(spec(&h, sql), want, "WHERE {sql}");
         }
+    }
+
+    #[test]
+    fn nothing_is_greater_than_the_largest_value() {
+        let t = table("CREATE TABLE m (a smallint, b int, PRIMARY KEY ((a), b))");
+        let schema = datafusion::common::DFSchema::try_from(def_schema(&t)).unwrap();
+        let ctx = SessionContext::new();
+        let expr = simplify(ctx.parse_sql_expr("a > 32767", &schema).unwrap(), &schema);
+        let s = classify(&t, &[expr]);
+        let layout = t.layout().unwrap();
+        let key = layout
+            .encode(&[storage::Value::Int2(32767)], &[storage::Value::Int4(1)])
+            .unwrap();
+        assert!(!s.ranges.iter().any(|r| r.contains(&key)), "{s:?}");
+        let v = table("CREATE TABLE v (k varchar(2) PRIMARY KEY)");
+        assert_eq!(spec(&v, "k = 'ab   '"), "Full table scan + residual");
+        assert_eq!(spec(&v, "k = 'ab'"), "Point: k = 'ab'");
     }
 
     #[test]

@@ -856,9 +856,15 @@ fn stamp_columns(qualifier: &str) -> Vec<SelectItem> {
 }
 
 pub async fn update(session: &mut Session, update: &ast::Update) -> Result<WriteResult> {
-    if update.from.is_some() || !update.table.joins.is_empty() {
-        return Err(Error::Unsupported("UPDATE … FROM".into()));
+    if !update.table.joins.is_empty() {
+        return Err(Error::Unsupported("UPDATE of a join".into()));
     }
+    let from = match &update.from {
+        None => vec![],
+        Some(ast::UpdateTableFromKind::BeforeSet(t) | ast::UpdateTableFromKind::AfterSet(t)) => {
+            t.clone()
+        }
+    };
     let (name, alias) = target_table("", &update.table.relation)?;
     let def = session.table_def(&name)?;
     let txn = session.open_txn()?;
@@ -883,19 +889,23 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
             set_columns.push(col);
         }
     }
-    let query = select_query(
-        projection,
-        vec![table_ref(&name, alias.clone())],
-        update.selection.clone(),
-    );
+    let joined = !from.is_empty();
+    let mut tables = vec![table_ref(&name, alias.clone())];
+    tables.extend(from);
+    let query = select_query(projection, tables, update.selection.clone());
     let batches = session.collect_query(query, true).await?;
     let layout = def.layout()?;
     let n = def.columns.len();
     let mut count = 0;
     let mut written = Vec::new();
+    // UPDATE … FROM: a row that joins several FROM rows is updated once, with the first.
+    let mut seen = std::collections::HashSet::new();
     for batch in &batches {
         for r in 0..batch.num_rows() {
             let old = stored_row(&def, batch, r)?;
+            if joined && !seen.insert(row_key(&def, &layout, &old)?) {
+                continue;
+            }
             let mut new = old.clone();
             for (k, &col) in set_columns.iter().enumerate() {
                 let c = &def.columns[col];
@@ -928,11 +938,10 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
     let tables = match &delete.from {
         FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
     };
-    if tables.len() != 1 || !tables[0].joins.is_empty() || delete.using.is_some() {
-        return Err(Error::Unsupported(
-            "DELETE from several tables or with USING".into(),
-        ));
+    if tables.len() != 1 || !tables[0].joins.is_empty() {
+        return Err(Error::Unsupported("DELETE from several tables".into()));
     }
+    let using = delete.using.clone().unwrap_or_default();
     let (name, alias) = target_table("", &tables[0].relation)?;
     let def = session.table_def(&name)?;
     let txn = session.open_txn()?;
@@ -942,16 +951,16 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
         .unwrap_or_else(|| name.clone());
     let mut projection = all_columns(&def, &qualifier);
     projection.extend(stamp_columns(&qualifier));
-    let query = select_query(
-        projection,
-        vec![table_ref(&name, alias.clone())],
-        delete.selection.clone(),
-    );
+    let joined = !using.is_empty();
+    let mut from = vec![table_ref(&name, alias.clone())];
+    from.extend(using);
+    let query = select_query(projection, from, delete.selection.clone());
     let batches = session.collect_query(query, true).await?;
     let layout = def.layout()?;
     let n = def.columns.len();
     let mut count = 0;
     let mut written = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for batch in &batches {
         let ts = batch
             .column(n)
@@ -966,6 +975,10 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
         for r in 0..batch.num_rows() {
             let old = stored_row(&def, batch, r)?;
             let key = row_key(&def, &layout, &old)?;
+            // DELETE … USING: a row that joins several USING rows is deleted once.
+            if joined && !seen.insert(key.clone()) {
+                continue;
+            }
             with_txn(&txn, |t| t.delete(def.keyspace, &key))?;
             count += 1;
             if delete.returning.is_some() {

@@ -9,8 +9,9 @@
 use datafusion::arrow::array::RecordBatch;
 use datafusion::dataframe::DataFrame;
 use datafusion::error::{DataFusionError, Result as DfResult};
-use datafusion::physical_plan::SendableRecordBatchStream;
+use datafusion::execution::TaskContext;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream};
 use futures::StreamExt;
 use std::sync::Arc;
 use tokio::runtime::Runtime;
@@ -38,14 +39,26 @@ impl Executor {
         self.runtime.as_ref().expect("runtime lives until drop")
     }
 
-    /// Runs `df` on the query runtime; its batches stream back as they are produced. Dropping
-    /// the returned stream stops the work at the plan's next yield point.
-    pub fn stream(&self, df: DataFrame) -> SendableRecordBatchStream {
-        let schema = Arc::new(df.schema().as_arrow().clone());
+    /// Plans `df` (here, so planning errors are the statement's own) and runs the plan on the
+    /// query runtime; its batches stream back as they are produced. Dropping the returned
+    /// stream stops the work at the plan's next yield point.
+    pub async fn stream(&self, df: DataFrame) -> DfResult<SendableRecordBatchStream> {
+        let task_ctx = Arc::new(df.task_ctx());
+        let plan = df.create_physical_plan().await?;
+        Ok(self.stream_plan(plan, task_ctx))
+    }
+
+    /// Runs a physical plan on the query runtime, its batches streamed back.
+    pub fn stream_plan(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        task_ctx: Arc<TaskContext>,
+    ) -> SendableRecordBatchStream {
+        let schema = plan.schema();
         let (tx, rx) = tokio::sync::mpsc::channel::<DfResult<RecordBatch>>(2);
         let panic_tx = tx.clone();
         let work = async move {
-            let mut stream = match df.execute_stream().await {
+            let mut stream = match datafusion::physical_plan::execute_stream(plan, task_ctx) {
                 Ok(s) => s,
                 Err(e) => {
                     let _ = tx.send(Err(e)).await;
@@ -103,7 +116,7 @@ impl Executor {
 
     /// Runs `df` on the query runtime and collects every batch.
     pub async fn collect(&self, df: DataFrame) -> DfResult<Vec<RecordBatch>> {
-        let mut stream = self.stream(df);
+        let mut stream = self.stream(df).await?;
         let mut batches = Vec::new();
         while let Some(batch) = stream.next().await {
             batches.push(batch?);

@@ -36,7 +36,7 @@ impl Session {
             Statement::Query(q) => (None, Some(*q)),
             Statement::Update(u) => {
                 if u.from.is_some() || !u.table.joins.is_empty() {
-                    return Err(Error::Unsupported("UPDATE … FROM".into()));
+                    return Err(Error::Unsupported("EXPLAIN of UPDATE … FROM".into()));
                 }
                 let name = relation_name(&u.table);
                 (
@@ -45,6 +45,9 @@ impl Session {
                 )
             }
             Statement::Delete(d) => {
+                if d.using.is_some() {
+                    return Err(Error::Unsupported("EXPLAIN of DELETE … USING".into()));
+                }
                 let tables = match d.from {
                     FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
                 };
@@ -87,8 +90,9 @@ impl Session {
         }
         if let Some(query) = query {
             let mut stmt = Statement::Query(Box::new(query));
-            // EXPLAIN shows what a statement would do even where the scan guard refuses it.
-            self.guard_scans = false;
+            // EXPLAIN shows what a statement would do even where the scan guard refuses it;
+            // EXPLAIN ANALYZE runs it, so the guard stays.
+            self.guard_scans = analyze;
             let planned = self.physical_plan(&mut stmt).await;
             self.guard_scans = true;
             let plan = planned?;

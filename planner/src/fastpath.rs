@@ -63,7 +63,8 @@ impl Session {
                     return None;
                 }
                 let def = self.fast_table(&u.table.relation)?;
-                let keys = key_points(&def, u.selection.as_ref()?)?;
+                let qualifier = qualifier_of(&def, &u.table.relation);
+                let keys = key_points(&def, &qualifier, u.selection.as_ref()?)?;
                 let mut set = Vec::new();
                 for a in &u.assignments {
                     let ast::AssignmentTarget::ColumnName(name) = &a.target else {
@@ -91,7 +92,8 @@ impl Session {
                     return None;
                 }
                 let def = self.fast_table(&tables[0].relation)?;
-                let keys = key_points(&def, d.selection.as_ref()?)?;
+                let qualifier = qualifier_of(&def, &tables[0].relation);
+                let keys = key_points(&def, &qualifier, d.selection.as_ref()?)?;
                 Some(FastStatement::Delete { def, keys })
             }
             Statement::Insert(i) => self.fast_insert(i),
@@ -146,11 +148,7 @@ impl Session {
             return None;
         }
         let def = self.fast_table(&s.from[0].relation)?;
-        let alias = match &s.from[0].relation {
-            TableFactor::Table { alias, .. } => alias.as_ref().map(|a| normalize_ident(&a.name)),
-            _ => None,
-        };
-        let qualifier = alias.unwrap_or_else(|| def.name.clone());
+        let qualifier = qualifier_of(&def, &s.from[0].relation);
         let visible: Vec<usize> = (0..def.columns.len())
             .filter(|&i| !def.columns[i].hidden)
             .collect();
@@ -175,7 +173,7 @@ impl Session {
         if seen.len() != columns.len() {
             return None;
         }
-        let keys = key_points(&def, s.selection.as_ref()?)?;
+        let keys = key_points(&def, &qualifier, s.selection.as_ref()?)?;
         Some(FastStatement::Select { def, columns, keys })
     }
 
@@ -239,6 +237,7 @@ impl Session {
             system_columns: false,
             max_class: ScanClass::Full,
             store: self.db.store.clone(),
+            interrupt: self.interrupt.clone(),
         };
         let table = PartitaTable::new(Arc::clone(&def), reader.clone(), access);
         let (schema, sources) = table.projection(&columns)?;
@@ -276,20 +275,22 @@ impl Session {
             }
             FastStatement::Update { def, keys, set } => {
                 let layout = def.layout()?;
-                let mut count = 0;
+                // Read every row before writing any: a key change must not move a row onto
+                // a key read later and update it twice.
+                let mut rows = Vec::new();
                 for key in &keys {
-                    let Some(row) = with_txn(&txn, |t| t.get(def.keyspace, key))? else {
-                        continue;
-                    };
-                    let old = stored(&def, &row.value)?;
+                    if let Some(row) = with_txn(&txn, |t| t.get(def.keyspace, key))? {
+                        rows.push(stored(&def, &row.value)?);
+                    }
+                }
+                for old in &rows {
                     let mut new = old.clone();
                     for (c, v) in &set {
                         new[*c] = v.clone();
                     }
-                    crate::dml::write_updated(&def, &layout, &txn, &old, &new)?;
-                    count += 1;
+                    crate::dml::write_updated(&def, &layout, &txn, old, &new)?;
                 }
-                Ok(WriteResult::counted("UPDATE", count))
+                Ok(WriteResult::counted("UPDATE", rows.len()))
             }
             FastStatement::Insert { def, rows } => {
                 let layout = def.layout()?;
@@ -299,6 +300,16 @@ impl Session {
                 Ok(WriteResult::counted("INSERT 0", rows.len()))
             }
         }
+    }
+}
+
+/// How columns of `relation` are qualified: by its alias, else by the table's name.
+fn qualifier_of(def: &TableDef, relation: &TableFactor) -> String {
+    match relation {
+        TableFactor::Table {
+            alias: Some(alias), ..
+        } => normalize_ident(&alias.name),
+        _ => def.name.clone(),
     }
 }
 
@@ -324,7 +335,7 @@ fn column_name(expr: &Expr, qualifier: &str) -> Option<String> {
 
 /// The encoded keys a WHERE clause binds when every conjunct is `key column = constant` or
 /// `key column IN (constants)` and every key column is bound; `None` otherwise.
-fn key_points(def: &TableDef, selection: &Expr) -> Option<Vec<Vec<u8>>> {
+fn key_points(def: &TableDef, qualifier: &str, selection: &Expr) -> Option<Vec<Vec<u8>>> {
     let mut conjuncts = Vec::new();
     split_and(selection, &mut conjuncts);
     let mut bound: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
@@ -335,7 +346,10 @@ fn key_points(def: &TableDef, selection: &Expr) -> Option<Vec<Vec<u8>>> {
                 op: BinaryOperator::Eq,
                 right,
             } => {
-                let (column, value) = match (column_of(def, left), column_of(def, right)) {
+                let (column, value) = match (
+                    column_of(def, qualifier, left),
+                    column_of(def, qualifier, right),
+                ) {
                     (Some(col), None) => (col, right.as_ref()),
                     (None, Some(col)) => (col, left.as_ref()),
                     _ => return None,
@@ -347,7 +361,7 @@ fn key_points(def: &TableDef, selection: &Expr) -> Option<Vec<Vec<u8>>> {
                 list,
                 negated: false,
             } => {
-                let column = column_of(def, expr)?;
+                let column = column_of(def, qualifier, expr)?;
                 let values = list
                     .iter()
                     .map(|v| key_value(def, column, v))
@@ -414,14 +428,15 @@ fn split_and<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
     }
 }
 
-fn column_of(def: &TableDef, e: &Expr) -> Option<usize> {
+/// The column `e` names; `qualifier` is the table's alias, or its name when it has none.
+fn column_of(def: &TableDef, qualifier: &str, e: &Expr) -> Option<usize> {
     match e {
         Expr::Identifier(id) => def.column_index(&normalize_ident(id)),
         Expr::CompoundIdentifier(parts) if parts.len() == 2 => (normalize_ident(&parts[0])
-            == def.name)
+            == qualifier)
             .then(|| def.column_index(&normalize_ident(&parts[1])))
             .flatten(),
-        Expr::Nested(inner) => column_of(def, inner),
+        Expr::Nested(inner) => column_of(def, qualifier, inner),
         _ => None,
     }
 }
@@ -433,6 +448,16 @@ fn key_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
         return None; // blank-padded comparison: leave it to the general path
     }
     let scalar = constant(e)?;
+    // As PostgreSQL types a comparison: numbers with numeric columns, booleans with bool,
+    // strings (unknown literals) with anything.
+    let kind_fits = match &scalar {
+        ScalarValue::Utf8(_) => true,
+        ScalarValue::Boolean(_) => ty == SqlType::Bool,
+        _ => is_number_type(ty),
+    };
+    if !kind_fits || ty == SqlType::Bytea {
+        return None;
+    }
     let wanted = ty.arrow();
     let converted = if scalar.data_type() == wanted {
         scalar
@@ -444,6 +469,11 @@ fn key_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
         c
     };
     let value = value_from_array(&converted.to_array().ok()?, 0, ty, "").ok()?;
+    if let (Value::Text(t), ScalarValue::Utf8(Some(s))) = (&value, &converted)
+        && t != s
+    {
+        return None; // varchar(n) trims trailing blanks on storage, not in comparisons
+    }
     (!value.is_null()).then_some(value)
 }
 
@@ -496,6 +526,18 @@ fn stored_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
         &def.columns[column].name,
     )
     .ok()
+}
+
+fn is_number_type(ty: SqlType) -> bool {
+    matches!(
+        ty,
+        SqlType::Int2
+            | SqlType::Int4
+            | SqlType::Int8
+            | SqlType::Float4
+            | SqlType::Float8
+            | SqlType::Numeric { .. }
+    )
 }
 
 /// A literal: number, string, boolean, a negated number, or a bound parameter

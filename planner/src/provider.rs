@@ -8,6 +8,7 @@
 use crate::classify::{ScanClass, ScanSpec, classify};
 use crate::convert::ColumnBuilder;
 use crate::error::Error;
+use crate::interrupt::Interrupt;
 use datafusion::arrow::array::{
     RecordBatch, RecordBatchOptions, StringBuilder, TimestampMicrosecondBuilder,
 };
@@ -123,6 +124,8 @@ pub struct TableAccess {
     pub max_class: ScanClass,
     /// The store, for the range partitions a scan touches.
     pub store: Store,
+    /// The session's cancel flag.
+    pub interrupt: Interrupt,
 }
 
 impl fmt::Debug for PartitaTable {
@@ -307,6 +310,7 @@ impl TableProvider for PartitaTable {
             range_partitions: touched.len(),
             groups,
             reverse: false,
+            interrupt: self.access.interrupt.clone(),
         })))
     }
 }
@@ -428,6 +432,8 @@ pub struct KeyScan {
     pub groups: Vec<Vec<KeyRange>>,
     /// Read the ranges backwards (ORDER BY the key reversed).
     pub reverse: bool,
+    /// The session's cancel flag: a canceled scan stops between rows.
+    pub interrupt: Interrupt,
 }
 
 /// Streams the key ranges of one table access, filtered by the residual.
@@ -678,7 +684,15 @@ impl ExecutionPlan for KeyScanExec {
                     .reader
                     .scan(scan.def.keyspace, range, direction)
                     .map_err(ext)?;
-                for row in rows {
+                for (n, row) in rows.enumerate() {
+                    if n % 1024 == 1023 {
+                        // A consumer that went away or a cancel ends the scan here, even
+                        // when no batch has been sent for a while (a filter rejecting all).
+                        if tx.is_closed() {
+                            return Ok(());
+                        }
+                        scan.interrupt.check()?;
+                    }
                     let row = row.map_err(ext)?;
                     batcher.push(&row)?;
                     scanned.add(1);

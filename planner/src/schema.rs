@@ -2,6 +2,7 @@
 //! statement being planned, as that statement's transaction sees the catalog.
 
 use crate::classify::ScanClass;
+use crate::interrupt::Interrupt;
 use crate::provider::{PartitaTable, Reader, TableAccess};
 use datafusion::catalog::SchemaProvider;
 use datafusion::datasource::TableProvider;
@@ -25,6 +26,8 @@ pub struct StatementScope {
 pub struct PartitaSchema {
     pub catalog: Catalog,
     pub store: Store,
+    /// The session's cancel flag, checked by scans.
+    pub interrupt: Interrupt,
     pub scope: Arc<Mutex<StatementScope>>,
 }
 
@@ -57,6 +60,7 @@ impl SchemaProvider for PartitaSchema {
             system_columns: scope.system_columns,
             max_class: scope.max_class,
             store: self.store.clone(),
+            interrupt: self.interrupt.clone(),
         };
         Ok(Some(Arc::new(PartitaTable::new(def, reader, access))))
     }

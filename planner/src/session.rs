@@ -191,6 +191,7 @@ impl Session {
             Arc::new(PartitaSchema {
                 catalog: db.catalog.clone(),
                 store: db.store.clone(),
+                interrupt: interrupt.clone(),
                 scope: Arc::clone(&scope),
             }),
         );
@@ -209,6 +210,14 @@ impl Session {
             cursors: Default::default(),
             interrupt,
             guard_scans: true,
+        }
+    }
+
+    /// A statement failed while its rows were being sent (after `execute` returned): inside
+    /// a transaction block every later statement gets 25P02 until ROLLBACK.
+    pub fn statement_failed(&mut self) {
+        if let Some(t) = self.txn.as_mut() {
+            t.failed = true;
         }
     }
 
@@ -402,7 +411,7 @@ impl Session {
         let plan = self.plan(stmt).await?;
         let schema = rename_fields(result_schema(&plan), &renames);
         let df = self.ctx.execute_logical_plan(plan).await?;
-        let stream = self.db.executor.stream(df);
+        let stream = self.db.executor.stream(df).await?;
         Ok(Output::Rows {
             schema,
             stream,

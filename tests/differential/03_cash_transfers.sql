@@ -19,3 +19,13 @@ INSERT INTO cash VALUES (4, 1, 'dave', 99) ON CONFLICT (txn_id, leg) DO UPDATE S
 SELECT txn_id, leg, account, amount FROM cash ORDER BY txn_id, leg;
 SELECT 10 / 3, 10 % 3, -7 / 2;
 SELECT 1 / 0;
+CREATE TABLE balances (account text PRIMARY KEY, balance bigint NOT NULL);
+INSERT INTO balances VALUES ('alice', 500), ('bob', 500), ('carol', 500), ('dave', 0);
+UPDATE balances SET balance = balances.balance + c.amount FROM cash c WHERE c.account = balances.account AND c.txn_id = 1;
+SELECT account, balance FROM balances ORDER BY account;
+UPDATE balances b SET balance = 0 FROM cash c WHERE c.account = b.account AND c.amount > 0;
+SELECT account, balance FROM balances ORDER BY account;
+DELETE FROM balances USING cash c WHERE c.account = balances.account AND c.amount < 0;
+SELECT account, balance FROM balances ORDER BY account;
+DELETE FROM balances b USING cash c WHERE c.txn_id = 99;
+SELECT count(*) FROM balances;

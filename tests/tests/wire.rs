@@ -232,6 +232,25 @@ async fn concurrent_transactions_conflict_with_40001() {
     assert_eq!(bal, 11);
 }
 
+/// Two sessions creating one table at once: one succeeds, the other gets 42P07 as in
+/// PostgreSQL (its implicit transaction is retried and then finds the table).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_create_table_gives_42p07() {
+    let server = TestServer::start();
+    let a = server.connect().await;
+    let b = server.connect().await;
+    for round in 0..10 {
+        let sql = format!("CREATE TABLE race{round} (k int PRIMARY KEY)");
+        let (ra, rb) = tokio::join!(a.batch_execute(&sql), b.batch_execute(&sql));
+        let codes: Vec<String> = [ra, rb]
+            .into_iter()
+            .filter_map(|r| r.err())
+            .map(|e| e.code().map(|c| c.code().to_string()).unwrap_or_default())
+            .collect();
+        assert_eq!(codes, vec!["42P07".to_string()], "round {round}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn data_survives_a_restart() {
     let mut server = TestServer::start();
