@@ -26,11 +26,53 @@ const HIDDEN: &[&str] = &[
 impl Session {
     pub(crate) async fn explain(&mut self, stmt: Statement) -> Result<Output> {
         let Statement::Explain {
-            analyze, statement, ..
+            analyze,
+            statement,
+            options,
+            ..
         } = stmt
         else {
             return Err(Error::Internal("explain() of a non-EXPLAIN".into()));
         };
+        let mut opts = ExplainOptions {
+            analyze,
+            timing: true,
+            summary: analyze,
+        };
+        let mut summary_set = false;
+        for option in options.unwrap_or_default() {
+            let name = option.name.value.to_ascii_lowercase();
+            let on = || option_flag(option.arg.as_ref());
+            match name.as_str() {
+                "analyze" => opts.analyze = on()?,
+                "timing" => opts.timing = on()?,
+                "summary" => {
+                    opts.summary = on()?;
+                    summary_set = true;
+                }
+                "costs" | "verbose" | "buffers" | "settings" | "wal" => {
+                    on()?;
+                }
+                "format" => {
+                    let format = option.arg.map(|a| a.to_string().to_ascii_lowercase());
+                    if format.as_deref() != Some("text") {
+                        return Err(Error::Unsupported(format!(
+                            "EXPLAIN format {}",
+                            format.unwrap_or_default()
+                        )));
+                    }
+                }
+                other => {
+                    return Err(Error::Syntax(format!(
+                        "unrecognized EXPLAIN option \"{other}\""
+                    )));
+                }
+            }
+        }
+        if !summary_set {
+            opts.summary = opts.analyze;
+        }
+        let analyze = opts.analyze;
         let fast = self.fast_path_on() && self.fast_statement(&statement).is_some();
         let (header, query) = match *statement {
             Statement::Query(q) => (None, Some(*q)),
@@ -107,8 +149,8 @@ impl Session {
                     .await??;
                 elapsed = Some(started.elapsed());
             }
-            render(&plan, depth, analyze, &mut lines);
-            if let Some(e) = elapsed {
+            render(&plan, depth, &opts, &mut lines);
+            if let Some(e) = elapsed.filter(|_| opts.summary) {
                 lines.push(format!(
                     "Execution Time: {:.3} ms",
                     e.as_secs_f64() * 1000.0
@@ -156,10 +198,37 @@ fn find_rows(table: TableWithJoins, selection: Option<ast::Expr>) -> ast::Query 
     )
 }
 
+/// What EXPLAIN shows: `EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF)` as in PostgreSQL.
+struct ExplainOptions {
+    analyze: bool,
+    timing: bool,
+    summary: bool,
+}
+
+/// An EXPLAIN option's boolean argument (none means on).
+fn option_flag(arg: Option<&ast::Expr>) -> Result<bool> {
+    let Some(arg) = arg else {
+        return Ok(true);
+    };
+    match arg.to_string().to_ascii_lowercase().trim_matches('\'') {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        other => Err(Error::Syntax(format!(
+            "EXPLAIN option requires a Boolean value, not \"{other}\""
+        ))),
+    }
+}
+
 /// Appends the lines of `plan` at `depth`, PostgreSQL style.
-fn render(plan: &Arc<dyn ExecutionPlan>, depth: usize, analyze: bool, out: &mut Vec<String>) {
+fn render(
+    plan: &Arc<dyn ExecutionPlan>,
+    depth: usize,
+    opts: &ExplainOptions,
+    out: &mut Vec<String>,
+) {
+    let analyze = opts.analyze;
     if HIDDEN.contains(&plan.name()) && plan.children().len() == 1 {
-        return render(plan.children()[0], depth, analyze, out);
+        return render(plan.children()[0], depth, opts, out);
     }
     let head = if depth == 0 {
         String::new()
@@ -175,6 +244,9 @@ fn render(plan: &Arc<dyn ExecutionPlan>, depth: usize, analyze: bool, out: &mut 
             return String::new();
         };
         let rows = m.output_rows().unwrap_or(0);
+        if !opts.timing {
+            return format!(" (actual rows={rows})");
+        }
         let ms = m.elapsed_compute().unwrap_or(0) as f64 / 1e6;
         format!(" (actual rows={rows} time={ms:.3} ms)")
     };
@@ -190,6 +262,6 @@ fn render(plan: &Arc<dyn ExecutionPlan>, depth: usize, analyze: bool, out: &mut 
     let text = text.trim_end().replacen("Exec", "", 1);
     out.push(format!("{head}{text}{}", actual(plan)));
     for child in plan.children() {
-        render(child, depth + 1, analyze, out);
+        render(child, depth + 1, opts, out);
     }
 }

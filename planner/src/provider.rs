@@ -696,7 +696,13 @@ impl ExecutionPlan for KeyScanExec {
                     let row = row.map_err(ext)?;
                     batcher.push(&row)?;
                     scanned.add(1);
-                    if batcher.len() >= target {
+                    // Without a residual filter every row read is returned: stop at the limit.
+                    let enough = if scan.residual.is_none() {
+                        remaining
+                    } else {
+                        target
+                    };
+                    if batcher.len() >= target.min(enough) {
                         if !send(&mut batcher, &mut remaining)? {
                             break 'ranges;
                         }
