@@ -21,6 +21,7 @@ pub mod schema;
 pub mod session;
 pub mod subquery;
 pub mod text;
+pub mod wildcard;
 
 pub use error::{Error, Result};
 pub use session::{Database, Output, Param, Session, TxnStatus, parse_sql};

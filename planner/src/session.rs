@@ -393,10 +393,28 @@ impl Session {
         };
     }
 
+    /// A statement naming system columns sees them in its tables' schemas; `*` must not.
+    pub(crate) fn expand_wildcards(&self, stmt: &mut Statement) {
+        if !mentions_system_column(stmt) {
+            return;
+        }
+        crate::wildcard::expand_wildcards(stmt, &|name| {
+            let def = self.table_def(name).ok()?;
+            Some(
+                def.columns
+                    .iter()
+                    .filter(|c| !c.hidden)
+                    .map(|c| c.name.clone())
+                    .collect(),
+            )
+        });
+    }
+
     /// Plans a query (SELECT, VALUES, EXPLAIN …) in DataFusion.
     pub(crate) async fn plan(&self, mut stmt: Statement) -> Result<LogicalPlan> {
         // Again here: describe() plans statements that never went through execute().
         crate::naming::name_function_columns(&mut stmt);
+        self.expand_wildcards(&mut stmt);
         self.begin_statement(mentions_system_column(&stmt));
         let state = self.ctx.state();
         Ok(state
@@ -405,6 +423,7 @@ impl Session {
     }
 
     pub(crate) async fn run_query(&mut self, mut stmt: Statement) -> Result<Output> {
+        self.expand_wildcards(&mut stmt);
         let renames = crate::naming::alias_result_columns(&mut stmt);
         self.begin_statement(mentions_system_column(&stmt));
         self.rewrite_correlated_subqueries(&mut stmt).await?;
@@ -890,6 +909,7 @@ impl Session {
         let schema = match stmt {
             Statement::Query(_) | Statement::Explain { .. } => {
                 let mut stmt = stmt.clone();
+                self.expand_wildcards(&mut stmt);
                 let renames = crate::naming::alias_result_columns(&mut stmt);
                 let plan = self.plan(stmt).await?;
                 merge(&plan, &mut params);
