@@ -239,7 +239,11 @@ impl Session {
             store: self.db.store.clone(),
             interrupt: self.interrupt.clone(),
         };
-        let table = PartitaTable::new(Arc::clone(&def), reader.clone(), access);
+        let table = PartitaTable::new(
+            Arc::clone(&def),
+            crate::provider::ReaderSource::Fixed(reader.clone()),
+            access,
+        );
         let (schema, sources) = table.projection(&columns)?;
         let mut batcher = Batcher::new(
             &def,

@@ -109,10 +109,20 @@ pub struct PartitaTable {
     pub def: Arc<TableDef>,
     schema: SchemaRef,
     sources: Vec<ColumnSource>,
-    reader: Reader,
+    reader: ReaderSource,
     /// Value of each column for rows written before the column was added.
     missing: Arc<Vec<Value>>,
     access: TableAccess,
+}
+
+/// Where a table access gets its reader.
+#[derive(Clone)]
+pub enum ReaderSource {
+    /// This one (the fast path).
+    Fixed(Reader),
+    /// The statement being executed, when the scan is planned: a plan kept for a prepared
+    /// statement reads with each execution's snapshot or transaction, under its settings.
+    Scope(Arc<Mutex<crate::schema::StatementScope>>),
 }
 
 /// How a statement may access its tables.
@@ -177,7 +187,7 @@ impl PartitaTable {
     /// A table as one statement sees it. `system_columns` adds the hidden row id (if any),
     /// `_timestamp` and `_etag` to the schema; they are left out otherwise so `SELECT *`
     /// shows only user columns.
-    pub fn new(def: Arc<TableDef>, reader: Reader, access: TableAccess) -> PartitaTable {
+    pub fn new(def: Arc<TableDef>, reader: ReaderSource, access: TableAccess) -> PartitaTable {
         let system_columns = access.system_columns;
         let mut fields = Vec::new();
         let mut sources = Vec::new();
@@ -241,12 +251,22 @@ impl TableProvider for PartitaTable {
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let spec = classify(&self.def, filters);
-        if spec.class > self.access.max_class {
+        let (reader, max_class) = match &self.reader {
+            ReaderSource::Fixed(r) => (r.clone(), self.access.max_class),
+            ReaderSource::Scope(scope) => {
+                let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+                let reader = scope.reader.clone().ok_or_else(|| {
+                    DataFusionError::Internal("table scanned outside a statement".into())
+                })?;
+                (reader, scope.max_class)
+            }
+        };
+        if spec.class > max_class {
             return Err(DataFusionError::External(Box::new(
                 Error::ScanClassNotAllowed {
                     class: spec.class_text(),
                     table: self.def.name.clone(),
-                    allowed: self.access.max_class.setting_name().into(),
+                    allowed: max_class.setting_name().into(),
                 },
             )));
         }
@@ -298,7 +318,7 @@ impl TableProvider for PartitaTable {
         };
         Ok(Arc::new(KeyScanExec::new(KeyScan {
             def: Arc::clone(&self.def),
-            reader: self.reader.clone(),
+            reader,
             scan_schema,
             sources: decoded.iter().map(|&i| self.sources[i]).collect(),
             output_columns: wanted.len(),

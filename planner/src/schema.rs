@@ -3,7 +3,7 @@
 
 use crate::classify::ScanClass;
 use crate::interrupt::Interrupt;
-use crate::provider::{PartitaTable, Reader, TableAccess};
+use crate::provider::{PartitaTable, Reader, ReaderSource, TableAccess};
 use datafusion::catalog::SchemaProvider;
 use datafusion::datasource::TableProvider;
 use datafusion::error::{DataFusionError, Result as DfResult};
@@ -53,9 +53,12 @@ impl SchemaProvider for PartitaSchema {
         let Some(def) = self.catalog.table(name, &scope.changes) else {
             return Ok(None);
         };
-        let reader = scope.reader.clone().ok_or_else(|| {
-            DataFusionError::Internal("table resolved outside a statement".into())
-        })?;
+        if scope.reader.is_none() {
+            return Err(DataFusionError::Internal(
+                "table resolved outside a statement".into(),
+            ));
+        }
+        let reader = ReaderSource::Scope(Arc::clone(&self.scope));
         let access = TableAccess {
             system_columns: scope.system_columns,
             max_class: scope.max_class,

@@ -121,6 +121,16 @@ pub struct Session {
     pub(crate) interrupt: Interrupt,
     /// False while EXPLAIN plans: it shows accesses `partita.max_scan_class` would refuse.
     pub(crate) guard_scans: bool,
+    /// Logical plans of prepared queries, by statement text.
+    kept_plans: std::collections::HashMap<String, KeptPlan>,
+}
+
+/// A prepared query's plan with its placeholders, valid while the catalog is unchanged.
+struct KeptPlan {
+    generation: u64,
+    plan: LogicalPlan,
+    schema: SchemaRef,
+    types: Vec<datafusion::arrow::datatypes::DataType>,
 }
 
 /// Parses SQL text with PostgreSQL's dialect.
@@ -210,6 +220,7 @@ impl Session {
             cursors: Default::default(),
             interrupt,
             guard_scans: true,
+            kept_plans: Default::default(),
         }
     }
 
@@ -247,7 +258,7 @@ impl Session {
     }
 
     /// Runs one statement with bound parameters.
-    pub async fn execute(&mut self, mut stmt: Statement, params: &[Param]) -> Result<Output> {
+    pub async fn execute(&mut self, stmt: Statement, params: &[Param]) -> Result<Output> {
         self.interrupt.reset();
         if let Some(t) = &self.txn
             && t.failed
@@ -255,18 +266,118 @@ impl Session {
         {
             return Err(Error::InFailedTransaction);
         }
-        if !params.is_empty() {
-            bind_params(&mut stmt, params)?;
-        }
-        crate::naming::name_function_columns(&mut stmt);
-        fold_signed_numbers_in_rows(&mut stmt);
-        let result = self.dispatch(stmt).await;
+        let result = self.execute_inner(stmt, params).await;
         if result.is_err()
             && let Some(t) = self.txn.as_mut()
         {
             t.failed = true;
         }
         result
+    }
+
+    async fn execute_inner(&mut self, stmt: Statement, params: &[Param]) -> Result<Output> {
+        let mut bound = stmt.clone();
+        if !params.is_empty() {
+            bind_params(&mut bound, params)?;
+        }
+        crate::naming::name_function_columns(&mut bound);
+        fold_signed_numbers_in_rows(&mut bound);
+        if !params.is_empty() && matches!(stmt, Statement::Query(_)) {
+            if self.fast_path_on()
+                && let Some(fast) = self.fast_statement(&bound)
+            {
+                return self.run_fast_read(fast);
+            }
+            // A prepared query off the fast path reuses the plan of its earlier executions.
+            if let Some(output) = self.run_kept_plan(&stmt, params).await? {
+                return Ok(output);
+            }
+        }
+        self.dispatch(bound).await
+    }
+
+    /// Runs a prepared query through the logical plan kept from its first execution, its
+    /// placeholders replaced by this execution's values. `None` when the query cannot keep
+    /// a plan (correlated subqueries rewritten per statement, uncommitted DDL in the
+    /// transaction, a parameter of unknown type).
+    async fn run_kept_plan(
+        &mut self,
+        stmt: &Statement,
+        params: &[Param],
+    ) -> Result<Option<Output>> {
+        let ddl_pending = !self
+            .scope
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .changes
+            .is_empty();
+        if ddl_pending {
+            return Ok(None);
+        }
+        let key = stmt.to_string();
+        let generation = self.db.catalog.generation();
+        if self
+            .kept_plans
+            .get(&key)
+            .is_none_or(|k| k.generation != generation)
+        {
+            let mut s = stmt.clone();
+            crate::naming::name_function_columns(&mut s);
+            fold_signed_numbers_in_rows(&mut s);
+            let before = s.clone();
+            self.rewrite_correlated_subqueries(&mut s).await?;
+            if s != before {
+                return Ok(None);
+            }
+            self.expand_wildcards(&mut s);
+            let renames = crate::naming::alias_result_columns(&mut s);
+            let plan = self.plan(s).await?;
+            let found = plan.get_parameter_types()?;
+            let mut types = Vec::with_capacity(params.len());
+            for i in 1..=params.len() {
+                match found.get(&format!("${i}")).cloned().flatten() {
+                    Some(t) => types.push(t),
+                    None => return Ok(None),
+                }
+            }
+            if found.len() != params.len() {
+                return Ok(None);
+            }
+            let schema = rename_fields(result_schema(&plan), &renames);
+            if self.kept_plans.len() >= 256 {
+                self.kept_plans.clear();
+            }
+            self.kept_plans.insert(
+                key.clone(),
+                KeptPlan {
+                    generation,
+                    plan,
+                    schema,
+                    types,
+                },
+            );
+        }
+        let kept = &self.kept_plans[&key];
+        let mut values = Vec::with_capacity(params.len());
+        for (param, ty) in params.iter().zip(&kept.types) {
+            let value = match &param.value {
+                None => datafusion::common::ScalarValue::try_from(ty)?,
+                Some(text) => {
+                    datafusion::common::ScalarValue::Utf8(Some(text.clone())).cast_to(ty)?
+                }
+            };
+            values.push(value);
+        }
+        let plan = kept.plan.clone().with_param_values(values)?;
+        let schema = Arc::clone(&kept.schema);
+        self.begin_statement(mentions_system_column(stmt));
+        let df = self.ctx.execute_logical_plan(plan).await?;
+        let stream = self.db.executor.stream(df).await?;
+        Ok(Some(Output::Rows {
+            schema,
+            stream,
+            tag: "SELECT".into(),
+        }))
     }
 
     async fn dispatch(&mut self, stmt: Statement) -> Result<Output> {

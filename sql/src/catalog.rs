@@ -153,6 +153,8 @@ impl CatalogChanges {
 #[derive(Clone)]
 pub struct Catalog {
     tables: Arc<RwLock<BTreeMap<String, Arc<TableDef>>>>,
+    /// Bumped by every applied change: plans kept across statements check it.
+    generation: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Catalog {
@@ -172,6 +174,7 @@ impl Catalog {
         }
         Ok(Catalog {
             tables: Arc::new(RwLock::new(tables)),
+            generation: Default::default(),
         })
     }
 
@@ -244,8 +247,15 @@ impl Catalog {
     }
 
     /// Makes a committed transaction's changes visible to everyone.
+    /// The number of changes applied so far.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     pub fn apply(&self, changes: CatalogChanges) {
         let mut tables = self.tables.write().unwrap_or_else(|e| e.into_inner());
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         for (name, change) in changes.tables {
             match change {
                 Some(def) => tables.insert(name, def),

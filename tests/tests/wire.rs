@@ -232,6 +232,74 @@ async fn concurrent_transactions_conflict_with_40001() {
     assert_eq!(bal, 11);
 }
 
+/// A prepared range query keeps its plan across executions, yet every execution reads its
+/// own snapshot, honours the current settings and sees schema changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_queries_keep_their_plan_and_see_new_data() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE ev (dev text, ts bigint, v int, PRIMARY KEY ((dev), ts));
+             INSERT INTO ev VALUES ('a', 1, 10), ('a', 2, 20), ('b', 1, 30)",
+        )
+        .await
+        .unwrap();
+    let range = client
+        .prepare("SELECT ts, v FROM ev WHERE dev = $1 AND ts >= $2 ORDER BY ts")
+        .await
+        .unwrap();
+    let rows = |rows: Vec<tokio_postgres::Row>| -> Vec<(i64, i32)> {
+        rows.iter().map(|r| (r.get(0), r.get(1))).collect()
+    };
+    let got = rows(client.query(&range, &[&"a", &1i64]).await.unwrap());
+    assert_eq!(got, vec![(1, 10), (2, 20)]);
+    client
+        .batch_execute("INSERT INTO ev VALUES ('a', 3, 40)")
+        .await
+        .unwrap();
+    let got = rows(client.query(&range, &[&"a", &2i64]).await.unwrap());
+    assert_eq!(
+        got,
+        vec![(2, 20), (3, 40)],
+        "a later execution reads a later snapshot"
+    );
+    // Inside a transaction: its own writes, and the scan-class guard of the moment.
+    client
+        .batch_execute("BEGIN; INSERT INTO ev VALUES ('a', 4, 50)")
+        .await
+        .unwrap();
+    let got = rows(client.query(&range, &[&"a", &4i64]).await.unwrap());
+    assert_eq!(got, vec![(4, 50)]);
+    client.batch_execute("ROLLBACK").await.unwrap();
+    let scan = client
+        .prepare("SELECT count(*) FROM ev WHERE v > $1")
+        .await
+        .unwrap();
+    let n: i64 = client.query_one(&scan, &[&0i32]).await.unwrap().get(0);
+    assert_eq!(n, 4);
+    client
+        .batch_execute("SET partita.max_scan_class = row_range")
+        .await
+        .unwrap();
+    let err = client.query_one(&scan, &[&0i32]).await.unwrap_err();
+    assert_eq!(err.code().unwrap().code(), "54000", "{err}");
+    client
+        .batch_execute(
+            "RESET partita.max_scan_class; DROP TABLE ev; \
+                        CREATE TABLE ev (dev text, ts bigint, v int, PRIMARY KEY ((dev), ts)); \
+                        INSERT INTO ev VALUES ('a', 9, 90)",
+        )
+        .await
+        .unwrap();
+    let got = rows(client.query(&range, &[&"a", &0i64]).await.unwrap());
+    assert_eq!(
+        got,
+        vec![(9, 90)],
+        "a new table of the same name is read, not the old one"
+    );
+}
+
 /// Two sessions creating one table at once: one succeeds, the other gets 42P07 as in
 /// PostgreSQL (its implicit transaction is retried and then finds the table).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
