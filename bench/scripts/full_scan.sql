@@ -1,0 +1,1 @@
+SELECT city, count(*), avg(age) FROM reg GROUP BY city;
