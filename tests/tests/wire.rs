@@ -182,7 +182,9 @@ async fn cancel_stops_a_running_query_and_the_session_survives() {
     let before = process_cpu_seconds();
     tokio::time::sleep(Duration::from_secs(2)).await;
     let busy = process_cpu_seconds() - before;
-    assert!(busy < 0.5, "{busy:.2} s of CPU in the 2 s after the cancel");
+    // Runaway work would use 2-4 CPU-seconds here (two cores); other tests of this binary
+    // may run meanwhile, so the bar is 1 s.
+    assert!(busy < 1.0, "{busy:.2} s of CPU in the 2 s after the cancel");
     let n: i64 = client
         .query_one("SELECT count(*) FROM big", &[])
         .await
