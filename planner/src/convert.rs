@@ -42,6 +42,13 @@ pub fn numeric_params(ty: SqlType) -> (u8, u8) {
 }
 
 impl ColumnBuilder {
+    /// A one-row array holding `value` as a column of type `ty`.
+    pub fn single(ty: SqlType, value: &Value) -> Option<ArrayRef> {
+        let mut builder = ColumnBuilder::new(ty, 1);
+        builder.append(value.as_ref()).ok()?;
+        Some(builder.finish())
+    }
+
     pub fn new(ty: SqlType, capacity: usize) -> ColumnBuilder {
         match ty {
             SqlType::Bool => ColumnBuilder::Bool(BooleanBuilder::with_capacity(capacity)),

@@ -158,7 +158,7 @@ impl Session {
             }
         }
         if fast {
-            lines.push("Fast path: key lookups without DataFusion planning".into());
+            lines.push("Fast path: key access without DataFusion planning".into());
         }
         let schema = Arc::new(Schema::new(vec![Field::new(
             "QUERY PLAN",

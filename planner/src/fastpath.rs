@@ -1,6 +1,8 @@
 //! The fast path: statements whose whole work is key access skip DataFusion.
 //!
-//! `SELECT cols FROM t WHERE <every key column = constant or IN (constants)>`, the same
+//! `SELECT cols FROM t WHERE <every key column = constant or IN (constants)>`, a row range of
+//! one partition (`WHERE tenant = 1 AND id > 5 [ORDER BY id [DESC]] [LIMIT n]`, classified by
+//! `classify` as the general path would, nothing left for a residual filter), the same
 //! WHERE for `UPDATE t SET col = constant, …` and `DELETE FROM t`, and `INSERT INTO t VALUES
 //! (constants), …` are recognised on the parsed statement (after parameters are bound) and
 //! run as point lookups and writes. Anything else — another clause, an expression, a
@@ -8,7 +10,7 @@
 //! returns `None` and the statement takes the general path, which gives the same results
 //! and errors (tests/slt/fastpath.slt runs each case both ways).
 
-use crate::classify::ScanClass;
+use crate::classify::{ScanClass, ScanSpec, classify};
 use crate::convert::value_from_array;
 use crate::dml::WriteResult;
 use crate::error::{Error, Result};
@@ -37,6 +39,14 @@ pub(crate) enum FastStatement {
         /// Output columns by index in the table's visible schema.
         columns: Vec<usize>,
         keys: Vec<Vec<u8>>,
+    },
+    /// A row range scan of one partition, in key order or its reverse, maybe limited.
+    Range {
+        def: Arc<TableDef>,
+        columns: Vec<usize>,
+        ranges: Vec<storage::KeyRange>,
+        reverse: bool,
+        limit: Option<usize>,
     },
     Update {
         def: Arc<TableDef>,
@@ -118,14 +128,10 @@ impl Session {
     }
 
     fn fast_select(&self, q: &ast::Query) -> Option<FastStatement> {
-        if q.with.is_some()
-            || q.order_by.is_some()
-            || q.limit_clause.is_some()
-            || q.fetch.is_some()
-            || !q.locks.is_empty()
-        {
+        if q.with.is_some() || q.fetch.is_some() || !q.locks.is_empty() {
             return None;
         }
+        let ordered_or_limited = q.order_by.is_some() || q.limit_clause.is_some();
         let SetExpr::Select(s) = q.body.as_ref() else {
             return None;
         };
@@ -173,8 +179,52 @@ impl Session {
         if seen.len() != columns.len() {
             return None;
         }
-        let keys = key_points(&def, &qualifier, s.selection.as_ref()?)?;
-        Some(FastStatement::Select { def, columns, keys })
+        if !ordered_or_limited
+            && let Some(keys) = key_points(&def, &qualifier, s.selection.as_ref()?)
+        {
+            return Some(FastStatement::Select { def, columns, keys });
+        }
+        // One partition's row range, in key order or its reverse.
+        let spec = key_range(&def, &qualifier, s.selection.as_ref()?)?;
+        let allowed = self
+            .setting("partita.max_scan_class")
+            .and_then(ScanClass::from_setting)
+            .unwrap_or(ScanClass::Full);
+        if spec.class != ScanClass::RowRange
+            || spec.class > allowed
+            || spec.partitions != Some(1)
+            || !spec.consumed.iter().all(|c| *c)
+        {
+            return None;
+        }
+        let reverse = match &q.order_by {
+            None => false,
+            Some(order) => key_order(&def, &qualifier, order, &spec.constant_columns)?,
+        };
+        let limit = match &q.limit_clause {
+            None => None,
+            Some(ast::LimitClause::LimitOffset {
+                limit: None,
+                offset: None,
+                limit_by,
+            }) if limit_by.is_empty() => None,
+            Some(ast::LimitClause::LimitOffset {
+                limit: Some(e),
+                offset: None,
+                limit_by,
+            }) if limit_by.is_empty() => match constant(e)? {
+                ScalarValue::Int64(Some(n)) if n >= 0 => Some(n as usize),
+                _ => return None,
+            },
+            Some(_) => return None,
+        };
+        Some(FastStatement::Range {
+            def,
+            columns,
+            ranges: spec.ranges,
+            reverse,
+            limit,
+        })
     }
 
     fn fast_insert(&self, i: &ast::Insert) -> Option<FastStatement> {
@@ -226,8 +276,16 @@ impl Session {
     /// Runs a recognised statement. Writes run inside the current transaction (the caller
     /// provides the implicit one in autocommit).
     pub(crate) fn run_fast_read(&mut self, stmt: FastStatement) -> Result<Output> {
-        let FastStatement::Select { def, columns, keys } = stmt else {
-            return Err(Error::Internal("not a fast read".into()));
+        let (def, columns, keys, range) = match stmt {
+            FastStatement::Select { def, columns, keys } => (def, columns, keys, None),
+            FastStatement::Range {
+                def,
+                columns,
+                ranges,
+                reverse,
+                limit,
+            } => (def, columns, vec![], Some((ranges, reverse, limit))),
+            _ => return Err(Error::Internal("not a fast read".into())),
         };
         let reader = match &self.txn {
             Some(open) => Reader::Txn(Arc::clone(&open.txn)),
@@ -256,6 +314,31 @@ impl Session {
                 batcher.push(&row)?;
             }
         }
+        if let Some((ranges, reverse, limit)) = range {
+            let mut remaining = limit.unwrap_or(usize::MAX);
+            let direction = if reverse {
+                storage::Direction::Reverse
+            } else {
+                storage::Direction::Forward
+            };
+            let ordered: Vec<&storage::KeyRange> = if reverse {
+                ranges.iter().rev().collect()
+            } else {
+                ranges.iter().collect()
+            };
+            'ranges: for range in ordered {
+                let rows = reader
+                    .scan(def.keyspace, range, direction)
+                    .map_err(Error::from_storage)?;
+                for row in rows {
+                    if remaining == 0 {
+                        break 'ranges;
+                    }
+                    batcher.push(&row.map_err(Error::from_storage)?)?;
+                    remaining -= 1;
+                }
+            }
+        }
         let batch = batcher.finish()?;
         Ok(Output::from_batches(schema, vec![batch], "SELECT"))
     }
@@ -265,7 +348,9 @@ impl Session {
         let txn = self.open_txn()?;
         let stored = crate::provider::stored_values;
         match stmt {
-            FastStatement::Select { .. } => Err(Error::Internal("not a fast write".into())),
+            FastStatement::Select { .. } | FastStatement::Range { .. } => {
+                Err(Error::Internal("not a fast write".into()))
+            }
             FastStatement::Delete { def, keys } => {
                 let mut count = 0;
                 for key in &keys {
@@ -400,6 +485,116 @@ fn key_points(def: &TableDef, qualifier: &str, selection: &Expr) -> Option<Vec<V
     keys.sort();
     keys.dedup();
     Some(keys)
+}
+
+/// The key access of a WHERE clause made only of key-column comparisons with constants (`=`,
+/// `<`, `<=`, `>`, `>=`, BETWEEN, IN), classified as the general path would.
+fn key_range(def: &TableDef, qualifier: &str, selection: &Expr) -> Option<ScanSpec> {
+    use datafusion::logical_expr::{BinaryExpr, Expr as DfExpr, Operator, col, lit};
+    let mut conjuncts = Vec::new();
+    split_and(selection, &mut conjuncts);
+    let mut filters = Vec::with_capacity(conjuncts.len());
+    let typed = |column: usize, e: &Expr| -> Option<DfExpr> {
+        let value = key_value(def, column, e)?;
+        let array = crate::convert::ColumnBuilder::single(def.columns[column].ty, &value)?;
+        Some(lit(ScalarValue::try_from_array(&array, 0).ok()?))
+    };
+    for c in conjuncts {
+        let filter = match c {
+            Expr::BinaryOp { left, op, right } => {
+                let op = match op {
+                    BinaryOperator::Eq => Operator::Eq,
+                    BinaryOperator::Lt => Operator::Lt,
+                    BinaryOperator::LtEq => Operator::LtEq,
+                    BinaryOperator::Gt => Operator::Gt,
+                    BinaryOperator::GtEq => Operator::GtEq,
+                    _ => return None,
+                };
+                let (column, value, op) = match (
+                    column_of(def, qualifier, left),
+                    column_of(def, qualifier, right),
+                ) {
+                    (Some(c), None) => (c, right.as_ref(), op),
+                    (None, Some(c)) => (c, left.as_ref(), op.swap()?),
+                    _ => return None,
+                };
+                DfExpr::BinaryExpr(BinaryExpr::new(
+                    Box::new(col(def.columns[column].name.as_str())),
+                    op,
+                    Box::new(typed(column, value)?),
+                ))
+            }
+            Expr::Between {
+                expr,
+                negated: false,
+                low,
+                high,
+            } => {
+                let column = column_of(def, qualifier, expr)?;
+                col(def.columns[column].name.as_str())
+                    .between(typed(column, low)?, typed(column, high)?)
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated: false,
+            } => {
+                let column = column_of(def, qualifier, expr)?;
+                let items = list
+                    .iter()
+                    .map(|v| typed(column, v))
+                    .collect::<Option<Vec<_>>>()?;
+                col(def.columns[column].name.as_str()).in_list(items, false)
+            }
+            _ => return None,
+        };
+        filters.push(filter);
+    }
+    Some(classify(def, &filters))
+}
+
+/// Whether ORDER BY asks for the key order (`Some(false)`) or its reverse (`Some(true)`):
+/// row key columns in key order, all one way, constant key columns anywhere.
+fn key_order(
+    def: &TableDef,
+    qualifier: &str,
+    order: &ast::OrderBy,
+    constants: &[usize],
+) -> Option<bool> {
+    let ast::OrderByKind::Expressions(items) = &order.kind else {
+        return None;
+    };
+    if order.interpolate.is_some() {
+        return None;
+    }
+    let varying: Vec<(usize, bool)> = def
+        .row_key
+        .iter()
+        .filter(|p| !constants.contains(&p.column))
+        .map(|p| (p.column, p.desc))
+        .collect();
+    let mut reverse = None;
+    let mut next = 0;
+    for item in items {
+        if item.with_fill.is_some() {
+            return None;
+        }
+        let column = column_of(def, qualifier, &item.expr)?;
+        if constants.contains(&column) {
+            continue;
+        }
+        let (key_column, key_desc) = *varying.get(next)?;
+        if key_column != column {
+            return None;
+        }
+        next += 1;
+        let desc = item.options.asc == Some(false);
+        let flip = desc != key_desc;
+        if *reverse.get_or_insert(flip) != flip {
+            return None;
+        }
+    }
+    Some(reverse.unwrap_or(false))
 }
 
 fn product(sets: Vec<Vec<Value>>, values: &[Value]) -> Option<Vec<Vec<Value>>> {
