@@ -1,14 +1,19 @@
 //! The fast path: statements whose whole work is key access skip DataFusion.
 //!
-//! `SELECT cols FROM t WHERE <every key column = constant or IN (constants)>`, a row range of
-//! one partition (`WHERE tenant = 1 AND id > 5 [ORDER BY id [DESC]] [LIMIT n]`, classified by
-//! `classify` as the general path would, nothing left for a residual filter), the same
-//! WHERE for `UPDATE t SET col = constant, …` and `DELETE FROM t`, and `INSERT INTO t VALUES
-//! (constants), …` are recognised on the parsed statement (after parameters are bound) and
-//! run as point lookups and writes. Anything else — another clause, an expression, a
-//! constant that does not convert exactly, RETURNING, ON CONFLICT, a default to evaluate —
-//! returns `None` and the statement takes the general path, which gives the same results
-//! and errors (tests/slt/fastpath.slt runs each case both ways).
+//! Recognised on the parsed statement (after parameters are bound):
+//! - `SELECT cols FROM t WHERE <every key column = constant or IN (constants)>`: point
+//!   lookups;
+//! - a row range of one partition (`WHERE tenant = 1 AND id > 5 [ORDER BY id [DESC]]
+//!   [LIMIT n]`), classified by `classify` as the general path would, with nothing left for a
+//!   residual filter: one scan, forwards or backwards;
+//! - `UPDATE t SET col = constant, …` and `DELETE FROM t` with the point-lookup WHERE, and
+//!   `INSERT INTO t VALUES (constants), …`: key reads and writes in the statement's
+//!   transaction.
+//!
+//! Anything else — another clause, an expression, a constant that does not convert exactly,
+//! RETURNING, ON CONFLICT, a default to evaluate — returns `None` and the statement takes the
+//! general path, which gives the same results and errors (tests/slt/fastpath.slt runs each
+//! case both ways).
 
 use crate::classify::{ScanClass, ScanSpec, classify};
 use crate::convert::value_from_array;
