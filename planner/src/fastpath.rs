@@ -29,12 +29,8 @@ use datafusion::sql::sqlparser::ast::{
 use sql::catalog::TableDef;
 use sql::ddl::{normalize_ident, table_name};
 use sql::types::SqlType;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use storage::Value;
-
-/// At most this many keys go through the fast path; larger IN lists take the general path.
-const MAX_KEYS: usize = 1024;
 
 /// A statement the fast path can run.
 #[derive(Clone)]
@@ -427,75 +423,25 @@ fn column_name(expr: &Expr, qualifier: &str) -> Option<String> {
     }
 }
 
-/// The encoded keys a WHERE clause binds when every conjunct is `key column = constant` or
-/// `key column IN (constants)` and every key column is bound; `None` otherwise.
+/// The encoded keys a WHERE clause binds when it is only key comparisons that make a point
+/// or multi-point access (every key column `=` or IN constants); `None` otherwise.
 fn key_points(def: &TableDef, qualifier: &str, selection: &Expr) -> Option<Vec<Vec<u8>>> {
-    let mut conjuncts = Vec::new();
-    split_and(selection, &mut conjuncts);
-    let mut bound: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
-    for c in conjuncts {
-        let (column, values) = match c {
-            Expr::BinaryOp {
-                left,
-                op: BinaryOperator::Eq,
-                right,
-            } => {
-                let (column, value) = match (
-                    column_of(def, qualifier, left),
-                    column_of(def, qualifier, right),
-                ) {
-                    (Some(col), None) => (col, right.as_ref()),
-                    (None, Some(col)) => (col, left.as_ref()),
-                    _ => return None,
-                };
-                (column, vec![key_value(def, column, value)?])
-            }
-            Expr::InList {
-                expr,
-                list,
-                negated: false,
-            } => {
-                let column = column_of(def, qualifier, expr)?;
-                let values = list
-                    .iter()
-                    .map(|v| key_value(def, column, v))
-                    .collect::<Option<Vec<_>>>()?;
-                (column, values)
-            }
-            _ => return None,
-        };
-        if !def.is_key_column(column) || bound.contains_key(&column) {
-            return None;
-        }
-        bound.insert(column, values);
-    }
-    let layout = def.layout().ok()?;
-    let mut pk_sets: Vec<Vec<Value>> = vec![vec![]];
-    for &c in &def.partition_key {
-        pk_sets = product(pk_sets, bound.get(&c)?)?;
-    }
-    let mut rk_sets: Vec<Vec<Value>> = vec![vec![]];
-    for part in &def.row_key {
-        rk_sets = product(rk_sets, bound.get(&part.column)?)?;
-    }
-    if pk_sets.len() * rk_sets.len() > MAX_KEYS {
+    let spec = key_range(def, qualifier, selection)?;
+    if spec.class > ScanClass::MultiPoint || !spec.consumed.iter().all(|c| *c) {
         return None;
     }
-    let mut keys = Vec::with_capacity(pk_sets.len() * rk_sets.len());
-    for pk in &pk_sets {
-        for rk in &rk_sets {
-            keys.push(layout.encode(pk, rk).ok()?);
-        }
-    }
+    // In key order, as a scan of the same keys returns them.
+    let mut keys = spec.keys?;
     keys.sort();
-    keys.dedup();
     Some(keys)
 }
 
 /// The key access of a WHERE clause made only of key-column comparisons with constants (`=`,
 /// `<`, `<=`, `>`, `>=`, BETWEEN, IN), classified as the general path would.
 fn key_range(def: &TableDef, qualifier: &str, selection: &Expr) -> Option<ScanSpec> {
-    use datafusion::logical_expr::{BinaryExpr, Expr as DfExpr, Operator, col, lit};
+    use datafusion::common::Column;
+    use datafusion::logical_expr::{BinaryExpr, Expr as DfExpr, Operator, lit};
+    let col = |name: &str| DfExpr::Column(Column::new_unqualified(name));
     let mut conjuncts = Vec::new();
     split_and(selection, &mut conjuncts);
     let mut filters = Vec::with_capacity(conjuncts.len());
@@ -600,21 +546,6 @@ fn key_order(
         }
     }
     Some(reverse.unwrap_or(false))
-}
-
-fn product(sets: Vec<Vec<Value>>, values: &[Value]) -> Option<Vec<Vec<Value>>> {
-    if sets.len() * values.len() > MAX_KEYS {
-        return None;
-    }
-    let mut out = Vec::with_capacity(sets.len() * values.len());
-    for set in &sets {
-        for v in values {
-            let mut next = set.clone();
-            next.push(v.clone());
-            out.push(next);
-        }
-    }
-    Some(out)
 }
 
 fn split_and<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
