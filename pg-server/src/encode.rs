@@ -3,6 +3,7 @@
 //! ISO timestamps, base-10000 binary numerics).
 
 use bytes::{BufMut, BytesMut};
+use datafusion::arrow::array::timezone::Tz;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{
     DataType, Date32Type, Date64Type, Decimal128Type, Field, Float16Type, Float32Type, Float64Type,
@@ -110,8 +111,37 @@ pub fn field_infos(
         .collect()
 }
 
-/// Encodes every row of `batch` as DataRow messages.
-pub fn encode_batch(batch: &RecordBatch, fields: &[FieldInfo]) -> Result<Vec<DataRow>, String> {
+/// Which result columns are unconstrained `numeric` columns. Arrow stores them at a fixed
+/// scale; they are shown without the trailing zeros that scale adds, so a stored 1.5 reads
+/// back as 1.5 (PostgreSQL keeps each value's own scale; Partita keeps its digits).
+pub fn unconstrained_numeric_columns(schema: &datafusion::arrow::datatypes::Schema) -> Vec<bool> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| {
+            matches!(f.data_type(), DataType::Decimal128(..))
+                && declared_type_name(f) == Some("numeric")
+        })
+        .collect()
+}
+
+/// Drops a decimal text's trailing fractional zeros ("1.500" → "1.5", "2.00" → "2").
+fn trim_fraction(text: &mut String) {
+    if text.contains('.') {
+        let kept = text.trim_end_matches('0').trim_end_matches('.').len();
+        text.truncate(kept);
+    }
+}
+
+/// Encodes every row of `batch` as DataRow messages; `trim` marks the columns shown without
+/// trailing fractional zeros (see `unconstrained_numeric_columns`), timestamptz values are
+/// shown in `zone`.
+pub fn encode_batch(
+    batch: &RecordBatch,
+    fields: &[FieldInfo],
+    trim: &[bool],
+    zone: &Tz,
+) -> Result<Vec<DataRow>, String> {
     let mut rows = Vec::with_capacity(batch.num_rows());
     let columns = batch.columns();
     let mut scratch = String::new();
@@ -126,15 +156,29 @@ pub fn encode_batch(batch: &RecordBatch, fields: &[FieldInfo]) -> Result<Vec<Dat
                 .get(c)
                 .map(|f| f.format() == FieldFormat::Binary)
                 .unwrap_or(false);
-            if binary {
+            if trim.get(c).copied().unwrap_or(false) {
+                scratch.clear();
+                encode_text(array, r, zone, &mut scratch)?;
+                trim_fraction(&mut scratch);
+                if binary {
+                    let start = data.len();
+                    data.put_i32(0);
+                    encode_numeric_binary(&scratch, &mut data);
+                    let len = (data.len() - start - 4) as i32;
+                    data[start..start + 4].copy_from_slice(&len.to_be_bytes());
+                } else {
+                    data.put_i32(scratch.len() as i32);
+                    data.put_slice(scratch.as_bytes());
+                }
+            } else if binary {
                 let start = data.len();
                 data.put_i32(0);
-                encode_binary(array, r, fields[c].datatype(), &mut data)?;
+                encode_binary(array, r, fields[c].datatype(), zone, &mut data)?;
                 let len = (data.len() - start - 4) as i32;
                 data[start..start + 4].copy_from_slice(&len.to_be_bytes());
             } else {
                 scratch.clear();
-                encode_text(array, r, &mut scratch)?;
+                encode_text(array, r, zone, &mut scratch)?;
                 data.put_i32(scratch.len() as i32);
                 data.put_slice(scratch.as_bytes());
             }
@@ -267,29 +311,56 @@ fn push_time_of_day(micros: i64, out: &mut String) {
     }
 }
 
-fn push_timestamp(micros: i64, tz: bool, out: &mut String) {
+/// A timestamp; `zone` is given for timestamptz, which is shown in that zone with its
+/// offset (`2024-01-01 07:00:00-05`, `+05:30`), as PostgreSQL shows it.
+fn push_timestamp(micros: i64, zone: Option<&Tz>, out: &mut String) {
+    let offset = zone.map(|z| utc_offset_seconds(z, micros));
+    let micros = micros.saturating_add(i64::from(offset.unwrap_or(0)) * 1_000_000);
     let days = micros.div_euclid(86_400_000_000);
     let rem = micros.rem_euclid(86_400_000_000);
     let (y, _, _) = civil_from_days(days);
-    if y <= 0 {
+    let bc = y <= 0;
+    if bc {
         // BC dates put the era after the time.
         let mut date = String::new();
         push_date(days, &mut date);
-        let date = date.trim_end_matches(" BC").to_string();
-        out.push_str(&date);
-        out.push(' ');
-        push_time_of_day(rem, out);
-        if tz {
-            out.push_str("+00");
-        }
-        out.push_str(" BC");
-        return;
+        out.push_str(date.trim_end_matches(" BC"));
+    } else {
+        push_date(days, out);
     }
-    push_date(days, out);
     out.push(' ');
     push_time_of_day(rem, out);
-    if tz {
-        out.push_str("+00");
+    if let Some(offset) = offset {
+        push_offset(offset, out);
+    }
+    if bc {
+        out.push_str(" BC");
+    }
+}
+
+/// Seconds `zone` is ahead of UTC at the instant `micros`.
+fn utc_offset_seconds(zone: &Tz, micros: i64) -> i32 {
+    use chrono::{Offset, TimeZone};
+    match chrono::DateTime::from_timestamp_micros(micros) {
+        Some(t) => zone
+            .offset_from_utc_datetime(&t.naive_utc())
+            .fix()
+            .local_minus_utc(),
+        None => 0,
+    }
+}
+
+/// `+HH`, `+HH:MM` or `+HH:MM:SS`, as PostgreSQL writes a UTC offset.
+fn push_offset(seconds: i32, out: &mut String) {
+    use std::fmt::Write;
+    let sign = if seconds < 0 { '-' } else { '+' };
+    let s = seconds.unsigned_abs();
+    let _ = write!(out, "{sign}{:02}", s / 3600);
+    if !s.is_multiple_of(3600) {
+        let _ = write!(out, ":{:02}", (s / 60) % 60);
+    }
+    if !s.is_multiple_of(60) {
+        let _ = write!(out, ":{:02}", s % 60);
     }
 }
 
@@ -343,7 +414,8 @@ fn push_interval(months: i32, days: i32, nanos: i64, out: &mut String) {
 }
 
 /// Appends the text form of `array[r]`.
-pub fn encode_text(array: &ArrayRef, r: usize, out: &mut String) -> Result<(), String> {
+/// Timestamps with a time zone are shown in `zone`, the session's.
+pub fn encode_text(array: &ArrayRef, r: usize, zone: &Tz, out: &mut String) -> Result<(), String> {
     use std::fmt::Write;
     match array.data_type() {
         DataType::Boolean => out.push(if array.as_boolean().value(r) {
@@ -409,9 +481,11 @@ pub fn encode_text(array: &ArrayRef, r: usize, out: &mut String) -> Result<(), S
                 .div_euclid(86_400_000),
             out,
         ),
-        DataType::Timestamp(unit, tz) => {
-            push_timestamp(timestamp_micros(array, r, unit), tz.is_some(), out)
-        }
+        DataType::Timestamp(unit, tz) => push_timestamp(
+            timestamp_micros(array, r, unit),
+            tz.as_ref().map(|_| zone),
+            out,
+        ),
         DataType::Time64(TimeUnit::Microsecond) => {
             push_time_of_day(array.as_primitive::<Time64MicrosecondType>().value(r), out)
         }
@@ -433,7 +507,7 @@ pub fn encode_text(array: &ArrayRef, r: usize, out: &mut String) -> Result<(), S
                     out.push_str("NULL");
                 } else {
                     let mut item = String::new();
-                    encode_text(&values, i, &mut item)?;
+                    encode_text(&values, i, zone, &mut item)?;
                     let needs_quotes = item.is_empty()
                         || item.contains([',', '"', '{', '}', ' ', '\\'])
                         || item.eq_ignore_ascii_case("null");
@@ -458,7 +532,13 @@ pub fn encode_text(array: &ArrayRef, r: usize, out: &mut String) -> Result<(), S
 }
 
 /// Appends the binary form of `array[r]` as PostgreSQL type `ty` expects it.
-fn encode_binary(array: &ArrayRef, r: usize, ty: &Type, out: &mut BytesMut) -> Result<(), String> {
+fn encode_binary(
+    array: &ArrayRef,
+    r: usize,
+    ty: &Type,
+    zone: &Tz,
+    out: &mut BytesMut,
+) -> Result<(), String> {
     let as_i64 = |array: &ArrayRef| -> Option<i64> {
         Some(match array.data_type() {
             DataType::Int8 => i64::from(array.as_primitive::<Int8Type>().value(r)),
@@ -499,7 +579,7 @@ fn encode_binary(array: &ArrayRef, r: usize, ty: &Type, out: &mut BytesMut) -> R
         }
         Type::UUID => {
             let mut text = String::new();
-            encode_text(array, r, &mut text)?;
+            encode_text(array, r, zone, &mut text)?;
             let hex: String = text.chars().filter(|c| *c != '-').collect();
             for i in 0..16 {
                 out.put_u8(
@@ -510,7 +590,7 @@ fn encode_binary(array: &ArrayRef, r: usize, ty: &Type, out: &mut BytesMut) -> R
         }
         Type::NUMERIC => {
             let mut text = String::new();
-            encode_text(array, r, &mut text)?;
+            encode_text(array, r, zone, &mut text)?;
             encode_numeric_binary(&text, out);
         }
         Type::BYTEA => {
@@ -526,13 +606,13 @@ fn encode_binary(array: &ArrayRef, r: usize, ty: &Type, out: &mut BytesMut) -> R
         Type::JSONB => {
             out.put_u8(1);
             let mut text = String::new();
-            encode_text(array, r, &mut text)?;
+            encode_text(array, r, zone, &mut text)?;
             out.put_slice(text.as_bytes());
         }
         _ => {
             // text, varchar, bpchar, json, name and anything sent as text
             let mut text = String::new();
-            encode_text(array, r, &mut text)?;
+            encode_text(array, r, zone, &mut text)?;
             out.put_slice(text.as_bytes());
         }
     }
@@ -625,8 +705,17 @@ mod tests {
     #[test]
     fn dates_and_decimals() {
         let mut s = String::new();
-        push_timestamp(1_700_000_000_123_000, true, &mut s);
+        let utc: Tz = "UTC".parse().unwrap();
+        push_timestamp(1_700_000_000_123_000, Some(&utc), &mut s);
         assert_eq!(s, "2023-11-14 22:13:20.123+00");
+        let mut s = String::new();
+        let new_york: Tz = "America/New_York".parse().unwrap();
+        push_timestamp(1_700_000_000_000_000, Some(&new_york), &mut s);
+        assert_eq!(s, "2023-11-14 17:13:20-05");
+        let mut s = String::new();
+        let india: Tz = "+05:30".parse().unwrap();
+        push_timestamp(1_700_000_000_000_000, Some(&india), &mut s);
+        assert_eq!(s, "2023-11-15 03:43:20+05:30");
         let mut s = String::new();
         format_decimal(-5, 2, &mut s);
         assert_eq!(s, "-0.05");

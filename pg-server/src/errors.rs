@@ -162,7 +162,71 @@ fn clean_message(e: &Error) -> String {
             t = rest;
         }
     }
-    t.to_string()
+    postgres_wording(t).unwrap_or_else(|| t.to_string())
+}
+
+/// PostgreSQL's wording for the DataFusion and parser messages users meet most.
+fn postgres_wording(m: &str) -> Option<String> {
+    let first_line = m.lines().next().unwrap_or(m).trim_end_matches('.');
+    let unquote = |s: &str| s.trim().trim_matches('"').trim_matches('\'').to_string();
+    if let Some(rest) = first_line.strip_prefix("table '")
+        && let Some(name) = rest.strip_suffix("' not found")
+    {
+        let name = name.rsplit('.').next().unwrap_or(name);
+        return Some(format!("relation \"{name}\" does not exist"));
+    }
+    if let Some(field) = first_line.strip_prefix("No field named ") {
+        let field = unquote(field);
+        return Some(match field.split_once('.') {
+            Some((table, column)) => format!(
+                "column {}.{} does not exist",
+                unquote(table),
+                unquote(column)
+            ),
+            None => format!("column \"{field}\" does not exist"),
+        });
+    }
+    if let Some(field) = first_line.strip_prefix("Ambiguous reference to unqualified field ") {
+        return Some(format!(
+            "column reference \"{}\" is ambiguous",
+            unquote(field)
+        ));
+    }
+    if let Some(name) = first_line.strip_prefix("Invalid function ") {
+        return Some(format!("function {} does not exist", unquote(name)));
+    }
+    if let Some(rest) = first_line.strip_prefix("Cannot cast string '")
+        && let Some((value, ty)) = rest.split_once("' to value of ")
+    {
+        let ty = ty.trim_end_matches(" type");
+        let ty = match ty {
+            "Int16" => "smallint",
+            "Int32" => "integer",
+            "Int64" => "bigint",
+            "Float32" => "real",
+            "Float64" => "double precision",
+            "Boolean" => "boolean",
+            t if t.starts_with("Decimal") => "numeric",
+            t if t.starts_with("Date") => "date",
+            t if t.starts_with("Timestamp") => "timestamp",
+            t => t,
+        };
+        return Some(format!("invalid input syntax for type {ty}: \"{value}\""));
+    }
+    if first_line == "Divide by zero error" {
+        return Some("division by zero".into());
+    }
+    if let Some(parser) = m.strip_prefix("syntax error: sql parser error: ") {
+        let found = parser.rsplit_once("found: ").map(|(_, f)| f);
+        return Some(match found {
+            Some("EOF") | None => "syntax error at end of input".into(),
+            Some(token) => {
+                let token = token.split(" at Line").next().unwrap_or(token);
+                format!("syntax error at or near \"{}\"", unquote(token))
+            }
+        });
+    }
+    None
 }
 
 pub fn to_pg_error(e: &Error) -> PgWireError {
@@ -215,6 +279,43 @@ fn innermost(e: &Error) -> &Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn common_messages_get_postgres_wording() {
+        let w = |m: &str| postgres_wording(m).unwrap_or_default();
+        assert_eq!(
+            w("table 'partita.public.nope' not found"),
+            "relation \"nope\" does not exist"
+        );
+        assert_eq!(
+            w("No field named nope.\nValid fields are t.a."),
+            "column \"nope\" does not exist"
+        );
+        assert_eq!(w("No field named t.nope."), "column t.nope does not exist");
+        assert_eq!(
+            w("Ambiguous reference to unqualified field a"),
+            "column reference \"a\" is ambiguous"
+        );
+        assert_eq!(
+            w("Invalid function 'nofunc'.\nDid you mean 'trunc'?"),
+            "function nofunc does not exist"
+        );
+        assert_eq!(
+            w("Cannot cast string 'x' to value of Int32 type"),
+            "invalid input syntax for type integer: \"x\""
+        );
+        assert_eq!(
+            w("syntax error: sql parser error: Expected: an expression, found: EOF"),
+            "syntax error at end of input"
+        );
+        assert_eq!(
+            w(
+                "syntax error: sql parser error: Expected: end of statement, found: foo at Line: 1, Column: 10"
+            ),
+            "syntax error at or near \"foo\""
+        );
+        assert_eq!(postgres_wording("something else"), None);
+    }
 
     #[test]
     fn common_datafusion_messages_get_their_codes() {

@@ -6,10 +6,11 @@
 //! rows go to the socket as batches arrive, and a CancelRequest interrupts the statement at
 //! any point, planning or streaming (57014).
 
-use crate::encode::{encode_batch, field_infos, pg_type};
+use crate::encode::{encode_batch, field_infos, pg_type, unconstrained_numeric_columns};
 use crate::errors::to_pg_error;
 use async_trait::async_trait;
 use bytes::Bytes;
+use datafusion::arrow::array::timezone::Tz;
 use datafusion::arrow::datatypes::{Field, SchemaRef};
 use datafusion::sql::sqlparser::ast::Statement;
 use futures::{Sink, SinkExt, StreamExt};
@@ -37,6 +38,7 @@ use pgwire::messages::response::{
     CommandComplete, EmptyQueryResponse, NoticeResponse, ReadyForQuery, TransactionStatus,
 };
 use pgwire::messages::simplequery::Query;
+use pgwire::messages::startup::ParameterStatus;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use planner::interrupt::Interrupt;
 use planner::{Output, Param, Session, TxnStatus};
@@ -154,10 +156,10 @@ impl PgWireServerHandlers for Handlers {
 static PIDS: LazyLock<RandomPidSecretKeyGenerator> =
     LazyLock::new(RandomPidSecretKeyGenerator::default);
 
-fn server_parameters() -> DefaultServerParameterProvider {
+fn server_parameters(time_zone: &str) -> DefaultServerParameterProvider {
     let mut p = DefaultServerParameterProvider::default();
     p.server_version = "15.0 (Partita)".into();
-    p.time_zone = "UTC".into();
+    p.time_zone = time_zone.into();
     p.date_style = "ISO, MDY".into();
     p.interval_style = "postgres".into();
     p.search_path = "\"$user\", public".into();
@@ -179,12 +181,29 @@ impl StartupHandler for Handler {
         if let PgWireFrontendMessage::Startup(ref startup) = message {
             protocol_negotiation(client, startup).await?;
             save_startup_parameters_to_metadata(client, startup);
-            if let Some(options) = client.metadata().get("options").cloned() {
+            let time_zone = {
                 let mut session = self.conn.session.lock().await;
-                session
-                    .apply_startup_options(&options)
-                    .map_err(|e| to_pg_error(&e))?;
-            }
+                // pgjdbc sends its JVM's zone as TimeZone, libpq PGTZ as timezone;
+                // PGOPTIONS comes as options.
+                let zone = client
+                    .metadata()
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("timezone"))
+                    .map(|(_, v)| v.clone());
+                if let Some(zone) = zone {
+                    session
+                        .apply_startup_options(&format!("-c timezone={zone}"))
+                        .map_err(|e| to_pg_error(&e))?;
+                }
+                if let Some(options) = client.metadata().get("options").cloned() {
+                    session
+                        .apply_startup_options(&options)
+                        .map_err(|e| to_pg_error(&e))?;
+                }
+                // Reported below as part of the startup parameters.
+                session.take_reported();
+                session.zone().shown.clone()
+            };
             let (pid, secret_key) = PIDS.generate(client);
             client.set_pid_and_secret_key(pid, secret_key.clone());
             let cancels = &self.conn.cancels;
@@ -196,7 +215,7 @@ impl StartupHandler for Handler {
                 cancels: Arc::clone(cancels),
                 key,
             });
-            finish_authentication(client, &server_parameters()).await?;
+            finish_authentication(client, &server_parameters(&time_zone)).await?;
         }
         Ok(())
     }
@@ -215,6 +234,13 @@ where
     C: Sink<PgWireBackendMessage> + Unpin,
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
 {
+    for (name, value) in session.take_reported() {
+        client
+            .feed(PgWireBackendMessage::ParameterStatus(ParameterStatus::new(
+                name, value,
+            )))
+            .await?;
+    }
     for notice in session.take_notices() {
         let info = ErrorInfo::new("NOTICE".into(), "00000".into(), notice);
         client
@@ -226,13 +252,22 @@ where
     Ok(())
 }
 
+/// The rows of a result as DataRow messages; timestamptz values are shown in `zone`, the
+/// session's time zone when the statement ran.
 fn row_stream(
     stream: datafusion::physical_plan::SendableRecordBatchStream,
+    schema: &datafusion::arrow::datatypes::Schema,
     fields: Arc<Vec<FieldInfo>>,
+    zone: &planner::zone::Zone,
 ) -> pgwire::api::results::SendableRowStream {
+    let trim = unconstrained_numeric_columns(schema);
+    let zone: Tz = zone
+        .arrow
+        .parse()
+        .unwrap_or_else(|_| "+00:00".parse().expect("a fixed offset parses"));
     let rows = stream.flat_map(move |batch| {
         let rows: Vec<PgWireResult<pgwire::messages::data::DataRow>> = match batch {
-            Ok(batch) => match encode_batch(&batch, &fields) {
+            Ok(batch) => match encode_batch(&batch, &fields, &trim, &zone) {
                 Ok(rows) => rows.into_iter().map(Ok).collect(),
                 Err(e) => vec![Err(to_pg_error(&planner::Error::Internal(e)))],
             },
@@ -351,7 +386,7 @@ where
             client
                 .feed(PgWireBackendMessage::RowDescription(description))
                 .await?;
-            let mut rows = row_stream(stream, fields);
+            let mut rows = row_stream(stream, &schema, fields, session.zone());
             let mut count = 0usize;
             while let Some(row) = rows.next().await {
                 let row = match row {
@@ -739,6 +774,7 @@ impl Handler {
             .await;
             client.set_transaction_status(status(&session));
             send_notices(client, &mut session).await?;
+            let zone = session.zone().clone();
             drop(session);
             match output.map_err(|e| to_pg_error(&e))? {
                 Output::Command(tag) => {
@@ -758,8 +794,10 @@ impl Handler {
                     let fields = Arc::new(field_infos(&schema, |i| {
                         portal.result_column_format.format_for(i)
                     }));
-                    let mut response =
-                        QueryResponse::new(Arc::clone(&fields), row_stream(stream, fields));
+                    let mut response = QueryResponse::new(
+                        Arc::clone(&fields),
+                        row_stream(stream, &schema, fields, &zone),
+                    );
                     response.set_command_tag(&tag);
                     *state = PortalExecutionState::Suspended(response);
                 }

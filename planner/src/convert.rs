@@ -246,6 +246,11 @@ pub fn value_from_array(array: &ArrayRef, row: usize, ty: SqlType, column: &str)
             let d = round_decimal(d, scale).ok_or_else(|| {
                 Error::NumericOverflow(format!("numeric field overflow in column \"{column}\""))
             })?;
+            // An unconstrained numeric keeps only the digits the value has.
+            let d = match ty {
+                SqlType::Numeric { scale: None, .. } => d.normalized(),
+                _ => d,
+            };
             if d.mantissa.unsigned_abs() >= 10u128.pow(u32::from(precision)) {
                 return Err(Error::NumericOverflow(format!(
                     "numeric field overflow: a field with precision {precision}, scale {scale} must round to an absolute value less than 10^{}",

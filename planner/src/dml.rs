@@ -41,6 +41,8 @@ struct Returning {
     rows: Vec<WrittenRow>,
     /// The rows were deleted: their system columns show the stamps they had.
     deleted: bool,
+    /// The session's time zone, which RETURNING expressions are evaluated in.
+    zone: String,
 }
 
 /// What a write did, finished into an `Output` once the commit (if any) is known.
@@ -48,6 +50,8 @@ pub struct WriteResult {
     tag: String,
     count: Option<usize>,
     returning: Option<Returning>,
+    /// RETURNING's rows, evaluated before the commit when they do not depend on it.
+    evaluated: Option<(SchemaRef, Vec<RecordBatch>)>,
 }
 
 impl WriteResult {
@@ -56,6 +60,7 @@ impl WriteResult {
             tag: tag.to_string(),
             count: Some(count),
             returning: None,
+            evaluated: None,
         }
     }
 
@@ -64,12 +69,17 @@ impl WriteResult {
             tag: tag.to_string(),
             count: None,
             returning: None,
+            evaluated: None,
         }
     }
 
     /// `commit` is the implicit transaction's commit, `None` inside a transaction block.
-    pub async fn finish(self, commit: Option<CommitInfo>) -> Result<Output> {
-        let Some((schema, batches)) = self.returning_rows(commit).await? else {
+    pub async fn finish(mut self, commit: Option<CommitInfo>) -> Result<Output> {
+        let rows = match self.evaluated.take() {
+            Some(rows) => Some(rows),
+            None => self.returning_rows(commit).await?,
+        };
+        let Some((schema, batches)) = rows else {
             return Ok(Output::Command(match self.count {
                 Some(n) => format!("{} {n}", self.tag),
                 None => self.tag,
@@ -78,10 +88,19 @@ impl WriteResult {
         Ok(Output::from_batches(schema, batches, &self.tag))
     }
 
-    /// Evaluates RETURNING once before the implicit commit, so an error in it (1/0) fails
-    /// the statement instead of being reported for a row that was written anyway.
-    pub async fn check(&self) -> Result<()> {
-        self.returning_rows(None).await.map(|_| ())
+    /// Evaluates RETURNING before the implicit commit, so an error in it (1/0) fails the
+    /// statement instead of being reported for a row that was written anyway. The rows are
+    /// kept for `finish` unless they show `_etag` or `_timestamp`, which the commit assigns:
+    /// only then is RETURNING evaluated again after it.
+    pub async fn evaluate_before_commit(&mut self) -> Result<()> {
+        let Some(returning) = &self.returning else {
+            return Ok(());
+        };
+        let rows = self.returning_rows(None).await?;
+        if !returning.shows_system_columns() {
+            self.evaluated = rows;
+        }
+        Ok(())
     }
 
     async fn returning_rows(
@@ -92,7 +111,7 @@ impl WriteResult {
             return Ok(None);
         };
         let batch = returning_batch(returning, commit)?;
-        let ctx = scratch_context();
+        let ctx = scratch_context(&returning.zone);
         let name = returning
             .alias
             .clone()
@@ -108,15 +127,17 @@ impl WriteResult {
             None,
         )));
         let renames = crate::naming::alias_result_columns(&mut stmt);
-        let plan = ctx
-            .state()
-            .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
-                stmt,
-            )))
-            .await?;
+        let plan = scratch_plan(&ctx, stmt).await?;
         let schema = crate::session::rename_fields(crate::session::result_schema(&plan), &renames);
         let batches = ctx.execute_logical_plan(plan).await?.collect().await?;
         Ok(Some((schema, batches)))
+    }
+}
+
+impl Returning {
+    fn shows_system_columns(&self) -> bool {
+        let query = select_query(self.items.clone(), vec![], None);
+        crate::session::mentions_system_column(&ast::Statement::Query(Box::new(query)))
     }
 }
 
@@ -126,9 +147,9 @@ fn returning_batch(r: &Returning, commit: Option<CommitInfo>) -> Result<RecordBa
     let mut fields: Vec<Field> = def
         .columns
         .iter()
-        .map(|c| c.ty.field(&c.name, true))
+        .map(|c| c.ty.field_in(&c.name, true, &r.zone))
         .collect();
-    fields.push(sql::SqlType::TimestampTz.field(TIMESTAMP_COLUMN, true));
+    fields.push(sql::SqlType::TimestampTz.field_in(TIMESTAMP_COLUMN, true, &r.zone));
     fields.push(Field::new(ETAG_COLUMN, DataType::Utf8, true));
     let mut builders: Vec<ColumnBuilder> = def
         .columns
@@ -152,18 +173,54 @@ fn returning_batch(r: &Returning, commit: Option<CommitInfo>) -> Result<RecordBa
     let mut columns: Vec<_> = builders.into_iter().map(ColumnBuilder::finish).collect();
     columns.push(Arc::new(ts.finish()));
     columns.push(Arc::new(etags.finish()));
+    let columns = in_zone(columns, &fields);
     Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
         .map_err(datafusion::error::DataFusionError::from)?)
 }
 
 /// A context for evaluating expressions over in-memory rows (RETURNING, ON CONFLICT).
-fn scratch_context() -> SessionContext {
-    let config = datafusion::execution::context::SessionConfig::new()
+/// Evaluates with the session's meaning of expressions: its time zone, PostgreSQL's
+/// numeric scales, the same functions.
+fn scratch_context(zone: &str) -> SessionContext {
+    let mut config = datafusion::execution::context::SessionConfig::new()
         .with_target_partitions(1)
-        .set_str("datafusion.sql_parser.dialect", "postgres");
-    let ctx = SessionContext::new_with_config(config);
+        .set_str("datafusion.sql_parser.dialect", "postgres")
+        .set_bool("datafusion.sql_parser.parse_float_as_decimal", true);
+    config.options_mut().execution.time_zone = Some(zone.to_string());
+    let state = datafusion::execution::session_state::SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .with_analyzer_rule(Arc::new(crate::semantics::PostgresSemantics))
+        .build();
+    let ctx = SessionContext::new_with_state(state);
     crate::functions::register(&ctx);
     ctx
+}
+
+/// Plans a statement over a scratch context's in-memory tables.
+async fn scratch_plan(
+    ctx: &SessionContext,
+    mut stmt: ast::Statement,
+) -> Result<datafusion::logical_expr::LogicalPlan> {
+    crate::numeric::rewrite_numeric_casts(&mut stmt);
+    Ok(ctx
+        .state()
+        .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
+            stmt,
+        )))
+        .await?)
+}
+
+/// Stored instants labelled with the zone their fields declare (see `provider::in_zone`).
+fn in_zone(
+    columns: Vec<datafusion::arrow::array::ArrayRef>,
+    fields: &[Field],
+) -> Vec<datafusion::arrow::array::ArrayRef> {
+    columns
+        .into_iter()
+        .zip(fields)
+        .map(|(array, field)| crate::provider::in_zone(array, field.data_type()))
+        .collect()
 }
 
 fn ident(name: &str) -> Ident {
@@ -626,6 +683,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
     Ok(WriteResult {
         tag: "INSERT 0".into(),
         count: Some(count),
+        evaluated: None,
         returning: insert.returning.clone().map(|items| Returning {
             def: Arc::clone(&def),
             alias: insert
@@ -635,6 +693,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             items,
             rows: written,
             deleted: false,
+            zone: session.zone().arrow.clone(),
         }),
     })
 }
@@ -648,6 +707,7 @@ async fn upsert(
     update: &ast::DoUpdate,
     pairs: Vec<(Vec<Value>, Vec<Value>)>,
 ) -> Result<Vec<Vec<Value>>> {
+    let zone = session.zone().arrow.clone();
     // Two in-memory tables joined by row number: the existing rows (under the table's name
     // or alias) and the proposed ones (as `excluded`).
     let n = def.columns.len();
@@ -655,7 +715,7 @@ async fn upsert(
         let mut fields: Vec<Field> = def
             .columns
             .iter()
-            .map(|c| c.ty.field(&c.name, true))
+            .map(|c| c.ty.field_in(&c.name, true, &zone))
             .collect();
         fields.push(Field::new("__partita_row", DataType::Int64, false));
         let mut builders: Vec<ColumnBuilder> = def
@@ -672,12 +732,13 @@ async fn upsert(
         }
         let mut columns: Vec<_> = builders.into_iter().map(ColumnBuilder::finish).collect();
         columns.push(Arc::new(ids.finish()));
+        let columns = in_zone(columns, &fields);
         Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
             .map_err(datafusion::error::DataFusionError::from)?)
     };
     let existing = build(&mut pairs.iter().map(|(old, _)| old))?;
     let excluded = build(&mut pairs.iter().map(|(_, new)| new))?;
-    let ctx = scratch_context();
+    let ctx = scratch_context(&zone);
     let target = alias.unwrap_or(&def.name).to_string();
     ctx.register_table(
         datafusion::common::TableReference::bare(target.clone()),
@@ -729,12 +790,7 @@ async fn upsert(
         vec![table_ref(&target, None), table_ref("excluded", None)],
         Some(selection),
     );
-    let plan = ctx
-        .state()
-        .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
-            ast::Statement::Query(Box::new(query)),
-        )))
-        .await?;
+    let plan = scratch_plan(&ctx, ast::Statement::Query(Box::new(query))).await?;
     let batches = ctx.execute_logical_plan(plan).await?.collect().await?;
     let txn = session.open_txn()?;
     let layout = def.layout()?;
@@ -924,12 +980,14 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
     Ok(WriteResult {
         tag: "UPDATE".into(),
         count: Some(count),
+        evaluated: None,
         returning: update.returning.clone().map(|items| Returning {
             def: Arc::clone(&def),
             alias: alias.map(|a| normalize_ident(&a.name)),
             items,
             rows: written,
             deleted: false,
+            zone: session.zone().arrow.clone(),
         }),
     })
 }
@@ -1000,12 +1058,14 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
     Ok(WriteResult {
         tag: "DELETE".into(),
         count: Some(count),
+        evaluated: None,
         returning: delete.returning.clone().map(|items| Returning {
             def: Arc::clone(&def),
             alias: alias.map(|a| normalize_ident(&a.name)),
             items,
             rows: written,
             deleted: true,
+            zone: session.zone().arrow.clone(),
         }),
     })
 }

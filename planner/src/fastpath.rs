@@ -297,6 +297,7 @@ impl Session {
             max_class: ScanClass::Full,
             store: self.db.store.clone(),
             interrupt: self.interrupt.clone(),
+            zone: Arc::from(self.zone().arrow.as_str()),
         };
         let table = PartitaTable::new(
             Arc::clone(&def),
@@ -579,8 +580,10 @@ fn column_of(def: &TableDef, qualifier: &str, e: &Expr) -> Option<usize> {
 /// A constant compared with a key column, when it converts to the column's type exactly.
 fn key_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
     let ty = def.columns[column].ty;
-    if matches!(ty, SqlType::Char { .. }) {
-        return None; // blank-padded comparison: leave it to the general path
+    if matches!(ty, SqlType::Char { .. } | SqlType::TimestampTz) {
+        // Blank-padded comparison; text read in the session's time zone: leave them to
+        // the general path.
+        return None;
     }
     let scalar = constant(e)?;
     // As PostgreSQL types a comparison: numbers with numeric columns, booleans with bool,
@@ -620,7 +623,10 @@ fn stored_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
     if matches!(e, Expr::Value(v) if matches!(v.value, AstValue::Null)) {
         return Some(Value::Null);
     }
-    if matches!(ty, SqlType::Json | SqlType::Jsonb | SqlType::Char { .. }) {
+    if matches!(
+        ty,
+        SqlType::Json | SqlType::Jsonb | SqlType::Char { .. } | SqlType::TimestampTz
+    ) {
         return None;
     }
     let scalar = constant(e)?;
@@ -704,7 +710,7 @@ fn constant(e: &Expr) -> Option<ScalarValue> {
         } => {
             let inner = constant(expr)?;
             let ty = SqlType::from_ast(data_type).ok()?;
-            if !matches!(inner, ScalarValue::Utf8(_)) {
+            if !matches!(inner, ScalarValue::Utf8(_)) || ty == SqlType::TimestampTz {
                 return None;
             }
             let cast = inner.cast_to(&ty.arrow()).ok()?;

@@ -3,10 +3,11 @@
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::execution::context::SessionContext;
-use datafusion::logical_expr::{ColumnarValue, Volatility, create_udf};
+use datafusion::logical_expr::{AggregateUDF, ColumnarValue, ScalarUDF, Volatility, create_udf};
 use std::sync::Arc;
 
-/// Registers `version()`, `current_database()`, `current_schema()`, `pg_backend_pid()`.
+/// Registers `version()`, `current_database()`, `current_schema()`, `pg_backend_pid()`,
+/// `numeric(x)` and `avg` with PostgreSQL's numeric scale.
 pub fn register(ctx: &SessionContext) {
     let constant = |name: &str, value: ScalarValue| {
         let data_type = value.data_type();
@@ -35,4 +36,8 @@ pub fn register(ctx: &SessionContext) {
         ScalarValue::Int32(Some(std::process::id() as i32)),
     ));
     let _ = DataType::Utf8;
+    ctx.register_udaf(AggregateUDF::new_from_impl(crate::numeric::PgAvg::new()));
+    ctx.register_udf(ScalarUDF::new_from_impl(
+        crate::numeric::ToNumeric::default(),
+    ));
 }

@@ -16,12 +16,15 @@ pub mod fastpath;
 pub mod functions;
 pub mod interrupt;
 pub mod naming;
+pub mod numeric;
 pub mod provider;
 pub mod schema;
+pub mod semantics;
 pub mod session;
 pub mod subquery;
 pub mod text;
 pub mod wildcard;
+pub mod zone;
 
 pub use error::{Error, Result};
 pub use session::{Database, Output, Param, Session, TxnStatus, parse_sql};

@@ -136,6 +136,8 @@ pub struct TableAccess {
     pub store: Store,
     /// The session's cancel flag.
     pub interrupt: Interrupt,
+    /// The session's time zone, which timestamptz columns carry (see `SqlType::arrow_in`).
+    pub zone: Arc<str>,
 }
 
 impl fmt::Debug for PartitaTable {
@@ -195,12 +197,12 @@ impl PartitaTable {
             if col.hidden && !system_columns {
                 continue;
             }
-            fields.push(col.ty.field(&col.name, col.nullable));
+            fields.push(col.ty.field_in(&col.name, col.nullable, &access.zone));
             sources.push(ColumnSource::Stored(i));
         }
         if system_columns {
             // NULL for rows the reading transaction itself wrote and has not committed yet.
-            fields.push(SqlType::TimestampTz.field(TIMESTAMP_COLUMN, true));
+            fields.push(SqlType::TimestampTz.field_in(TIMESTAMP_COLUMN, true, &access.zone));
             sources.push(ColumnSource::Timestamp);
             fields.push(Field::new(ETAG_COLUMN, DataType::Utf8, true));
             sources.push(ColumnSource::Etag);
@@ -941,6 +943,12 @@ impl Batcher {
                 ColumnSource::Etag => Arc::new(etags.as_mut().expect("etag builder").finish()),
             });
         }
+        // Stored instants are built as UTC; the schema carries the session's zone.
+        let columns = columns
+            .into_iter()
+            .zip(self.schema.fields())
+            .map(|(array, field)| in_zone(array, field.data_type()))
+            .collect();
         let rows = self.rows;
         self.reset();
         let options = RecordBatchOptions::new().with_row_count(Some(rows));
@@ -949,6 +957,25 @@ impl Batcher {
             columns,
             &options,
         )?)
+    }
+}
+
+/// A timestamp array labelled with the zone `ty` declares; the values are instants, so
+/// only the label changes.
+pub fn in_zone(
+    array: datafusion::arrow::array::ArrayRef,
+    ty: &DataType,
+) -> datafusion::arrow::array::ArrayRef {
+    match ty {
+        DataType::Timestamp(TimeUnit::Microsecond, Some(zone)) if array.data_type() != ty => {
+            use datafusion::arrow::array::AsArray;
+            match array.as_primitive_opt::<datafusion::arrow::datatypes::TimestampMicrosecondType>()
+            {
+                Some(values) => Arc::new(values.clone().with_timezone(Arc::clone(zone))),
+                None => array,
+            }
+        }
+        _ => array,
     }
 }
 

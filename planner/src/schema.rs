@@ -20,6 +20,8 @@ pub struct StatementScope {
     pub system_columns: bool,
     /// `partita.max_scan_class` for this statement.
     pub max_class: ScanClass,
+    /// The session's time zone, in Arrow's spelling (timestamptz columns carry it).
+    pub zone: Arc<str>,
 }
 
 #[derive(Clone)]
@@ -64,6 +66,7 @@ impl SchemaProvider for PartitaSchema {
             max_class: scope.max_class,
             store: self.store.clone(),
             interrupt: self.interrupt.clone(),
+            zone: Arc::clone(&scope.zone),
         };
         Ok(Some(Arc::new(PartitaTable::new(def, reader, access))))
     }

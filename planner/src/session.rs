@@ -13,6 +13,7 @@ use crate::executor::Executor;
 use crate::interrupt::{Interrupt, InterruptibleJoins};
 use crate::provider::{Reader, SharedTxn};
 use crate::schema::{PartitaSchema, StatementScope};
+use crate::zone::Zone;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
 use datafusion::execution::context::{SessionConfig, SessionContext};
@@ -123,6 +124,9 @@ pub struct Session {
     pub(crate) guard_scans: bool,
     /// Logical plans of prepared queries, by statement text.
     kept_plans: std::collections::HashMap<String, KeptPlan>,
+    zone: Zone,
+    /// Changed settings not yet reported to the client (see `take_reported`).
+    reported: Vec<(String, String)>,
 }
 
 /// A prepared query's plan with its placeholders, valid while the catalog is unchanged.
@@ -187,6 +191,7 @@ impl Session {
             .with_config(config)
             .with_default_features()
             .with_physical_optimizer_rule(Arc::new(InterruptibleJoins(interrupt.clone())))
+            .with_analyzer_rule(Arc::new(crate::semantics::PostgresSemantics))
             .build();
         let ctx = SessionContext::new_with_state(state);
         let scope = Arc::new(Mutex::new(StatementScope {
@@ -194,6 +199,7 @@ impl Session {
             changes: CatalogChanges::default(),
             system_columns: false,
             max_class: ScanClass::Full,
+            zone: Arc::from(sql::types::UTC),
         }));
         let catalog = MemoryCatalogProvider::new();
         let _ = catalog.register_schema(
@@ -207,7 +213,7 @@ impl Session {
         );
         ctx.register_catalog("partita", Arc::new(catalog));
         crate::functions::register(&ctx);
-        Session {
+        let mut session = Session {
             db,
             ctx,
             scope,
@@ -221,7 +227,42 @@ impl Session {
             interrupt,
             guard_scans: true,
             kept_plans: Default::default(),
-        }
+            zone: Zone::utc(),
+            reported: Vec::new(),
+        };
+        session.set_zone(Zone::utc());
+        session.reported.clear();
+        session
+    }
+
+    /// The session's time zone: DataFusion reads timestamptz text and evaluates `now()`,
+    /// `date_trunc` and friends in it, tables show their timestamptz columns in it, and
+    /// the wire layer prints timestamps in it.
+    fn set_zone(&mut self, zone: Zone) {
+        self.settings.insert("timezone".into(), zone.shown.clone());
+        self.ctx
+            .state_ref()
+            .write()
+            .config_mut()
+            .options_mut()
+            .execution
+            .time_zone = Some(zone.arrow.clone());
+        self.scope.lock().unwrap_or_else(|e| e.into_inner()).zone = Arc::from(zone.arrow.as_str());
+        // Kept plans have the old zone in their table schemas.
+        self.kept_plans.clear();
+        self.reported.push(("TimeZone".into(), zone.shown.clone()));
+        self.zone = zone;
+    }
+
+    /// The session's time zone.
+    pub fn zone(&self) -> &Zone {
+        &self.zone
+    }
+
+    /// Settings whose new values the client must be told about (ParameterStatus), as
+    /// PostgreSQL reports TimeZone and application_name when they change.
+    pub fn take_reported(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.reported)
     }
 
     /// A statement failed while its rows were being sent (after `execute` returned): inside
@@ -525,6 +566,7 @@ impl Session {
     pub(crate) async fn plan(&self, mut stmt: Statement) -> Result<LogicalPlan> {
         // Again here: describe() plans statements that never went through execute().
         crate::naming::name_function_columns(&mut stmt);
+        crate::numeric::rewrite_numeric_casts(&mut stmt);
         self.expand_wildcards(&mut stmt);
         self.begin_statement(mentions_system_column(&stmt));
         let state = self.ctx.state();
@@ -565,7 +607,7 @@ impl Session {
             let result = self.exec_write(&stmt).await;
             let open = self.txn.take().expect("set above");
             let result = match result {
-                Ok(done) => done.check().await.map(|_| done),
+                Ok(mut done) => done.evaluate_before_commit().await.map(|_| done),
                 Err(e) => Err(e),
             };
             let outcome = match result {
@@ -732,13 +774,11 @@ impl Session {
                 self.settings.insert(name.into(), v);
             }
             "timezone" => {
-                let v = value.to_ascii_uppercase();
-                if !["UTC", "GMT", "ETC/UTC", "Z", "+00:00", "0"].contains(&v.as_str()) {
-                    return Err(Error::Unsupported(format!(
-                        "time zone \"{value}\" (only UTC for now)"
-                    )));
-                }
-                self.settings.insert(name.into(), "UTC".into());
+                let zone = Zone::parse(&value).ok_or_else(|| Error::InvalidSettingValue {
+                    name: "TimeZone".into(),
+                    value: value.clone(),
+                })?;
+                self.set_zone(zone);
             }
             n if self.settings.contains_key(n) || n.contains('.') => {
                 self.settings.insert(n.into(), value);

@@ -206,7 +206,12 @@ impl Catalog {
         changes: &mut CatalogChanges,
         mut def: TableDef,
     ) -> Result<Arc<TableDef>> {
-        if self.table(&def.name, changes).is_some() {
+        // The store's record too, read in `txn`: a table another session committed just
+        // before this transaction began may not be in the shared map yet, and one it
+        // commits later makes this read conflict (40001, retried, then 42P07).
+        if self.table(&def.name, changes).is_some()
+            || txn.get(CATALOG_KEYSPACE, &record_key(&def.name))?.is_some()
+        {
             return Err(Error::DuplicateTable(def.name));
         }
         let layout = def.layout()?;

@@ -17,8 +17,11 @@ use storage::ScalarType;
 /// Arrow field metadata key holding the declared SQL type.
 pub const FIELD_TYPE_KEY: &str = "partita.type";
 
-/// Scale used for `numeric` declared without precision and scale (Arrow needs one).
-pub const UNCONSTRAINED_NUMERIC_SCALE: u8 = 10;
+/// Scale used for `numeric` declared without precision and scale (Arrow needs one): as many
+/// fractional digits as PostgreSQL's quotients and averages show, leaving 22 integer digits.
+pub const UNCONSTRAINED_NUMERIC_SCALE: u8 = 16;
+/// The time zone stored timestamps are labelled with (values are UTC instants).
+pub const UTC: &str = "+00:00";
 /// Largest numeric precision (Arrow's Decimal128).
 pub const MAX_NUMERIC_PRECISION: u8 = 38;
 
@@ -176,15 +179,28 @@ impl SqlType {
             SqlType::Bytea => DataType::Binary,
             SqlType::Date => DataType::Date32,
             SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
-            SqlType::TimestampTz => {
-                DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into()))
-            }
+            SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
+        }
+    }
+
+    /// The Arrow type as a session in time zone `zone` sees it: `timestamptz` values are
+    /// instants either way, the zone decides how text is read and what `date_trunc`,
+    /// `extract` or `::date` mean.
+    pub fn arrow_in(self, zone: &str) -> DataType {
+        match self {
+            SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(zone.into())),
+            other => other.arrow(),
         }
     }
 
     /// An Arrow field for a column of this type, with the declared type in its metadata.
     pub fn field(self, name: &str, nullable: bool) -> Field {
-        Field::new(name, self.arrow(), nullable).with_metadata(HashMap::from([(
+        self.field_in(name, nullable, UTC)
+    }
+
+    /// `field` as a session in time zone `zone` sees it (see `arrow_in`).
+    pub fn field_in(self, name: &str, nullable: bool, zone: &str) -> Field {
+        Field::new(name, self.arrow_in(zone), nullable).with_metadata(HashMap::from([(
             FIELD_TYPE_KEY.to_string(),
             self.to_string(),
         )]))

@@ -1,0 +1,163 @@
+//! Session time zones: what `SET TIME ZONE` and the `TimeZone` startup parameter accept,
+//! how SHOW spells the setting, and the zone name Arrow timestamps carry.
+//!
+//! Accepted: IANA names in any case (`Europe/Berlin`, `america/new_york`), `UTC` and its
+//! aliases, and a number of hours east of Greenwich (`SET TIME ZONE -8`), as PostgreSQL
+//! accepts them. POSIX strings such as `'+05:30'` (where PostgreSQL counts hours *west*)
+//! are refused rather than read with the sign users rarely expect.
+
+use chrono_tz::TZ_VARIANTS;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
+use datafusion::common::tree_node::Transformed;
+use datafusion::error::Result;
+use datafusion::logical_expr::{Expr, TryCast};
+
+/// A parsed time zone setting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Zone {
+    /// The setting as SHOW TimeZone reports it.
+    pub shown: String,
+    /// The zone in Arrow's spelling: an IANA name or a `+HH:MM` offset.
+    pub arrow: String,
+}
+
+impl Zone {
+    pub fn utc() -> Zone {
+        Zone {
+            shown: "UTC".into(),
+            arrow: "UTC".into(),
+        }
+    }
+
+    /// Reads a setting value; `None` when it names no zone.
+    pub fn parse(value: &str) -> Option<Zone> {
+        let value = value.trim();
+        if ["utc", "gmt", "z", "etc/utc", "zulu", "universal"]
+            .contains(&value.to_ascii_lowercase().as_str())
+        {
+            return Some(Zone::utc());
+        }
+        if let Ok(hours) = value.parse::<f64>() {
+            return Zone::hours_east(hours);
+        }
+        let tz = TZ_VARIANTS
+            .iter()
+            .find(|tz| tz.name().eq_ignore_ascii_case(value))?;
+        Some(Zone {
+            shown: tz.name().into(),
+            arrow: tz.name().into(),
+        })
+    }
+
+    /// A fixed offset of `hours` east of Greenwich, shown as PostgreSQL shows it
+    /// (`SET TIME ZONE -8` → `<-08>+08`).
+    fn hours_east(hours: f64) -> Option<Zone> {
+        if !hours.is_finite() || hours.abs() > 15.0 {
+            return None;
+        }
+        let minutes = (hours * 60.0).round() as i32;
+        let text = |m: i32| {
+            let sign = if m < 0 { '-' } else { '+' };
+            match m.abs() % 60 {
+                0 => format!("{sign}{:02}", m.abs() / 60),
+                rest => format!("{sign}{:02}:{rest:02}", m.abs() / 60),
+            }
+        };
+        let sign = if minutes < 0 { '-' } else { '+' };
+        Some(Zone {
+            shown: format!("<{}>{}", text(minutes), text(-minutes)),
+            arrow: format!("{sign}{:02}:{:02}", minutes.abs() / 60, minutes.abs() % 60),
+        })
+    }
+}
+
+/// Text constants cast to a timestamp in PostgreSQL's spellings Arrow's parser lacks
+/// (`2024-07-01 19:00`, without seconds); the cast itself then reads them in the zone of
+/// its target type, the session's.
+pub fn rewrite_timestamp_text(expr: Expr) -> Result<Transformed<Expr>> {
+    let (inner, target) = match &expr {
+        Expr::Cast(c) => (c.expr.as_ref(), c.field.data_type()),
+        Expr::TryCast(TryCast { expr, field }) => (expr.as_ref(), field.data_type()),
+        _ => return Ok(Transformed::no(expr)),
+    };
+    let (Expr::Literal(ScalarValue::Utf8(Some(text)), meta), DataType::Timestamp(..)) =
+        (inner, target)
+    else {
+        return Ok(Transformed::no(expr));
+    };
+    let Some(text) = with_seconds(text) else {
+        return Ok(Transformed::no(expr));
+    };
+    let literal = Expr::Literal(ScalarValue::Utf8(Some(text)), meta.clone());
+    Ok(Transformed::yes(match expr {
+        Expr::Cast(mut c) => {
+            c.expr = Box::new(literal);
+            Expr::Cast(c)
+        }
+        Expr::TryCast(mut c) => {
+            c.expr = Box::new(literal);
+            Expr::TryCast(c)
+        }
+        other => other,
+    }))
+}
+
+/// `2024-07-01 19:00[+02]` → `2024-07-01 19:00:00[+02]`; `None` when nothing is missing.
+fn with_seconds(text: &str) -> Option<String> {
+    let text = text.trim();
+    let split = text
+        .char_indices()
+        .skip(8)
+        .find(|(_, c)| *c == ' ' || *c == 'T')?
+        .0;
+    let time_start = split + 1;
+    let time_len = text[time_start..]
+        .find(|c: char| !(c.is_ascii_digit() || c == ':'))
+        .unwrap_or(text.len() - time_start);
+    let time = &text[time_start..time_start + time_len];
+    if time.matches(':').count() != 1 || time.ends_with(':') {
+        return None;
+    }
+    let end = time_start + time_len;
+    Some(format!("{}:00{}", &text[..end], &text[end..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_without_seconds_get_them() {
+        assert_eq!(
+            with_seconds("2024-07-01 19:00").as_deref(),
+            Some("2024-07-01 19:00:00")
+        );
+        assert_eq!(
+            with_seconds("2024-07-01T19:00+02").as_deref(),
+            Some("2024-07-01T19:00:00+02")
+        );
+        assert_eq!(with_seconds("2024-07-01 19:00:05"), None);
+        assert_eq!(with_seconds("2024-07-01"), None);
+    }
+
+    #[test]
+    fn zones_parse_as_postgres_accepts_them() {
+        assert_eq!(Zone::parse("utc"), Some(Zone::utc()));
+        let berlin = Zone::parse("europe/berlin").unwrap();
+        assert_eq!(berlin.shown, "Europe/Berlin");
+        assert_eq!(berlin.arrow, "Europe/Berlin");
+        let west = Zone::parse("-8").unwrap();
+        assert_eq!(
+            (west.shown.as_str(), west.arrow.as_str()),
+            ("<-08>+08", "-08:00")
+        );
+        let india = Zone::parse("5.5").unwrap();
+        assert_eq!(
+            (india.shown.as_str(), india.arrow.as_str()),
+            ("<+05:30>-05:30", "+05:30")
+        );
+        assert_eq!(Zone::parse("Mars/Olympus"), None);
+        assert_eq!(Zone::parse("+05:30"), None);
+    }
+}

@@ -1,0 +1,13 @@
+-- Numeric arithmetic as PostgreSQL shows it: fixed-scale prices, unconstrained numerics,
+-- quotients and averages with at least 16 significant digits.
+CREATE TABLE prices (sku text PRIMARY KEY, price numeric(10,2) NOT NULL, weight numeric);
+INSERT INTO prices VALUES ('a', 9.99, 1.5), ('b', 100, 0.000123456789012), ('c', 5.25, 100);
+SELECT sku, price, weight FROM prices ORDER BY sku;
+SELECT sku, price / 3, price * 2, price + 1, round(price, 1), price % 2 FROM prices ORDER BY sku;
+SELECT avg(price), sum(price) FROM prices;
+SELECT 1.0 / 3, 10.0 / 4, 100000.0 / 3, 2::numeric / 3, 1 / 3::numeric, -2.0 / 3;
+SELECT '1.50'::numeric, 3::numeric, 1.5::numeric * 2, 7.0 % 3;
+SELECT avg(x), avg(x::numeric) FROM (VALUES (1), (2), (2)) t(x);
+SELECT sku FROM prices WHERE weight > 1.4 ORDER BY sku;
+SELECT 1 / 0.0;
+SELECT 'abc'::numeric;

@@ -1,0 +1,25 @@
+-- Foot-race registrations across time zones: timestamptz values are instants, shown and
+-- read in the session's zone; timestamp values are wall-clock times and never move.
+CREATE TABLE race_log (bib int PRIMARY KEY, finished timestamptz, local_start timestamp);
+SET TIME ZONE 'UTC';
+INSERT INTO race_log VALUES (1, '2024-01-15 12:00:00+00', '2024-01-15 12:00:00'), (2, '2024-07-01 23:30:00', '2024-07-01 23:30:00');
+SELECT bib, finished, local_start FROM race_log ORDER BY bib;
+SET TIME ZONE 'America/New_York';
+SHOW TimeZone;
+SELECT bib, finished, local_start FROM race_log ORDER BY bib;
+INSERT INTO race_log VALUES (3, '2024-03-10 01:30', '2024-03-10 01:30');
+SELECT bib, finished FROM race_log WHERE finished > '2024-07-01 19:00' ORDER BY bib;
+SELECT bib, finished::date, extract(hour from finished), date_trunc('day', finished) FROM race_log ORDER BY bib;
+SELECT '2024-01-01 00:00:00+05:30'::timestamptz, '2024-06-01 12:00'::timestamptz;
+SET TIME ZONE 'asia/kolkata';
+SHOW timezone;
+SELECT bib, finished FROM race_log ORDER BY bib;
+SET TIME ZONE -8;
+SHOW timezone;
+SELECT bib, finished FROM race_log ORDER BY bib;
+SET TIME ZONE 'Mars/Base';
+SET TIME ZONE 'Europe/Berlin';
+SELECT bib, finished FROM race_log WHERE bib = 3;
+SELECT bib FROM race_log WHERE finished = '2024-03-10 07:30:00+01';
+INSERT INTO race_log VALUES (4, '2024-08-01 09:15', '2024-08-01 09:15') RETURNING finished, finished::date, local_start;
+INSERT INTO race_log VALUES (4, '2024-08-01 10:00', NULL) ON CONFLICT (bib) DO UPDATE SET finished = excluded.finished WHERE race_log.finished < '2024-08-01 09:30' RETURNING bib, finished;
