@@ -14,6 +14,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::Sql(e) => match e {
             sql::Error::UnknownTable(_) => "42P01",
             sql::Error::DuplicateTable(_) => "42P07",
+            sql::Error::UnknownIndex(_) => "42704",
             sql::Error::UnknownColumn { .. } => "42703",
             sql::Error::DuplicateColumn(_) => "42701",
             sql::Error::UnknownType(_) => "42704",

@@ -464,6 +464,13 @@ fn rows_of(def: &TableDef, batches: &[RecordBatch], offset: usize) -> Result<Vec
     Ok(rows)
 }
 
+/// Reads the table's catalog record in the writing transaction: a concurrent DROP TABLE,
+/// ALTER TABLE, CREATE INDEX or DROP INDEX then makes the write conflict (40001) instead of
+/// writing under a definition that no longer holds (and missing an index).
+pub(crate) fn track_table(session: &Session, txn: &SharedTxn, name: &str) -> Result<()> {
+    crate::provider::in_txn(txn, |t| Ok(session.db.catalog.track_read(t, name)?))
+}
+
 pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<WriteResult> {
     let name = match &insert.table {
         TableObject::TableName(n) => table_name(n)?,
@@ -471,16 +478,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
     };
     let def = session.table_def(&name)?;
     let txn = session.open_txn()?;
-    with_txn(&txn, |t| {
-        session
-            .db
-            .catalog
-            .track_read(t, &name)
-            .map_err(|e| match e {
-                sql::Error::Storage(e) => e,
-                other => storage::Error::Internal(other.to_string()),
-            })
-    })?;
+    track_table(session, &txn, &name)?;
 
     // Target columns: the list given, else every visible column in order.
     let targets: Vec<usize> = if insert.columns.is_empty() {
@@ -654,6 +652,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                 }
             }
             with_txn(&txn, |t| t.put(def.keyspace, &key, encode(&def, &values)))?;
+            crate::index::maintain(&def, &txn, None, Some(&values))?;
             count += 1;
             if insert.returning.is_some() {
                 written.push(WrittenRow {
@@ -795,8 +794,22 @@ async fn upsert(
     let txn = session.open_txn()?;
     let layout = def.layout()?;
     let mut out = Vec::new();
-    for values in rows_of(def, &batches, 0)? {
-        write_updated(def, &layout, &txn, &values, &values)?;
+    let new_rows = rows_of(def, &batches, 0)?;
+    // Each output row carries the number of the pair it came from: its existing row.
+    let pair_numbers = batches.iter().flat_map(|b| {
+        let numbers = b
+            .column(n)
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::Int64Array>()
+            .cloned();
+        (0..b.num_rows()).map(move |r| numbers.as_ref().map(|a| a.value(r) as usize))
+    });
+    for (values, pair) in new_rows.into_iter().zip(pair_numbers) {
+        let old = pair
+            .and_then(|p| pairs.get(p))
+            .map(|(old, _)| old.as_slice())
+            .ok_or_else(|| Error::Internal("upsert row without its existing row".into()))?;
+        write_updated(def, &layout, &txn, old, &values)?;
         out.push(values);
     }
     Ok(out)
@@ -849,7 +862,7 @@ pub(crate) fn insert_new(
         return Err(duplicate_key(def, values));
     }
     with_txn(txn, |t| t.put(def.keyspace, &key, encode(def, values)))?;
-    Ok(())
+    crate::index::maintain(def, txn, None, Some(values))
 }
 
 /// Writes `new` over the row that held `old`: a key change deletes the old row and inserts
@@ -871,7 +884,7 @@ pub(crate) fn write_updated(
         with_txn(txn, |t| t.delete(def.keyspace, &old_key))?;
     }
     with_txn(txn, |t| t.put(def.keyspace, &new_key, encode(def, new)))?;
-    Ok(())
+    crate::index::maintain(def, txn, Some(old), Some(new))
 }
 
 fn target_table(def_name: &str, relation: &TableFactor) -> Result<(String, Option<TableAlias>)> {
@@ -924,6 +937,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
     let (name, alias) = target_table("", &update.table.relation)?;
     let def = session.table_def(&name)?;
     let txn = session.open_txn()?;
+    track_table(session, &txn, &name)?;
     let qualifier = alias
         .as_ref()
         .map(|a| normalize_ident(&a.name))
@@ -1003,6 +1017,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
     let (name, alias) = target_table("", &tables[0].relation)?;
     let def = session.table_def(&name)?;
     let txn = session.open_txn()?;
+    track_table(session, &txn, &name)?;
     let qualifier = alias
         .as_ref()
         .map(|a| normalize_ident(&a.name))
@@ -1038,6 +1053,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
                 continue;
             }
             with_txn(&txn, |t| t.delete(def.keyspace, &key))?;
+            crate::index::maintain(&def, &txn, Some(&old), None)?;
             count += 1;
             if delete.returning.is_some() {
                 let stamp = match (&ts, &etags) {

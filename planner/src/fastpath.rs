@@ -354,17 +354,23 @@ impl Session {
                 Err(Error::Internal("not a fast write".into()))
             }
             FastStatement::Delete { def, keys } => {
+                crate::dml::track_table(self, &txn, &def.name)?;
                 let mut count = 0;
                 for key in &keys {
                     let found = with_txn(&txn, |t| t.get(def.keyspace, key))?;
-                    if found.is_some() {
+                    if let Some(row) = found {
                         with_txn(&txn, |t| t.delete(def.keyspace, key))?;
+                        if !def.indexes.is_empty() {
+                            let old = stored(&def, &row.value)?;
+                            crate::index::maintain(&def, &txn, Some(&old), None)?;
+                        }
                         count += 1;
                     }
                 }
                 Ok(WriteResult::counted("DELETE", count))
             }
             FastStatement::Update { def, keys, set } => {
+                crate::dml::track_table(self, &txn, &def.name)?;
                 let layout = def.layout()?;
                 // Read every row before writing any: a key change must not move a row onto
                 // a key read later and update it twice.
@@ -384,6 +390,7 @@ impl Session {
                 Ok(WriteResult::counted("UPDATE", rows.len()))
             }
             FastStatement::Insert { def, rows } => {
+                crate::dml::track_table(self, &txn, &def.name)?;
                 let layout = def.layout()?;
                 for values in &rows {
                     crate::dml::insert_new(&def, &layout, &txn, values)?;

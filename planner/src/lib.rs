@@ -14,6 +14,7 @@ pub mod executor;
 pub mod explain;
 pub mod fastpath;
 pub mod functions;
+pub mod index;
 pub mod interrupt;
 pub mod naming;
 pub mod numeric;

@@ -68,6 +68,20 @@ pub fn with_txn<T>(
     }
 }
 
+/// Runs `f` on the open transaction of `txn`, for work that raises planner errors.
+pub fn in_txn<T>(
+    txn: &SharedTxn,
+    f: impl FnOnce(&mut Transaction) -> crate::Result<T>,
+) -> crate::Result<T> {
+    let mut guard = txn.lock().unwrap_or_else(|e| e.into_inner());
+    match guard.as_mut() {
+        Some(t) => f(t),
+        None => Err(crate::Error::from_storage(
+            storage::Error::TransactionClosed,
+        )),
+    }
+}
+
 impl Reader {
     pub fn scan(
         &self,

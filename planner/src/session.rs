@@ -213,6 +213,13 @@ impl Session {
         );
         ctx.register_catalog("partita", Arc::new(catalog));
         crate::functions::register(&ctx);
+        ctx.register_udtf(
+            "partita_check",
+            Arc::new(crate::index::CheckFunction {
+                catalog: db.catalog.clone(),
+                store: db.store.clone(),
+            }),
+        );
         let mut session = Session {
             db,
             ctx,
@@ -442,9 +449,11 @@ impl Session {
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
                 self.run_write(stmt).await
             }
-            Statement::CreateTable(_) | Statement::AlterTable(_) => self.run_write(stmt).await,
+            Statement::CreateTable(_) | Statement::AlterTable(_) | Statement::CreateIndex(_) => {
+                self.run_write(stmt).await
+            }
             Statement::Drop {
-                object_type: ObjectType::Table,
+                object_type: ObjectType::Table | ObjectType::Index,
                 ..
             } => self.run_write(stmt).await,
             Statement::Set(set) => self.set(set),
@@ -496,11 +505,12 @@ impl Session {
         let Some(txn) = txn else {
             return Err(Error::Internal("transaction already ended".into()));
         };
-        let info = tokio::task::spawn_blocking(move || txn.commit())
-            .await
-            .map_err(|e| Error::Internal(format!("commit task: {e}")))?
-            .map_err(Error::from_storage)?;
-        self.db.catalog.apply(changes);
+        let catalog = self.db.catalog.clone();
+        let info =
+            tokio::task::spawn_blocking(move || catalog.commit_with(changes, || txn.commit()))
+                .await
+                .map_err(|e| Error::Internal(format!("commit task: {e}")))?
+                .map_err(Error::from_storage)?;
         Ok(info)
     }
 
@@ -664,6 +674,13 @@ impl Session {
             Statement::Delete(delete) => dml::delete(self, delete).await,
             Statement::CreateTable(create) => crate::ddl::create_table(self, create).await,
             Statement::AlterTable(alter) => crate::ddl::alter_table(self, alter).await,
+            Statement::CreateIndex(create) => crate::index::create_index(self, create).await,
+            Statement::Drop {
+                object_type: ObjectType::Index,
+                names,
+                if_exists,
+                ..
+            } => crate::index::drop_indexes(self, names, *if_exists).await,
             Statement::Drop {
                 names, if_exists, ..
             } => crate::ddl::drop_tables(self, names, *if_exists).await,

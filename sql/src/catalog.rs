@@ -42,6 +42,22 @@ pub struct RowKeyPart {
     pub desc: bool,
 }
 
+/// An index table: the base rows stored again under (index columns, base key), in a
+/// keyspace of its own, written in the same commit as the base row. Rows with a NULL in an
+/// index column have no entry (a sparse index, as DynamoDB's): a condition that uses the
+/// index must exclude them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexDef {
+    pub name: String,
+    pub keyspace: KeyspaceId,
+    pub unique: bool,
+    /// The indexed columns (base column indexes) and their directions, in key order.
+    pub columns: Vec<RowKeyPart>,
+    /// INCLUDE columns, stored in the entry's value.
+    #[serde(default)]
+    pub include: Vec<usize>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TableDef {
     pub name: String,
@@ -59,6 +75,9 @@ pub struct TableDef {
     /// hold, by column index.
     #[serde(default)]
     pub missing_values: BTreeMap<usize, String>,
+    /// Index tables maintained with this table's rows.
+    #[serde(default)]
+    pub indexes: Vec<IndexDef>,
 }
 
 impl TableDef {
@@ -209,7 +228,7 @@ impl Catalog {
         // The store's record too, read in `txn`: a table another session committed just
         // before this transaction began may not be in the shared map yet, and one it
         // commits later makes this read conflict (40001, retried, then 42P07).
-        if self.table(&def.name, changes).is_some()
+        if self.relation_exists(&def.name, changes)
             || txn.get(CATALOG_KEYSPACE, &record_key(&def.name))?.is_some()
         {
             return Err(Error::DuplicateTable(def.name));
@@ -246,19 +265,45 @@ impl Catalog {
             .table(name, changes)
             .ok_or_else(|| Error::UnknownTable(name.to_string()))?;
         txn.drop_keyspace(def.keyspace)?;
+        for index in &def.indexes {
+            txn.drop_keyspace(index.keyspace)?;
+        }
         txn.delete(CATALOG_KEYSPACE, &record_key(name))?;
         changes.tables.insert(name.to_string(), None);
         Ok(())
     }
 
-    /// Makes a committed transaction's changes visible to everyone.
-    /// The number of changes applied so far.
-    pub fn generation(&self) -> u64 {
-        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    /// The table holding index `name`, and the index's position in it.
+    pub fn find_index(
+        &self,
+        name: &str,
+        changes: &CatalogChanges,
+    ) -> Option<(Arc<TableDef>, usize)> {
+        self.tables(changes).into_iter().find_map(|t| {
+            let i = t.indexes.iter().position(|x| x.name == name)?;
+            Some((t, i))
+        })
     }
 
-    pub fn apply(&self, changes: CatalogChanges) {
+    /// Whether `name` is taken by a table or an index (they share one namespace, as
+    /// relations do in PostgreSQL).
+    pub fn relation_exists(&self, name: &str, changes: &CatalogChanges) -> bool {
+        self.table(name, changes).is_some() || self.find_index(name, changes).is_some()
+    }
+
+    /// Runs `commit` for a transaction that changed the catalog and applies the changes
+    /// before anyone reads the catalog again: a statement whose snapshot includes the
+    /// commit then also sees the new definitions (an index it must maintain, say).
+    pub fn commit_with<T, E>(
+        &self,
+        changes: CatalogChanges,
+        commit: impl FnOnce() -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        if changes.is_empty() {
+            return commit();
+        }
         let mut tables = self.tables.write().unwrap_or_else(|e| e.into_inner());
+        let out = commit()?;
         self.generation
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         for (name, change) in changes.tables {
@@ -267,6 +312,12 @@ impl Catalog {
                 None => tables.remove(&name),
             };
         }
+        Ok(out)
+    }
+
+    /// The number of changes applied so far.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Reads the table's catalog record in `txn`, so a concurrent DROP or ALTER of it makes

@@ -317,6 +317,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
         hash_buckets,
         schema_version: 1,
         missing_values: Default::default(),
+        indexes: Vec::new(),
     })
 }
 

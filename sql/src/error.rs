@@ -11,6 +11,9 @@ pub enum Error {
     #[error("relation \"{0}\" already exists")]
     DuplicateTable(String),
 
+    #[error("index \"{0}\" does not exist")]
+    UnknownIndex(String),
+
     #[error("column \"{column}\" of relation \"{table}\" does not exist")]
     UnknownColumn { table: String, column: String },
 

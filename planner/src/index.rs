@@ -1,0 +1,493 @@
+//! Index tables: a table's rows stored again under (index columns, base key) in a keyspace
+//! of their own, written in the same transaction as the base rows (seed 003's index table
+//! pattern, done by the database so the copies never drift).
+//!
+//! An index is *local* when its leading columns are exactly the base partition key: its
+//! entries share the base rows' partitions (and hash buckets). Otherwise it is *global*,
+//! partitioned by its first column. An entry's key is the index columns, then the base key
+//! columns not among them; its value holds the INCLUDE columns. Rows with a NULL in an
+//! index column have no entry (a sparse index, as DynamoDB's secondary indexes): NULLs are
+//! distinct for UNIQUE, as in PostgreSQL, and a condition that reads an index excludes them.
+//!
+//! Creating an index backfills it in the creating transaction. Every write of the table
+//! reads the table's catalog record, so a write that overlaps CREATE INDEX or DROP INDEX
+//! conflicts (40001) instead of missing the index; autocommit statements are retried.
+
+use crate::dml::WriteResult;
+use crate::error::{Error, Result};
+use crate::provider::{SharedTxn, in_txn, stored_values, with_txn};
+use crate::session::Session;
+use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::common::ScalarValue;
+use datafusion::datasource::MemTable;
+use datafusion::error::DataFusionError;
+use datafusion::logical_expr::Expr as DfExpr;
+use datafusion::sql::sqlparser::ast;
+use sql::catalog::{IndexDef, RowKeyPart, TableDef};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use storage::{
+    Direction, KeyColumn, KeyLayout, KeyRange, KeyspaceKind, SortOrder, Transaction, Value,
+};
+
+fn sql_to_storage(e: sql::Error) -> storage::Error {
+    match e {
+        sql::Error::Storage(e) => e,
+        other => storage::Error::Internal(other.to_string()),
+    }
+}
+
+/// Where each part of an index entry's key comes from.
+pub struct IndexShape {
+    pub layout: KeyLayout,
+    /// Base column indexes of the entry's partition key.
+    pub partition: Vec<usize>,
+    /// Base column indexes of the entry's row key.
+    pub row: Vec<usize>,
+    pub local: bool,
+}
+
+impl IndexShape {
+    pub fn of(def: &TableDef, index: &IndexDef) -> Result<IndexShape> {
+        let local = is_local(def, index);
+        let leading = if local { def.partition_key.len() } else { 1 };
+        let partition: Vec<usize> = index.columns[..leading].iter().map(|p| p.column).collect();
+        let mut row_parts: Vec<RowKeyPart> = index.columns[leading..].to_vec();
+        let base_key = def
+            .partition_key
+            .iter()
+            .map(|&column| RowKeyPart {
+                column,
+                desc: false,
+            })
+            .chain(def.row_key.iter().copied());
+        for part in base_key {
+            if !index.columns.iter().any(|p| p.column == part.column) {
+                row_parts.push(part);
+            }
+        }
+        let key_column = |c: usize, desc: bool| KeyColumn {
+            ty: def.columns[c].ty.scalar(),
+            order: if desc {
+                SortOrder::Desc
+            } else {
+                SortOrder::Asc
+            },
+        };
+        let layout = KeyLayout::new(
+            partition.iter().map(|&c| key_column(c, false)).collect(),
+            row_parts
+                .iter()
+                .map(|p| key_column(p.column, p.desc))
+                .collect(),
+            if local { def.hash_buckets } else { 0 },
+        )?;
+        Ok(IndexShape {
+            layout,
+            partition,
+            row: row_parts.iter().map(|p| p.column).collect(),
+            local,
+        })
+    }
+
+    /// The entry for a base row, `None` when an index column is NULL.
+    fn entry(&self, index: &IndexDef, values: &[Value]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        if index.columns.iter().any(|p| values[p.column].is_null()) {
+            return Ok(None);
+        }
+        let pick = |cols: &[usize]| cols.iter().map(|&c| values[c].clone()).collect::<Vec<_>>();
+        let key = self
+            .layout
+            .encode(&pick(&self.partition), &pick(&self.row))?;
+        let included = pick(&index.include);
+        Ok(Some((key, storage::rowcodec::encode_row(0, &included))))
+    }
+
+    /// The key prefix shared by all entries with `values`' index column values.
+    fn unique_prefix(&self, index: &IndexDef, values: &[Value]) -> Result<Vec<u8>> {
+        let pk: Vec<Value> = self.partition.iter().map(|&c| values[c].clone()).collect();
+        let prefix = self.layout.partition_prefix(&pk)?;
+        let rest: Vec<Value> = index.columns[self.partition.len()..]
+            .iter()
+            .map(|p| values[p.column].clone())
+            .collect();
+        Ok(self.layout.encode_row_prefix(&prefix, &rest)?)
+    }
+}
+
+/// Whether the index's leading columns are exactly the base partition key.
+pub fn is_local(def: &TableDef, index: &IndexDef) -> bool {
+    index.columns.len() >= def.partition_key.len()
+        && index
+            .columns
+            .iter()
+            .zip(&def.partition_key)
+            .all(|(p, &c)| p.column == c)
+}
+
+/// Brings every index of `def` in line with a base row going from `old` to `new` (either
+/// may be absent: an insert or a delete), in the writing transaction. A UNIQUE index that
+/// already holds the new values for another row gives 23505 naming the index.
+pub fn maintain(
+    def: &TableDef,
+    txn: &SharedTxn,
+    old: Option<&[Value]>,
+    new: Option<&[Value]>,
+) -> Result<()> {
+    if def.indexes.is_empty() {
+        return Ok(());
+    }
+    in_txn(txn, |t| {
+        for index in &def.indexes {
+            maintain_one(def, index, t, old, new)?;
+        }
+        Ok(())
+    })
+}
+
+fn maintain_one(
+    def: &TableDef,
+    index: &IndexDef,
+    t: &mut Transaction,
+    old: Option<&[Value]>,
+    new: Option<&[Value]>,
+) -> Result<()> {
+    let shape = IndexShape::of(def, index)?;
+    let old_entry = old.map(|v| shape.entry(index, v)).transpose()?.flatten();
+    let new_entry = new.map(|v| shape.entry(index, v)).transpose()?.flatten();
+    if old_entry == new_entry {
+        return Ok(());
+    }
+    if let Some((key, _)) = &old_entry {
+        t.delete(index.keyspace, key)?;
+    }
+    if let (Some((key, value)), Some(values)) = (new_entry, new) {
+        if index.unique && taken(&shape, index, t, values, &key)? {
+            return Err(unique_violation(def, index, values));
+        }
+        t.put(index.keyspace, &key, value)?;
+    }
+    Ok(())
+}
+
+/// Whether another row's entry holds `values`' index column values.
+fn taken(
+    shape: &IndexShape,
+    index: &IndexDef,
+    t: &mut Transaction,
+    values: &[Value],
+    own_key: &[u8],
+) -> Result<bool> {
+    let prefix = shape.unique_prefix(index, values)?;
+    for row in t.scan(
+        index.keyspace,
+        &KeyRange::prefix(&prefix),
+        Direction::Forward,
+    )? {
+        if row?.key.as_ref() != own_key {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn unique_violation(def: &TableDef, index: &IndexDef, values: &[Value]) -> Error {
+    let names: Vec<&str> = index
+        .columns
+        .iter()
+        .map(|p| def.columns[p.column].name.as_str())
+        .collect();
+    let vals: Vec<String> = index
+        .columns
+        .iter()
+        .map(|p| crate::text::value_text(&values[p.column]))
+        .collect();
+    Error::UniqueViolation {
+        constraint: index.name.clone(),
+        detail: format!(
+            "Key ({})=({}) already exists.",
+            names.join(", "),
+            vals.join(", ")
+        ),
+    }
+}
+
+/// `CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON t (cols [ASC|DESC]) [INCLUDE (cols)]`:
+/// creates the index table and backfills it from the rows the transaction sees.
+pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> Result<WriteResult> {
+    let table = sql::ddl::table_name(&create.table_name)?;
+    let def = session.table_def(&table)?;
+    if create.predicate.is_some() {
+        return Err(Error::Unsupported(
+            "partial indexes (CREATE INDEX … WHERE)".into(),
+        ));
+    }
+    if create.nulls_distinct == Some(false) {
+        return Err(Error::Unsupported("NULLS NOT DISTINCT".into()));
+    }
+    if let Some(using) = &create.using
+        && !using.to_string().eq_ignore_ascii_case("btree")
+    {
+        return Err(Error::Unsupported(format!("index method {using}")));
+    }
+    let mut columns = Vec::new();
+    for c in &create.columns {
+        let ast::Expr::Identifier(ident) = &c.column.expr else {
+            return Err(Error::Unsupported(format!(
+                "index on an expression ({})",
+                c.column.expr
+            )));
+        };
+        let (column, col) = def.column(&sql::ddl::normalize_ident(ident))?;
+        if !col.ty.scalar().is_keyable() {
+            return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
+                "column \"{}\" of type {} cannot be indexed",
+                col.name, col.ty
+            ))));
+        }
+        if columns.iter().any(|p: &RowKeyPart| p.column == column) {
+            return Err(Error::Sql(sql::Error::DuplicateColumn(col.name.clone())));
+        }
+        columns.push(RowKeyPart {
+            column,
+            desc: c.column.options.asc == Some(false),
+        });
+    }
+    let include = create
+        .include
+        .iter()
+        .map(|i| def.column(&sql::ddl::normalize_ident(i)).map(|(c, _)| c))
+        .collect::<sql::Result<Vec<_>>>()?;
+    let name = match &create.name {
+        Some(n) => sql::ddl::table_name(n)?,
+        None => {
+            let cols: Vec<&str> = columns
+                .iter()
+                .map(|p| def.columns[p.column].name.as_str())
+                .collect();
+            format!("{}_{}_idx", def.name, cols.join("_"))
+        }
+    };
+    let txn = session.open_txn()?;
+    let catalog = session.db.catalog.clone();
+    let scope = Arc::clone(&session.scope);
+    let taken_name = {
+        let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+        catalog.relation_exists(&name, &scope.changes)
+    };
+    if taken_name {
+        if create.if_not_exists {
+            session.notice(format!("relation \"{name}\" already exists, skipping"));
+            return Ok(WriteResult::command("CREATE INDEX"));
+        }
+        return Err(Error::Sql(sql::Error::DuplicateTable(name)));
+    }
+    let index = IndexDef {
+        name,
+        keyspace: 0,
+        unique: create.unique,
+        columns,
+        include,
+    };
+    let shape = IndexShape::of(&def, &index)?;
+    let mut index = index;
+    index.keyspace = with_txn(&txn, |t| {
+        catalog.track_read(t, &def.name).map_err(sql_to_storage)?;
+        t.create_keyspace(KeyspaceKind::Index, &index.name, shape.layout.clone())
+    })?;
+    backfill(&def, &index, &shape, &txn)?;
+    let mut new_def = def.as_ref().clone();
+    new_def.indexes.push(index);
+    in_txn(&txn, |t| {
+        let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+        catalog.write(t, &mut scope.changes, new_def)?;
+        Ok(())
+    })?;
+    Ok(WriteResult::command("CREATE INDEX"))
+}
+
+/// Writes the entries of every row of the table the transaction sees.
+fn backfill(def: &TableDef, index: &IndexDef, shape: &IndexShape, txn: &SharedTxn) -> Result<()> {
+    in_txn(txn, |t| {
+        let rows: Vec<Vec<Value>> = t
+            .scan(def.keyspace, &KeyRange::all(), Direction::Forward)?
+            .map(|row| stored_values(def, &row?.value))
+            .collect::<storage::Result<_>>()?;
+        let mut written = BTreeSet::new();
+        for values in &rows {
+            let Some((key, value)) = shape.entry(index, values)? else {
+                continue;
+            };
+            if index.unique {
+                let prefix = shape.unique_prefix(index, values)?;
+                let duplicate = written
+                    .range::<Vec<u8>, _>(&prefix..)
+                    .next()
+                    .is_some_and(|k: &Vec<u8>| k.starts_with(&prefix));
+                if duplicate {
+                    return Err(unique_violation(def, index, values));
+                }
+                written.insert(key.clone());
+            }
+            t.put(index.keyspace, &key, value)?;
+        }
+        Ok(())
+    })
+}
+
+/// `DROP INDEX [IF EXISTS] name, …`.
+pub async fn drop_indexes(
+    session: &mut Session,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> Result<WriteResult> {
+    let txn = session.open_txn()?;
+    let catalog = session.db.catalog.clone();
+    let scope = Arc::clone(&session.scope);
+    for name in names {
+        let name = sql::ddl::table_name(name)?;
+        let found = {
+            let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+            catalog.find_index(&name, &scope.changes)
+        };
+        let Some((def, position)) = found else {
+            if if_exists {
+                session.notice(format!("index \"{name}\" does not exist, skipping"));
+                continue;
+            }
+            return Err(Error::Sql(sql::Error::UnknownIndex(name)));
+        };
+        let mut new_def = def.as_ref().clone();
+        let index = new_def.indexes.remove(position);
+        in_txn(&txn, |t| {
+            t.drop_keyspace(index.keyspace)?;
+            let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+            catalog.write(t, &mut scope.changes, new_def)?;
+            Ok(())
+        })?;
+    }
+    Ok(WriteResult::command("DROP INDEX"))
+}
+
+/// One line of a consistency check: an index of the table and how its stored entries
+/// differ from those recomputed from the base rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckReport {
+    pub object: String,
+    pub kind: &'static str,
+    pub expected: u64,
+    /// Entries the base rows call for that are not stored.
+    pub missing: u64,
+    /// Stored entries no base row calls for.
+    pub stray: u64,
+    /// Entries stored under the right key with the wrong value (INCLUDE columns).
+    pub different: u64,
+}
+
+/// Recomputes every index of `def` from its base rows in one snapshot and compares.
+pub fn check_table(view: &storage::ReadView, def: &TableDef) -> Result<Vec<CheckReport>> {
+    let rows: Vec<Vec<Value>> = view
+        .scan(def.keyspace, &KeyRange::all(), Direction::Forward)?
+        .map(|row| stored_values(def, &row?.value))
+        .collect::<storage::Result<_>>()?;
+    let mut reports = Vec::new();
+    for index in &def.indexes {
+        let shape = IndexShape::of(def, index)?;
+        let mut expected = BTreeMap::new();
+        for values in &rows {
+            if let Some((key, value)) = shape.entry(index, values)? {
+                expected.insert(key, value);
+            }
+        }
+        let mut report = CheckReport {
+            object: index.name.clone(),
+            kind: if shape.local {
+                "local index"
+            } else {
+                "global index"
+            },
+            expected: expected.len() as u64,
+            missing: 0,
+            stray: 0,
+            different: 0,
+        };
+        for row in view.scan(index.keyspace, &KeyRange::all(), Direction::Forward)? {
+            let row = row?;
+            match expected.remove(row.key.as_ref()) {
+                None => report.stray += 1,
+                Some(value) if value != row.value.as_ref() => report.different += 1,
+                Some(_) => {}
+            }
+        }
+        report.missing = expected.len() as u64;
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// `SELECT * FROM partita_check('t')`: one row per index of `t` with the entries expected
+/// from its base rows and the missing, stray and different ones, read from one committed
+/// snapshot.
+pub struct CheckFunction {
+    pub catalog: sql::Catalog,
+    pub store: storage::Store,
+}
+
+impl std::fmt::Debug for CheckFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("partita_check")
+    }
+}
+
+impl TableFunctionImpl for CheckFunction {
+    fn call_with_args(
+        &self,
+        args: TableFunctionArgs,
+    ) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        let name = match args.exprs() {
+            [DfExpr::Literal(ScalarValue::Utf8(Some(name)), _)] => name.to_ascii_lowercase(),
+            _ => {
+                return Err(DataFusionError::Plan(
+                    "partita_check takes one table name, as text".into(),
+                ));
+            }
+        };
+        let def = self
+            .catalog
+            .table(&name, &Default::default())
+            .ok_or_else(|| DataFusionError::Plan(format!("table '{name}' not found")))?;
+        let reports = check_table(&self.store.snapshot(), &def)
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("object", DataType::Utf8, false),
+            Field::new("kind", DataType::Utf8, false),
+            Field::new("expected", DataType::Int64, false),
+            Field::new("missing", DataType::Int64, false),
+            Field::new("stray", DataType::Int64, false),
+            Field::new("different", DataType::Int64, false),
+        ]));
+        let count = |f: fn(&CheckReport) -> u64| -> ArrayRef {
+            Arc::new(Int64Array::from_iter_values(
+                reports.iter().map(|r| f(r) as i64),
+            ))
+        };
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(StringArray::from_iter_values(
+                    reports.iter().map(|r| r.object.as_str()),
+                )),
+                Arc::new(StringArray::from_iter_values(
+                    reports.iter().map(|r| r.kind),
+                )),
+                count(|r| r.expected),
+                count(|r| r.missing),
+                count(|r| r.stray),
+                count(|r| r.different),
+            ],
+        )?;
+        Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
+    }
+}
