@@ -3,7 +3,7 @@
 //! and the range partitions it touches (see `provider::KeyScanExec::explain_lines`).
 
 use crate::error::{Error, Result};
-use crate::provider::KeyScanExec;
+use crate::provider::{IndexLookupExec, KeyScanExec};
 use crate::session::{Output, Session, mentions_system_column};
 use datafusion::arrow::array::{RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -256,6 +256,15 @@ fn render(
             out.push(format!("{head}{first}{}", actual(plan)));
         }
         out.extend(lines.map(|l| format!("{detail}{l}")));
+        return;
+    }
+    if let Some(lookup) = plan.downcast_ref::<IndexLookupExec>() {
+        let mut lines = lookup.explain_lines(analyze).into_iter();
+        if let Some(first) = lines.next() {
+            out.push(format!("{head}{first}{}", actual(plan)));
+        }
+        out.extend(lines.map(|l| format!("{detail}{l}")));
+        render(lookup.child(), depth + 1, opts, out);
         return;
     }
     let text = displayable(plan.as_ref()).one_line().to_string();

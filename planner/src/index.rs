@@ -5,7 +5,9 @@
 //! An index is *local* when its leading columns are exactly the base partition key: its
 //! entries share the base rows' partitions (and hash buckets). Otherwise it is *global*,
 //! partitioned by its first column. An entry's key is the index columns, then the base key
-//! columns not among them; its value holds the INCLUDE columns. Rows with a NULL in an
+//! columns not among them; its value holds those and the INCLUDE columns, as a row of the
+//! index's own table definition (`IndexShape::table`), which the planner scans like any
+//! table. Rows with a NULL in an
 //! index column have no entry (a sparse index, as DynamoDB's secondary indexes): NULLs are
 //! distinct for UNIQUE, as in PostgreSQL, and a condition that reads an index excludes them.
 //!
@@ -44,8 +46,11 @@ pub struct IndexShape {
     pub layout: KeyLayout,
     /// Base column indexes of the entry's partition key.
     pub partition: Vec<usize>,
-    /// Base column indexes of the entry's row key.
-    pub row: Vec<usize>,
+    /// The entry's row key: base column indexes and directions.
+    pub row: Vec<RowKeyPart>,
+    /// Base column indexes of the entry's columns: its key columns, then the INCLUDE
+    /// columns not among them. The entry's value holds them all, as a table row does.
+    pub columns: Vec<usize>,
     pub local: bool,
 }
 
@@ -84,12 +89,51 @@ impl IndexShape {
                 .collect(),
             if local { def.hash_buckets } else { 0 },
         )?;
+        let mut columns: Vec<usize> = partition
+            .iter()
+            .copied()
+            .chain(row_parts.iter().map(|p| p.column))
+            .collect();
+        for &c in &index.include {
+            if !columns.contains(&c) {
+                columns.push(c);
+            }
+        }
         Ok(IndexShape {
             layout,
             partition,
-            row: row_parts.iter().map(|p| p.column).collect(),
+            row: row_parts,
+            columns,
             local,
         })
+    }
+
+    /// The index as a table of its own: its entries are rows of this definition, so the
+    /// planner classifies, scans and filters them as it does any table.
+    pub fn table(&self, def: &TableDef, index: &IndexDef) -> TableDef {
+        let position = |c: usize| self.columns.iter().position(|&x| x == c).unwrap_or(0);
+        TableDef {
+            name: format!("index {}", index.name),
+            keyspace: index.keyspace,
+            columns: self
+                .columns
+                .iter()
+                .map(|&c| def.columns[c].clone())
+                .collect(),
+            partition_key: self.partition.iter().map(|&c| position(c)).collect(),
+            row_key: self
+                .row
+                .iter()
+                .map(|p| RowKeyPart {
+                    column: position(p.column),
+                    desc: p.desc,
+                })
+                .collect(),
+            hash_buckets: self.layout.hash_buckets,
+            schema_version: 0,
+            missing_values: Default::default(),
+            indexes: Vec::new(),
+        }
     }
 
     /// The entry for a base row, `None` when an index column is NULL.
@@ -97,12 +141,15 @@ impl IndexShape {
         if index.columns.iter().any(|p| values[p.column].is_null()) {
             return Ok(None);
         }
-        let pick = |cols: &[usize]| cols.iter().map(|&c| values[c].clone()).collect::<Vec<_>>();
-        let key = self
-            .layout
-            .encode(&pick(&self.partition), &pick(&self.row))?;
-        let included = pick(&index.include);
-        Ok(Some((key, storage::rowcodec::encode_row(0, &included))))
+        let pick = |cols: &mut dyn Iterator<Item = usize>| -> Vec<Value> {
+            cols.map(|c| values[c].clone()).collect()
+        };
+        let key = self.layout.encode(
+            &pick(&mut self.partition.iter().copied()),
+            &pick(&mut self.row.iter().map(|p| p.column)),
+        )?;
+        let row = pick(&mut self.columns.iter().copied());
+        Ok(Some((key, storage::rowcodec::encode_row(0, &row))))
     }
 
     /// The key prefix shared by all entries with `values`' index column values.

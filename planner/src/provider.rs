@@ -95,6 +95,17 @@ impl Reader {
         }
     }
 
+    pub fn get_many(
+        &self,
+        keyspace: storage::KeyspaceId,
+        keys: &[bytes::Bytes],
+    ) -> storage::Result<Vec<Option<Row>>> {
+        match self {
+            Reader::Snapshot(view) => view.get_many(keyspace, keys),
+            Reader::Txn(txn) => with_txn(txn, |t| t.get_many(keyspace, keys)),
+        }
+    }
+
     pub fn get(&self, keyspace: storage::KeyspaceId, key: &[u8]) -> storage::Result<Option<Row>> {
         match self {
             Reader::Snapshot(view) => view.get(keyspace, key),
@@ -234,6 +245,171 @@ impl PartitaTable {
 }
 
 impl PartitaTable {
+    /// Reads through an index when one gives a narrower access than the table's own key:
+    /// the index alone when it holds every column the query needs (covering), else the
+    /// index for the base keys, then batched point lookups of the base rows. An index
+    /// whose nullable columns the conditions do not all constrain is skipped: rows with a
+    /// NULL there have no entry.
+    #[allow(clippy::too_many_arguments)]
+    async fn index_access(
+        &self,
+        state: &dyn DfSession,
+        wanted: &[usize],
+        filters: &[Expr],
+        limit: Option<usize>,
+        spec: &ScanSpec,
+        reader: &Reader,
+        max_class: ScanClass,
+    ) -> DfResult<Option<Arc<dyn ExecutionPlan>>> {
+        if self.def.indexes.is_empty() || spec.class <= ScanClass::MultiPoint {
+            return Ok(None);
+        }
+        // Narrower: a better class, or the same range class with more conditions in the key.
+        let consumed = |s: &ScanSpec| s.consumed.iter().filter(|c| **c).count();
+        let narrower = |a: &ScanSpec, b: &ScanSpec| {
+            a.class < b.class || (a.class == b.class && consumed(a) > consumed(b))
+        };
+        let ext = |e: Error| DataFusionError::External(Box::new(e));
+        let mut best: Option<(TableDef, ScanSpec)> = None;
+        for index in &self.def.indexes {
+            let shape = crate::index::IndexShape::of(&self.def, index).map_err(ext)?;
+            let table = shape.table(&self.def, index);
+            let ispec = classify(&table, filters);
+            if !narrower(&ispec, spec) || best.as_ref().is_some_and(|(_, b)| !narrower(&ispec, b)) {
+                continue;
+            }
+            let constrained = |name: &str| {
+                filters.iter().zip(&ispec.consumed).any(|(f, consumed)| {
+                    *consumed && f.column_refs().iter().any(|c| c.name == name)
+                })
+            };
+            let sparse_safe = index.columns.iter().all(|p| {
+                let col = &self.def.columns[p.column];
+                !col.nullable || constrained(&col.name)
+            });
+            if sparse_safe {
+                best = Some((table, ispec));
+            }
+        }
+        let Some((table, ispec)) = best else {
+            return Ok(None);
+        };
+        if ispec.class > max_class {
+            return Ok(None); // the table's own access reports the refusal
+        }
+        let in_index = |name: &str| table.columns.iter().any(|c| c.name == name);
+        let wanted_names: Vec<String> = wanted
+            .iter()
+            .map(|&i| self.schema.field(i).name().clone())
+            .collect();
+        let filter_columns_in_index = |f: &Expr| f.column_refs().iter().all(|c| in_index(&c.name));
+        let access = TableAccess {
+            system_columns: false,
+            max_class,
+            store: self.access.store.clone(),
+            interrupt: self.access.interrupt.clone(),
+            zone: Arc::clone(&self.access.zone),
+        };
+        let index_table = PartitaTable::new(
+            Arc::new(table.clone()),
+            ReaderSource::Fixed(reader.clone()),
+            access,
+        );
+        let covering =
+            wanted_names.iter().all(|n| in_index(n)) && filters.iter().all(filter_columns_in_index);
+        if covering {
+            let projection = wanted_names
+                .iter()
+                .map(|n| index_table.schema.index_of(n))
+                .collect::<Result<Vec<_>, _>>()?;
+            return index_table
+                .scan(state, Some(&projection), filters, limit)
+                .await
+                .map(Some);
+        }
+        // The index yields base keys (and filters on what it holds); the base rows are
+        // looked up and the remaining filters applied to them.
+        let (index_filters, base_filters): (Vec<Expr>, Vec<Expr>) = filters
+            .iter()
+            .cloned()
+            .partition(|f| filter_columns_in_index(f));
+        let key_columns: Vec<usize> = self
+            .def
+            .partition_key
+            .iter()
+            .copied()
+            .chain(self.def.row_key.iter().map(|p| p.column))
+            .collect();
+        let key_projection = key_columns
+            .iter()
+            .map(|&c| index_table.schema.index_of(&self.def.columns[c].name))
+            .collect::<Result<Vec<_>, _>>()?;
+        let index_limit = if base_filters.is_empty() { limit } else { None };
+        let child = index_table
+            .scan(state, Some(&key_projection), &index_filters, index_limit)
+            .await?;
+        let residual = conjunction(base_filters.into_iter().map(unqualified));
+        let (scan_schema, sources, residual, residual_text) =
+            self.decode_plan(state, wanted, residual)?;
+        let lookup = KeyScan {
+            def: Arc::clone(&self.def),
+            reader: reader.clone(),
+            scan_schema,
+            sources,
+            output_columns: wanted.len(),
+            missing: Arc::clone(&self.missing),
+            spec: spec.clone(),
+            residual,
+            residual_text,
+            limit,
+            range_partitions: 0,
+            groups: Vec::new(),
+            reverse: false,
+            interrupt: self.access.interrupt.clone(),
+        };
+        Ok(Some(Arc::new(IndexLookupExec::new(
+            lookup,
+            child,
+            key_columns,
+        ))))
+    }
+
+    /// The columns a scan decodes (the wanted ones, then any the residual needs) and the
+    /// residual compiled against them.
+    #[allow(clippy::type_complexity)]
+    fn decode_plan(
+        &self,
+        state: &dyn DfSession,
+        wanted: &[usize],
+        residual: Option<Expr>,
+    ) -> DfResult<(
+        SchemaRef,
+        Vec<ColumnSource>,
+        Option<Arc<dyn PhysicalExpr>>,
+        Option<String>,
+    )> {
+        let mut decoded = wanted.to_vec();
+        if let Some(r) = &residual {
+            for column in r.column_refs() {
+                let i = self.schema.index_of(&column.name)?;
+                if !decoded.contains(&i) {
+                    decoded.push(i);
+                }
+            }
+        }
+        let scan_schema = Arc::new(self.schema.project(&decoded)?);
+        let residual_text = residual.as_ref().map(expr_text);
+        let residual = match residual {
+            Some(r) => {
+                let df_schema = DFSchema::try_from(Arc::clone(&scan_schema))?;
+                Some(state.create_physical_expr(r, &df_schema)?)
+            }
+            None => None,
+        };
+        let sources = decoded.iter().map(|&i| self.sources[i]).collect();
+        Ok((scan_schema, sources, residual, residual_text))
+    }
+
     /// The schema and column sources of some of the table's columns, by index in its schema.
     pub fn projection(&self, indices: &[usize]) -> DfResult<(SchemaRef, Vec<ColumnSource>)> {
         let schema = Arc::new(self.schema.project(indices)?);
@@ -277,6 +453,16 @@ impl TableProvider for PartitaTable {
                 (reader, scope.max_class)
             }
         };
+        let wanted: Vec<usize> = match projection {
+            Some(p) => p.clone(),
+            None => (0..self.sources.len()).collect(),
+        };
+        if let Some(plan) = self
+            .index_access(state, &wanted, filters, limit, &spec, &reader, max_class)
+            .await?
+        {
+            return Ok(plan);
+        }
         if spec.class > max_class {
             return Err(DataFusionError::External(Box::new(
                 Error::ScanClassNotAllowed {
@@ -286,10 +472,6 @@ impl TableProvider for PartitaTable {
                 },
             )));
         }
-        let wanted: Vec<usize> = match projection {
-            Some(p) => p.clone(),
-            None => (0..self.sources.len()).collect(),
-        };
         // The residual filter: every filter the key ranges do not enforce exactly.
         let residual = conjunction(
             filters
@@ -299,24 +481,8 @@ impl TableProvider for PartitaTable {
                 .map(|(f, _)| unqualified(f.clone())),
         );
         // Decode the projected columns, then any the residual filter needs besides.
-        let mut decoded = wanted.clone();
-        if let Some(r) = &residual {
-            for column in r.column_refs() {
-                let i = self.schema.index_of(&column.name)?;
-                if !decoded.contains(&i) {
-                    decoded.push(i);
-                }
-            }
-        }
-        let scan_schema = Arc::new(self.schema.project(&decoded)?);
-        let residual_text = residual.as_ref().map(expr_text);
-        let residual = match residual {
-            Some(r) => {
-                let df_schema = DFSchema::try_from(Arc::clone(&scan_schema))?;
-                Some(state.create_physical_expr(r, &df_schema)?)
-            }
-            None => None,
-        };
+        let (scan_schema, sources, residual, residual_text) =
+            self.decode_plan(state, &wanted, residual)?;
         let touched: Vec<RangePartition> = self
             .access
             .store
@@ -336,7 +502,7 @@ impl TableProvider for PartitaTable {
             def: Arc::clone(&self.def),
             reader,
             scan_schema,
-            sources: decoded.iter().map(|&i| self.sources[i]).collect(),
+            sources,
             output_columns: wanted.len(),
             missing: Arc::clone(&self.missing),
             spec,
@@ -748,6 +914,196 @@ impl ExecutionPlan for KeyScanExec {
             }
             if !batcher.is_empty() && remaining > 0 {
                 send(&mut batcher, &mut remaining)?;
+            }
+            Ok(())
+        });
+        Ok(builder.build())
+    }
+}
+
+/// The base rows for the keys an index scan yields: batched point lookups, then the
+/// residual filters the index could not evaluate.
+pub struct IndexLookupExec {
+    lookup: Arc<KeyScan>,
+    /// The index scan; its output columns are the base key columns, in key order.
+    child: Arc<dyn ExecutionPlan>,
+    /// The base key columns (table column indexes), as the child outputs them.
+    key_columns: Vec<usize>,
+    schema: SchemaRef,
+    properties: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl fmt::Debug for IndexLookupExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "IndexLookupExec({})", self.lookup.def.name)
+    }
+}
+
+impl IndexLookupExec {
+    pub fn new(
+        lookup: KeyScan,
+        child: Arc<dyn ExecutionPlan>,
+        key_columns: Vec<usize>,
+    ) -> IndexLookupExec {
+        let indices: Vec<usize> = (0..lookup.output_columns).collect();
+        let schema = Arc::new(
+            lookup
+                .scan_schema
+                .project(&indices)
+                .expect("output columns come first"),
+        );
+        let partitions = child.properties().output_partitioning().partition_count();
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(Arc::clone(&schema)),
+            Partitioning::UnknownPartitioning(partitions),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        ));
+        IndexLookupExec {
+            lookup: Arc::new(lookup),
+            child,
+            key_columns,
+            schema,
+            properties,
+            metrics: ExecutionPlanMetricsSet::new(),
+        }
+    }
+
+    /// The lines EXPLAIN shows for the lookup step.
+    pub fn explain_lines(&self, analyze: bool) -> Vec<String> {
+        let mut lines = vec![format!("Point lookups on {}", self.lookup.def.name)];
+        if let Some(r) = &self.lookup.residual_text {
+            lines.push(format!("Filter: {r}"));
+        }
+        if analyze && let Some(m) = self.metrics() {
+            let looked_up = m.sum_by_name("rows_scanned").map_or(0, |v| v.as_usize());
+            lines.push(format!("Rows looked up: {looked_up}"));
+        }
+        lines
+    }
+
+    pub fn child(&self) -> &Arc<dyn ExecutionPlan> {
+        &self.child
+    }
+}
+
+impl DisplayAs for IndexLookupExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.explain_lines(false).join("; "))
+    }
+}
+
+impl ExecutionPlan for IndexLookupExec {
+    fn name(&self) -> &str {
+        "IndexLookupExec"
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        match &self.lookup.residual {
+            Some(r) => f(r),
+            None => Ok(TreeNodeRecursion::Continue),
+        }
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.child]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let child = children
+            .pop()
+            .ok_or_else(|| DataFusionError::Internal("index lookup without its scan".into()))?;
+        Ok(Arc::new(IndexLookupExec::new(
+            (*self.lookup).clone(),
+            child,
+            self.key_columns.clone(),
+        )))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DfResult<SendableRecordBatchStream> {
+        use futures::StreamExt;
+        let mut input = self.child.execute(partition, context)?;
+        let mut builder = RecordBatchReceiverStreamBuilder::new(Arc::clone(&self.schema), 2);
+        let tx = builder.tx();
+        let lookup = Arc::clone(&self.lookup);
+        let key_columns = self.key_columns.clone();
+        let looked_up = MetricBuilder::new(&self.metrics).counter("rows_scanned", partition);
+        let baseline = BaselineMetrics::new(&self.metrics, partition);
+        builder.spawn(async move {
+            let ext = |e: storage::Error| DataFusionError::External(Box::new(e));
+            let layout = lookup
+                .def
+                .layout()
+                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+            let pk_len = lookup.def.partition_key.len();
+            let mut remaining = lookup.limit.unwrap_or(usize::MAX);
+            while let Some(batch) = input.next().await {
+                let batch = batch?;
+                lookup.interrupt.check()?;
+                let _timer = baseline.elapsed_compute().timer();
+                let mut keys = Vec::with_capacity(batch.num_rows());
+                for r in 0..batch.num_rows() {
+                    let values = key_columns
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &c)| {
+                            let col = &lookup.def.columns[c];
+                            crate::convert::value_from_array(batch.column(i), r, col.ty, &col.name)
+                        })
+                        .collect::<Result<Vec<Value>, Error>>()
+                        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                    let key = layout
+                        .encode(&values[..pk_len], &values[pk_len..])
+                        .map_err(ext)?;
+                    keys.push(bytes::Bytes::from(key));
+                }
+                let rows = lookup
+                    .reader
+                    .get_many(lookup.def.keyspace, &keys)
+                    .map_err(ext)?;
+                let mut batcher = Batcher::new(
+                    &lookup.def,
+                    Arc::clone(&lookup.scan_schema),
+                    lookup.sources.clone(),
+                    Arc::clone(&lookup.missing),
+                );
+                for row in rows.iter().flatten() {
+                    batcher.push(row)?;
+                    looked_up.add(1);
+                }
+                let out = filter_and_project(&lookup, batcher.finish()?)?;
+                let out = if out.num_rows() > remaining {
+                    out.slice(0, remaining)
+                } else {
+                    out
+                };
+                remaining -= out.num_rows();
+                baseline.record_output(out.num_rows());
+                if out.num_rows() > 0 && tx.send(Ok(out)).await.is_err() {
+                    break;
+                }
+                if remaining == 0 {
+                    break;
+                }
             }
             Ok(())
         });

@@ -19,3 +19,17 @@ DELETE FROM registrations WHERE age >= 50;
 SELECT count(*) FROM registrations;
 SELECT * FROM no_such_table;
 SELECT no_such_column FROM registrations;
+-- The seeds' by-age index: the same answers through the index as without it.
+CREATE INDEX reg_by_age ON registrations (age);
+CREATE UNIQUE INDEX reg_by_name ON registrations (name) INCLUDE (age);
+SELECT event, bib, name FROM registrations WHERE age = 35 ORDER BY bib;
+SELECT name, age FROM registrations WHERE age BETWEEN 30 AND 45 ORDER BY name;
+SELECT age FROM registrations WHERE name = 'Ann';
+INSERT INTO registrations VALUES ('2013 Chicago', 'Full', 1, 'Ann', 22, NULL);
+INSERT INTO registrations VALUES ('2013 Chicago', 'Full', 2, 'Eve', 35, NULL), ('2013 Chicago', 'Full', 3, 'Fay', NULL, NULL);
+UPDATE registrations SET age = 36 WHERE age = 35 AND event = '2013 Chicago';
+SELECT event, bib, name, age FROM registrations WHERE age >= 35 ORDER BY event, bib;
+DELETE FROM registrations WHERE name = 'Eve';
+SELECT count(*) FROM registrations WHERE age = 36;
+DROP INDEX reg_by_name;
+SELECT name FROM registrations WHERE name = 'Ann';
