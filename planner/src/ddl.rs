@@ -59,16 +59,34 @@ pub async fn drop_tables(
     session: &mut Session,
     names: &[ObjectName],
     if_exists: bool,
+    cascade: bool,
 ) -> Result<WriteResult> {
     let txn = session.open_txn()?;
     for name in names {
         let name = table_name(name)?;
-        if session.table_def(&name).is_err() {
+        let Ok(def) = session.table_def(&name) else {
             if if_exists {
                 session.notice(format!("table \"{name}\" does not exist, skipping"));
                 continue;
             }
             return Err(Error::Sql(sql::Error::UnknownTable(name)));
+        };
+        if def.view.is_some() {
+            return Err(Error::WrongObjectType(format!(
+                "\"{name}\" is not a table; use DROP MATERIALIZED VIEW"
+            )));
+        }
+        if !def.views.is_empty() {
+            let names: Vec<&str> = def.views.iter().map(|v| v.name.as_str()).collect();
+            if !cascade {
+                return Err(Error::DependentObjects(format!(
+                    "cannot drop table {name} because other objects depend on it: materialized view {}",
+                    names.join(", ")
+                )));
+            }
+            for v in names {
+                session.notice(format!("drop cascades to materialized view {v}"));
+            }
         }
         let catalog = session.db.catalog.clone();
         let scope = std::sync::Arc::clone(&session.scope);

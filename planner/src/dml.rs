@@ -468,6 +468,11 @@ fn rows_of(def: &TableDef, batches: &[RecordBatch], offset: usize) -> Result<Vec
 /// ALTER TABLE, CREATE INDEX or DROP INDEX then makes the write conflict (40001) instead of
 /// writing under a definition that no longer holds (and missing an index).
 pub(crate) fn track_table(session: &Session, txn: &SharedTxn, name: &str) -> Result<()> {
+    if session.table_def(name)?.view.is_some() {
+        return Err(Error::WrongObjectType(format!(
+            "cannot change materialized view \"{name}\""
+        )));
+    }
     crate::provider::in_txn(txn, |t| Ok(session.db.catalog.track_read(t, name)?))
 }
 

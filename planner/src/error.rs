@@ -47,6 +47,14 @@ pub enum Error {
     #[error("{0} is not supported")]
     Unsupported(String),
 
+    /// The statement names an object of the wrong kind (DML on a materialized view).
+    #[error("{0}")]
+    WrongObjectType(String),
+
+    /// DROP TABLE of a table other objects depend on, without CASCADE.
+    #[error("{0}")]
+    DependentObjects(String),
+
     #[error("unrecognized configuration parameter \"{0}\"")]
     UnknownSetting(String),
 

@@ -360,7 +360,7 @@ impl Session {
                     let found = with_txn(&txn, |t| t.get(def.keyspace, key))?;
                     if let Some(row) = found {
                         with_txn(&txn, |t| t.delete(def.keyspace, key))?;
-                        if !def.indexes.is_empty() {
+                        if !def.indexes.is_empty() || !def.views.is_empty() {
                             let old = stored(&def, &row.value)?;
                             crate::index::maintain(&def, &txn, Some(&old), None)?;
                         }

@@ -133,6 +133,8 @@ impl IndexShape {
             schema_version: 0,
             missing_values: Default::default(),
             indexes: Vec::new(),
+            view: None,
+            views: Vec::new(),
         }
     }
 
@@ -174,8 +176,8 @@ pub fn is_local(def: &TableDef, index: &IndexDef) -> bool {
             .all(|(p, &c)| p.column == c)
 }
 
-/// Brings every index of `def` in line with a base row going from `old` to `new` (either
-/// may be absent: an insert or a delete), in the writing transaction. A UNIQUE index that
+/// Brings every index and materialized view of `def` in line with a base row going from
+/// `old` to `new` (either may be absent: an insert or a delete), in the writing transaction. A UNIQUE index that
 /// already holds the new values for another row gives 23505 naming the index.
 pub fn maintain(
     def: &TableDef,
@@ -183,14 +185,14 @@ pub fn maintain(
     old: Option<&[Value]>,
     new: Option<&[Value]>,
 ) -> Result<()> {
-    if def.indexes.is_empty() {
+    if def.indexes.is_empty() && def.views.is_empty() {
         return Ok(());
     }
     in_txn(txn, |t| {
         for index in &def.indexes {
             maintain_one(def, index, t, old, new)?;
         }
-        Ok(())
+        crate::view::maintain(def, t, old, new)
     })
 }
 
@@ -433,7 +435,8 @@ pub struct CheckReport {
     pub different: u64,
 }
 
-/// Recomputes every index of `def` from its base rows in one snapshot and compares.
+/// Recomputes every index and materialized view of `def` from its base rows in one
+/// snapshot and compares.
 pub fn check_table(view: &storage::ReadView, def: &TableDef) -> Result<Vec<CheckReport>> {
     let rows: Vec<Vec<Value>> = view
         .scan(def.keyspace, &KeyRange::all(), Direction::Forward)?
@@ -448,30 +451,58 @@ pub fn check_table(view: &storage::ReadView, def: &TableDef) -> Result<Vec<Check
                 expected.insert(key, value);
             }
         }
-        let mut report = CheckReport {
-            object: index.name.clone(),
-            kind: if shape.local {
-                "local index"
-            } else {
-                "global index"
-            },
-            expected: expected.len() as u64,
-            missing: 0,
-            stray: 0,
-            different: 0,
+        let kind = if shape.local {
+            "local index"
+        } else {
+            "global index"
         };
-        for row in view.scan(index.keyspace, &KeyRange::all(), Direction::Forward)? {
-            let row = row?;
-            match expected.remove(row.key.as_ref()) {
-                None => report.stray += 1,
-                Some(value) if value != row.value.as_ref() => report.different += 1,
-                Some(_) => {}
+        reports.push(compare(view, &index.name, kind, index.keyspace, expected)?);
+    }
+    for materialized in &def.views {
+        let mut expected = BTreeMap::new();
+        for values in &rows {
+            if let Some((key, value)) = crate::view::entry(def, materialized, values)? {
+                expected.insert(key, value);
             }
         }
-        report.missing = expected.len() as u64;
-        reports.push(report);
+        let name = &materialized.name;
+        reports.push(compare(
+            view,
+            name,
+            "materialized view",
+            materialized.keyspace,
+            expected,
+        )?);
     }
     Ok(reports)
+}
+
+/// Compares the rows stored in `keyspace` with those expected.
+fn compare(
+    view: &storage::ReadView,
+    object: &str,
+    kind: &'static str,
+    keyspace: storage::KeyspaceId,
+    mut expected: BTreeMap<Vec<u8>, Vec<u8>>,
+) -> Result<CheckReport> {
+    let mut report = CheckReport {
+        object: object.to_string(),
+        kind,
+        expected: expected.len() as u64,
+        missing: 0,
+        stray: 0,
+        different: 0,
+    };
+    for row in view.scan(keyspace, &KeyRange::all(), Direction::Forward)? {
+        let row = row?;
+        match expected.remove(row.key.as_ref()) {
+            None => report.stray += 1,
+            Some(value) if value != row.value.as_ref() => report.different += 1,
+            Some(_) => {}
+        }
+    }
+    report.missing = expected.len() as u64;
+    Ok(report)
 }
 
 /// `SELECT * FROM partita_check('t')`: one row per index of `t` with the entries expected

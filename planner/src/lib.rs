@@ -24,6 +24,7 @@ pub mod semantics;
 pub mod session;
 pub mod subquery;
 pub mod text;
+pub mod view;
 pub mod wildcard;
 pub mod zone;
 

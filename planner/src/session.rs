@@ -449,11 +449,12 @@ impl Session {
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
                 self.run_write(stmt).await
             }
-            Statement::CreateTable(_) | Statement::AlterTable(_) | Statement::CreateIndex(_) => {
-                self.run_write(stmt).await
-            }
+            Statement::CreateTable(_)
+            | Statement::AlterTable(_)
+            | Statement::CreateIndex(_)
+            | Statement::CreateView(_) => self.run_write(stmt).await,
             Statement::Drop {
-                object_type: ObjectType::Table | ObjectType::Index,
+                object_type: ObjectType::Table | ObjectType::Index | ObjectType::MaterializedView,
                 ..
             } => self.run_write(stmt).await,
             Statement::Set(set) => self.set(set),
@@ -675,6 +676,13 @@ impl Session {
             Statement::CreateTable(create) => crate::ddl::create_table(self, create).await,
             Statement::AlterTable(alter) => crate::ddl::alter_table(self, alter).await,
             Statement::CreateIndex(create) => crate::index::create_index(self, create).await,
+            Statement::CreateView(create) => crate::view::create_view(self, create).await,
+            Statement::Drop {
+                object_type: ObjectType::MaterializedView,
+                names,
+                if_exists,
+                ..
+            } => crate::view::drop_views(self, names, *if_exists).await,
             Statement::Drop {
                 object_type: ObjectType::Index,
                 names,
@@ -682,8 +690,11 @@ impl Session {
                 ..
             } => crate::index::drop_indexes(self, names, *if_exists).await,
             Statement::Drop {
-                names, if_exists, ..
-            } => crate::ddl::drop_tables(self, names, *if_exists).await,
+                names,
+                if_exists,
+                cascade,
+                ..
+            } => crate::ddl::drop_tables(self, names, *if_exists, *cascade).await,
             other => Err(Error::Internal(format!("not a write: {other}"))),
         }
     }

@@ -58,6 +58,17 @@ pub struct IndexDef {
     pub include: Vec<usize>,
 }
 
+/// What makes a table a denormalized (materialized) view: the base rows it holds again,
+/// projected and filtered, under its own key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ViewDef {
+    pub base: String,
+    /// The base column each view column holds, by view column.
+    pub columns: Vec<usize>,
+    /// The WHERE condition over base columns, as SQL text.
+    pub predicate: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TableDef {
     pub name: String,
@@ -78,6 +89,13 @@ pub struct TableDef {
     /// Index tables maintained with this table's rows.
     #[serde(default)]
     pub indexes: Vec<IndexDef>,
+    /// Set when this table is a materialized view of another.
+    #[serde(default)]
+    pub view: Option<ViewDef>,
+    /// The materialized views of this table, maintained with its rows (copies of their
+    /// definitions, which are also catalog entries of their own).
+    #[serde(default)]
+    pub views: Vec<TableDef>,
 }
 
 impl TableDef {
@@ -267,6 +285,11 @@ impl Catalog {
         txn.drop_keyspace(def.keyspace)?;
         for index in &def.indexes {
             txn.drop_keyspace(index.keyspace)?;
+        }
+        for view in &def.views {
+            txn.drop_keyspace(view.keyspace)?;
+            txn.delete(CATALOG_KEYSPACE, &record_key(&view.name))?;
+            changes.tables.insert(view.name.clone(), None);
         }
         txn.delete(CATALOG_KEYSPACE, &record_key(name))?;
         changes.tables.insert(name.to_string(), None);

@@ -318,6 +318,8 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
         schema_version: 1,
         missing_values: Default::default(),
         indexes: Vec::new(),
+        view: None,
+        views: Vec::new(),
     })
 }
 

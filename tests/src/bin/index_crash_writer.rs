@@ -1,5 +1,6 @@
 //! Child process of the index crash test: runs SQL writes (inserts, updates of indexed
-//! columns and keys, deletes, upserts) against a table with two indexes through a planner
+//! columns and keys, deletes, upserts) against a table with two indexes and a materialized
+//! view (rows entering and leaving its condition) through a planner
 //! session, printing `ack` after each acknowledged statement, until it is killed.
 //! Usage: index-crash-writer DATA_DIR SEED
 
@@ -9,7 +10,8 @@ use storage::StoreOptions;
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS reg (tenant int, id int, email text, age int, PRIMARY KEY ((tenant), id));
 CREATE INDEX IF NOT EXISTS reg_by_age ON reg (age) INCLUDE (email);
-CREATE UNIQUE INDEX IF NOT EXISTS reg_by_email ON reg (email)";
+CREATE UNIQUE INDEX IF NOT EXISTS reg_by_email ON reg (email);
+CREATE MATERIALIZED VIEW IF NOT EXISTS reg_adults WITH (primary_key = '((age), tenant, id)') AS SELECT age, tenant, id, email FROM reg WHERE age >= 25";
 
 async fn run(session: &mut Session, sql: &str) -> planner::Result<()> {
     for stmt in planner::parse_sql(sql)? {
