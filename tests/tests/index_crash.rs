@@ -5,10 +5,8 @@
 
 use futures::StreamExt;
 use planner::{Database, Output, Session};
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 use storage::StoreOptions;
 
 const CYCLES: u64 = 8;
@@ -56,41 +54,10 @@ async fn indexes_stay_exact_across_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let mut acked = 0usize;
     for cycle in 0..CYCLES {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_index-crash-writer"))
-            .arg(dir.path())
-            .arg((seed ^ cycle).to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start index-crash-writer");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let ready = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("child ready");
-        assert_eq!(ready, "ready", "seed {seed}");
-        let deadline = Instant::now() + Duration::from_millis(100 + (seed ^ cycle) % 400);
-        while Instant::now() < deadline {
-            if rx
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .is_ok()
-            {
-                acked += 1;
-            }
-        }
-        child.kill().expect("SIGKILL the writer");
-        let status = child.wait().unwrap();
-        assert!(!status.success(), "seed {seed}: writer exited by itself");
-        reader.join().unwrap();
-        acked += rx.try_iter().count();
+        let mut writer = Command::new(env!("CARGO_BIN_EXE_index-crash-writer"));
+        writer.arg(dir.path()).arg((seed ^ cycle).to_string());
+        let run_for = Duration::from_millis(100 + (seed ^ cycle) % 400);
+        acked += tests::crash::run_then_kill(writer, run_for).len();
         let report = check(dir.path()).await;
         assert_eq!(report.len(), 3, "seed {seed} cycle {cycle}: {report:?}");
         for row in &report {
