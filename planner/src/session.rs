@@ -139,7 +139,39 @@ struct KeptPlan {
 
 /// Parses SQL text with PostgreSQL's dialect.
 pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
-    Parser::parse_sql(&PostgreSqlDialect {}, text).map_err(|e| Error::Syntax(e.to_string()))
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    let syntax = |e: datafusion::sql::sqlparser::parser::ParserError| Error::Syntax(e.to_string());
+    let dialect = PostgreSqlDialect {};
+    let mut parser = Parser::new(&dialect).try_with_sql(text).map_err(syntax)?;
+    let mut statements = Vec::new();
+    loop {
+        while parser.consume_token(&Token::SemiColon) {}
+        if parser.peek_token() == Token::EOF {
+            break;
+        }
+        // REFRESH MATERIALIZED VIEW, which sqlparser does not know, becomes a CALL of
+        // crate::view::REFRESH_PROCEDURE with the view's name.
+        let statement =
+            if parser.parse_keywords(&[Keyword::REFRESH, Keyword::MATERIALIZED, Keyword::VIEW]) {
+                let _ = parser.parse_keyword(Keyword::CONCURRENTLY);
+                let name = parser.parse_object_name(false).map_err(syntax)?;
+                if parser.parse_keyword(Keyword::WITH) {
+                    if parser.parse_keyword(Keyword::NO) {
+                        return Err(Error::Unsupported("REFRESH … WITH NO DATA".into()));
+                    }
+                    parser.expect_keyword_is(Keyword::DATA).map_err(syntax)?;
+                }
+                crate::view::refresh_call(&name)?
+            } else {
+                parser.parse_statement().map_err(syntax)?
+            };
+        statements.push(statement);
+        if parser.peek_token() != Token::EOF {
+            parser.expect_token(&Token::SemiColon).map_err(syntax)?;
+        }
+    }
+    Ok(statements)
 }
 
 const DEFAULT_SETTINGS: &[(&str, &str)] = &[
@@ -453,6 +485,9 @@ impl Session {
             | Statement::AlterTable(_)
             | Statement::CreateIndex(_)
             | Statement::CreateView(_) => self.run_write(stmt).await,
+            Statement::Call(ref call) if crate::view::refreshed_view(call).is_some() => {
+                self.run_write(stmt).await
+            }
             Statement::Drop {
                 object_type: ObjectType::Table | ObjectType::Index | ObjectType::MaterializedView,
                 ..
@@ -677,6 +712,10 @@ impl Session {
             Statement::AlterTable(alter) => crate::ddl::alter_table(self, alter).await,
             Statement::CreateIndex(create) => crate::index::create_index(self, create).await,
             Statement::CreateView(create) => crate::view::create_view(self, create).await,
+            Statement::Call(call) if crate::view::refreshed_view(call).is_some() => {
+                let name = crate::view::refreshed_view(call).unwrap_or_default();
+                crate::view::refresh(self, &name).await
+            }
             Statement::Drop {
                 object_type: ObjectType::MaterializedView,
                 names,

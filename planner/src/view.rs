@@ -247,6 +247,89 @@ pub async fn drop_views(
     Ok(WriteResult::command("DROP MATERIALIZED VIEW"))
 }
 
+/// The procedure `REFRESH MATERIALIZED VIEW v` is parsed into a CALL of.
+pub const REFRESH_PROCEDURE: &str = "partita_refresh_materialized_view";
+
+/// `CALL partita_refresh_materialized_view('v')`, what `REFRESH MATERIALIZED VIEW v` means
+/// (the name as the catalog spells it).
+pub fn refresh_call(view: &ast::ObjectName) -> Result<ast::Statement> {
+    let name = ast::Expr::value(ast::Value::SingleQuotedString(sql::ddl::table_name(view)?));
+    Ok(ast::Statement::Call(ast::Function {
+        name: ast::ObjectName::from(vec![ast::Ident::new(REFRESH_PROCEDURE)]),
+        uses_odbc_syntax: false,
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(name))],
+            clauses: vec![],
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: vec![],
+    }))
+}
+
+/// The view a refresh CALL names.
+pub fn refreshed_view(call: &ast::Function) -> Option<String> {
+    if !call
+        .name
+        .to_string()
+        .eq_ignore_ascii_case(REFRESH_PROCEDURE)
+    {
+        return None;
+    }
+    let ast::FunctionArguments::List(list) = &call.args else {
+        return None;
+    };
+    match list.args.as_slice() {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] => {
+            match &v.value {
+                ast::Value::SingleQuotedString(name) => Some(name.clone()),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `REFRESH MATERIALIZED VIEW v`: rebuilds the view's rows from its base rows. The view is
+/// kept exact by every write, so this changes nothing unless the view was damaged (which
+/// `partita_check` would show).
+pub async fn refresh(session: &mut Session, name: &str) -> Result<WriteResult> {
+    let view = session.table_def(name)?;
+    let Some(v) = &view.view else {
+        return Err(Error::WrongObjectType(format!(
+            "\"{name}\" is not a materialized view"
+        )));
+    };
+    let base = session.table_def(&v.base)?;
+    let txn = session.open_txn()?;
+    let catalog = session.db.catalog.clone();
+    in_txn(&txn, |t| {
+        catalog.track_read(t, &base.name)?;
+        catalog.track_read(t, &view.name)?;
+        let stale: Vec<bytes::Bytes> = t
+            .scan(view.keyspace, &KeyRange::all(), Direction::Forward)?
+            .map(|row| row.map(|r| r.key))
+            .collect::<storage::Result<_>>()?;
+        for key in stale {
+            t.delete(view.keyspace, &key)?;
+        }
+        let rows: Vec<Vec<Value>> = t
+            .scan(base.keyspace, &KeyRange::all(), Direction::Forward)?
+            .map(|row| stored_values(&base, &row?.value))
+            .collect::<storage::Result<_>>()?;
+        for values in &rows {
+            if let Some((key, value)) = entry(&base, &view, values)? {
+                t.put(view.keyspace, &key, value)?;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(WriteResult::command("REFRESH MATERIALIZED VIEW"))
+}
+
 /// Brings every view of `base` in line with a base row going from `old` to `new`.
 pub fn maintain(
     base: &TableDef,
