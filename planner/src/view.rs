@@ -184,15 +184,7 @@ pub async fn create_view(session: &mut Session, create: &ast::CreateView) -> Res
     in_txn(&txn, |t| {
         catalog.track_read(t, &base.name)?;
         view.keyspace = t.create_keyspace(KeyspaceKind::View, &view.name, layout)?;
-        let rows: Vec<Vec<Value>> = t
-            .scan(base.keyspace, &KeyRange::all(), Direction::Forward)?
-            .map(|row| stored_values(&base, &row?.value))
-            .collect::<storage::Result<_>>()?;
-        for values in &rows {
-            if let Some((key, value)) = entry(&base, &view, values)? {
-                t.put(view.keyspace, &key, value)?;
-            }
-        }
+        fill(&base, &view, t)?;
         let mut new_base = base.as_ref().clone();
         new_base.views.push(view.clone());
         let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
@@ -316,18 +308,24 @@ pub async fn refresh(session: &mut Session, name: &str) -> Result<WriteResult> {
         for key in stale {
             t.delete(view.keyspace, &key)?;
         }
-        let rows: Vec<Vec<Value>> = t
-            .scan(base.keyspace, &KeyRange::all(), Direction::Forward)?
-            .map(|row| stored_values(&base, &row?.value))
-            .collect::<storage::Result<_>>()?;
-        for values in &rows {
-            if let Some((key, value)) = entry(&base, &view, values)? {
-                t.put(view.keyspace, &key, value)?;
-            }
-        }
+        fill(&base, &view, t)?;
         Ok(())
     })?;
     Ok(WriteResult::command("REFRESH MATERIALIZED VIEW"))
+}
+
+/// Writes the view rows of every base row the transaction sees.
+fn fill(base: &TableDef, view: &TableDef, t: &mut Transaction) -> Result<()> {
+    let rows: Vec<Vec<Value>> = t
+        .scan(base.keyspace, &KeyRange::all(), Direction::Forward)?
+        .map(|row| stored_values(base, &row?.value))
+        .collect::<storage::Result<_>>()?;
+    for values in &rows {
+        if let Some((key, value)) = entry(base, view, values)? {
+            t.put(view.keyspace, &key, value)?;
+        }
+    }
+    Ok(())
 }
 
 /// Brings every view of `base` in line with a base row going from `old` to `new`.
