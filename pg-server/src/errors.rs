@@ -179,7 +179,8 @@ fn postgres_wording(m: &str) -> Option<String> {
         return Some(format!("relation \"{name}\" does not exist"));
     }
     if let Some(field) = first_line.strip_prefix("No field named ") {
-        let field = unquote(field);
+        // "No field named x. Did you mean 't.y'?": the name ends at the sentence.
+        let field = unquote(field.split(". ").next().unwrap_or(field));
         return Some(match field.split_once('.') {
             Some((table, column)) => format!(
                 "column {}.{} does not exist",
@@ -295,6 +296,10 @@ mod tests {
             "column \"nope\" does not exist"
         );
         assert_eq!(w("No field named t.nope."), "column t.nope does not exist");
+        assert_eq!(
+            w("No field named nope. Did you mean 'registrations.name'?."),
+            "column \"nope\" does not exist"
+        );
         assert_eq!(
             w("Ambiguous reference to unqualified field a"),
             "column reference \"a\" is ambiguous"

@@ -8,6 +8,7 @@ SELECT avg(price), sum(price) FROM prices;
 SELECT 1.0 / 3, 10.0 / 4, 100000.0 / 3, 2::numeric / 3, 1 / 3::numeric, -2.0 / 3;
 SELECT '1.50'::numeric, 3::numeric, 1.5::numeric * 2, 7.0 % 3;
 SELECT avg(x), avg(x::numeric) FROM (VALUES (1), (2), (2)) t(x);
+SELECT nope FROM prices;
 SELECT sku FROM prices WHERE weight > 1.4 ORDER BY sku;
 SELECT 1 / 0.0;
 SELECT 'abc'::numeric;
