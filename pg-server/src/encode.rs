@@ -30,6 +30,9 @@ pub fn pg_type(field: &Field) -> Type {
             "uuid" => return Type::UUID,
             "json" => return Type::JSON,
             "jsonb" => return Type::JSONB,
+            "oid" => return Type::OID,
+            "name" => return Type::NAME,
+            "\"char\"" => return Type::CHAR,
             _ => {}
         }
     }

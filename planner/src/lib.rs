@@ -18,6 +18,7 @@ pub mod index;
 pub mod interrupt;
 pub mod naming;
 pub mod numeric;
+pub mod pg_catalog;
 pub mod provider;
 pub mod schema;
 pub mod semantics;

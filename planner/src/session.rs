@@ -166,6 +166,8 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
             } else {
                 parser.parse_statement().map_err(syntax)?
             };
+        let mut statement = statement;
+        crate::pg_catalog::normalize(&mut statement);
         statements.push(statement);
         if parser.peek_token() != Token::EOF {
             parser.expect_token(&Token::SemiColon).map_err(syntax)?;
@@ -243,7 +245,18 @@ impl Session {
                 scope: Arc::clone(&scope),
             }),
         );
+        for (name, information_schema) in [("pg_catalog", false), ("information_schema", true)] {
+            let _ = catalog.register_schema(
+                name,
+                Arc::new(crate::pg_catalog::CatalogSchema {
+                    catalog: db.catalog.clone(),
+                    scope: Arc::clone(&scope),
+                    information_schema,
+                }),
+            );
+        }
         ctx.register_catalog("partita", Arc::new(catalog));
+        crate::pg_catalog::register(&ctx, &db.catalog, &scope);
         crate::functions::register(&ctx);
         ctx.register_udtf(
             "partita_check",

@@ -206,6 +206,42 @@ impl SqlType {
         )]))
     }
 
+    /// PostgreSQL's OID of the type (`pg_type.oid`).
+    pub fn pg_oid(self) -> i32 {
+        match self {
+            SqlType::Bool => 16,
+            SqlType::Int2 => 21,
+            SqlType::Int4 => 23,
+            SqlType::Int8 => 20,
+            SqlType::Float4 => 700,
+            SqlType::Float8 => 701,
+            SqlType::Numeric { .. } => 1700,
+            SqlType::Text => 25,
+            SqlType::Varchar { .. } => 1043,
+            SqlType::Char { .. } => 1042,
+            SqlType::Bytea => 17,
+            SqlType::Date => 1082,
+            SqlType::Timestamp => 1114,
+            SqlType::TimestampTz => 1184,
+            SqlType::Uuid => 2950,
+            SqlType::Json => 114,
+            SqlType::Jsonb => 3802,
+        }
+    }
+
+    /// PostgreSQL's type modifier (`atttypmod`): varchar(n) and char(n) give n + 4,
+    /// numeric(p,s) gives (p << 16 | s) + 4, the others -1.
+    pub fn type_modifier(self) -> i32 {
+        match self {
+            SqlType::Varchar { length: Some(n) } | SqlType::Char { length: n } => n as i32 + 4,
+            SqlType::Numeric {
+                precision: Some(p),
+                scale,
+            } => ((i32::from(p) << 16) | i32::from(scale.unwrap_or(0))) + 4,
+            _ => -1,
+        }
+    }
+
     /// The SQL type to cast to, as sqlparser spells it.
     pub fn to_ast(self) -> ast::DataType {
         use ast::DataType as D;

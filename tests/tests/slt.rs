@@ -12,6 +12,10 @@ fn slt_files(dir: &Path) -> Vec<PathBuf> {
                 .collect()
         })
         .unwrap_or_default();
+    // SLT_FILTER=name runs only the files whose name contains it (while working on one).
+    if let Ok(filter) = std::env::var("SLT_FILTER") {
+        files.retain(|p| p.to_string_lossy().contains(&filter));
+    }
     files.sort();
     files
 }

@@ -1,0 +1,420 @@
+//! The system information functions clients call with catalog queries: `format_type`,
+//! `pg_get_indexdef`, `pg_get_userbyid`, `pg_table_is_visible` … and the functions the
+//! OID-alias casts are rewritten into (`'t'::regclass` is `partita_regclass('t')`).
+
+use super::tables::{
+    Relation, Snapshot, builtin_type, builtin_type_oid, index_definition, namespace_named,
+    primary_key_columns, view_definition,
+};
+use super::*;
+use crate::schema::StatementScope;
+use datafusion::arrow::array::{Array, ArrayRef, new_null_array};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility, create_udf,
+};
+use sql::Catalog;
+use std::sync::{Arc, Mutex};
+
+type Eval = dyn Fn(&Snapshot, &[ScalarValue]) -> DfResult<ScalarValue> + Send + Sync;
+
+/// A function evaluated row by row against a snapshot of the catalog.
+struct CatalogFunction {
+    name: &'static str,
+    signature: Signature,
+    returns: DataType,
+    eval: Box<Eval>,
+    catalog: Catalog,
+    scope: Arc<Mutex<StatementScope>>,
+}
+
+impl std::fmt::Debug for CatalogFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl PartialEq for CatalogFunction {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for CatalogFunction {}
+
+impl std::hash::Hash for CatalogFunction {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+impl ScalarUDFImpl for CatalogFunction {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> DfResult<DataType> {
+        Ok(self.returns.clone())
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let snapshot = Snapshot::of(&self.catalog, &self.scope);
+        let rows = args.number_rows;
+        if args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)))
+        {
+            let values: Vec<ScalarValue> = args
+                .args
+                .iter()
+                .map(|a| match a {
+                    ColumnarValue::Scalar(v) => v.clone(),
+                    ColumnarValue::Array(_) => unreachable!(),
+                })
+                .collect();
+            let v = (self.eval)(&snapshot, &values)?;
+            return Ok(ColumnarValue::Scalar(cast(v, &self.returns)?));
+        }
+        let arrays: Vec<ArrayRef> = args
+            .args
+            .iter()
+            .map(|a| a.to_array(rows))
+            .collect::<DfResult<_>>()?;
+        if rows == 0 {
+            return Ok(ColumnarValue::Array(new_null_array(&self.returns, 0)));
+        }
+        let mut out = Vec::with_capacity(rows);
+        for r in 0..rows {
+            let values = arrays
+                .iter()
+                .map(|a| ScalarValue::try_from_array(a, r))
+                .collect::<DfResult<Vec<_>>>()?;
+            out.push(cast((self.eval)(&snapshot, &values)?, &self.returns)?);
+        }
+        Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
+    }
+}
+
+fn cast(v: ScalarValue, ty: &DataType) -> DfResult<ScalarValue> {
+    if v.is_null() {
+        ScalarValue::try_from(ty)
+    } else {
+        v.cast_to(ty)
+    }
+}
+
+fn int(v: Option<&ScalarValue>) -> Option<i64> {
+    let v = v?;
+    if v.is_null() {
+        return None;
+    }
+    match v.cast_to(&DataType::Int64).ok()? {
+        ScalarValue::Int64(i) => i,
+        _ => None,
+    }
+}
+
+fn string(v: Option<&ScalarValue>) -> Option<String> {
+    let v = v?;
+    if v.is_null() {
+        return None;
+    }
+    match v.cast_to(&DataType::Utf8).ok()? {
+        ScalarValue::Utf8(s) => s,
+        _ => None,
+    }
+}
+
+fn utf8(v: Option<String>) -> ScalarValue {
+    ScalarValue::Utf8(v)
+}
+
+/// `format_type(oid, typmod)`: the type's SQL name with its modifier.
+pub fn format_type(type_oid: i64, typmod: Option<i64>) -> String {
+    let modifier = typmod.filter(|&m| m >= 4).map(|m| m - 4);
+    match type_oid {
+        16 => "boolean".to_string(),
+        18 => "\"char\"".to_string(),
+        20 => "bigint".to_string(),
+        21 => "smallint".to_string(),
+        23 => "integer".to_string(),
+        700 => "real".to_string(),
+        701 => "double precision".to_string(),
+        1042 => match modifier {
+            Some(n) => format!("character({n})"),
+            None => "bpchar".to_string(),
+        },
+        1043 => match modifier {
+            Some(n) => format!("character varying({n})"),
+            None => "character varying".to_string(),
+        },
+        1083 => "time without time zone".to_string(),
+        1114 => "timestamp without time zone".to_string(),
+        1184 => "timestamp with time zone".to_string(),
+        1700 => match modifier {
+            Some(m) => format!("numeric({},{})", m >> 16, m & 0xffff),
+            None => "numeric".to_string(),
+        },
+        other => match builtin_type(other as i32) {
+            Some((_, elem, _)) if elem != 0 => {
+                format!("{}[]", format_type(i64::from(elem), typmod))
+            }
+            Some((name, ..)) => name,
+            None => "???".to_string(),
+        },
+    }
+}
+
+/// Registers the catalog functions on `ctx`.
+pub fn register(ctx: &SessionContext, catalog: &Catalog, scope: &Arc<Mutex<StatementScope>>) {
+    let add = |name: &'static str, returns: DataType, eval: Box<Eval>| {
+        ctx.register_udf(ScalarUDF::new_from_impl(CatalogFunction {
+            name,
+            signature: Signature::variadic_any(Volatility::Stable),
+            returns,
+            eval,
+            catalog: catalog.clone(),
+            scope: Arc::clone(scope),
+        }));
+    };
+    use DataType::{Boolean, Int32, Utf8};
+    add(
+        "pg_get_userbyid",
+        Utf8,
+        Box::new(|_, a| {
+            Ok(utf8(int(a.first()).map(|o| {
+                if o == i64::from(OWNER_OID) {
+                    OWNER_NAME.to_string()
+                } else {
+                    format!("unknown (OID={o})")
+                }
+            })))
+        }),
+    );
+    for name in [
+        "pg_table_is_visible",
+        "pg_type_is_visible",
+        "pg_function_is_visible",
+        "has_table_privilege",
+        "has_schema_privilege",
+        "has_database_privilege",
+        "has_column_privilege",
+        "has_any_column_privilege",
+        "pg_has_role",
+    ] {
+        add(
+            name,
+            Boolean,
+            Box::new(|_, _| Ok(ScalarValue::Boolean(Some(true)))),
+        );
+    }
+    add(
+        "pg_relation_is_publishable",
+        Boolean,
+        Box::new(|_, _| Ok(ScalarValue::Boolean(Some(false)))),
+    );
+    for name in [
+        "col_description",
+        "obj_description",
+        "shobj_description",
+        "pg_get_statisticsobjdef_columns",
+        "pg_get_ruledef",
+        "pg_get_partkeydef",
+        "pg_get_triggerdef",
+    ] {
+        add(name, Utf8, Box::new(|_, _| Ok(ScalarValue::Utf8(None))));
+    }
+    add(
+        "format_type",
+        Utf8,
+        Box::new(|_, a| Ok(utf8(int(a.first()).map(|o| format_type(o, int(a.get(1))))))),
+    );
+    // Defaults are kept as SQL text, which is what adbin holds.
+    add(
+        "pg_get_expr",
+        Utf8,
+        Box::new(|_, a| Ok(utf8(string(a.first())))),
+    );
+    add(
+        "pg_get_indexdef",
+        Utf8,
+        Box::new(|s, a| {
+            let Some(r) = int(a.first()).and_then(|o| s.relation(o as i32)) else {
+                return Ok(ScalarValue::Utf8(None));
+            };
+            match int(a.get(1)).unwrap_or(0) {
+                0 => Ok(utf8(index_definition(r))),
+                n => {
+                    let columns = r.attributes();
+                    Ok(utf8(
+                        columns
+                            .get(n as usize - 1)
+                            .map(|&c| r.table().columns[c].name.clone()),
+                    ))
+                }
+            }
+        }),
+    );
+    add(
+        "pg_get_constraintdef",
+        Utf8,
+        Box::new(|s, a| {
+            let Some(o) = int(a.first()) else {
+                return Ok(ScalarValue::Utf8(None));
+            };
+            Ok(utf8(
+                s.tables
+                    .iter()
+                    .find(|t| i64::from(primary_key_constraint_oid(t.keyspace)) == o)
+                    .map(|t| {
+                        let names: Vec<&str> = primary_key_columns(t)
+                            .iter()
+                            .map(|&c| t.columns[c].name.as_str())
+                            .collect();
+                        format!("PRIMARY KEY ({})", names.join(", "))
+                    }),
+            ))
+        }),
+    );
+    add(
+        "pg_get_viewdef",
+        Utf8,
+        Box::new(|s, a| {
+            let relation = match int(a.first()) {
+                Some(o) => s.relation(o as i32),
+                None => string(a.first()).and_then(|n| s.relation_named(&n)),
+            };
+            Ok(utf8(match relation {
+                Some(Relation::Table(t)) => view_definition(t, s),
+                _ => None,
+            }))
+        }),
+    );
+    add(
+        "pg_encoding_to_char",
+        Utf8,
+        Box::new(|_, a| {
+            Ok(utf8(
+                int(a.first()).map(|e| if e == 6 { "UTF8" } else { "" }.to_string()),
+            ))
+        }),
+    );
+    add(
+        "array_upper",
+        Int32,
+        Box::new(|_, a| {
+            let dim = int(a.get(1));
+            Ok(match a.first() {
+                Some(ScalarValue::List(l)) if dim == Some(1) && !l.is_null(0) => {
+                    let len = l.value(0).len() as i32;
+                    ScalarValue::Int32((len > 0).then_some(len))
+                }
+                _ => ScalarValue::Int32(None),
+            })
+        }),
+    );
+    // The OID-alias types: `'t'::regclass` is the relation's OID, `oid::regclass` its name.
+    add(
+        "partita_regclass",
+        Int32,
+        Box::new(|s, a| {
+            let Some(name) = string(a.first()) else {
+                return Ok(ScalarValue::Int32(None));
+            };
+            let bare = name
+                .trim_matches('"')
+                .rsplit('.')
+                .next()
+                .unwrap_or("")
+                .trim_matches('"')
+                .to_string();
+            if let Ok(n) = bare.parse::<i32>() {
+                return Ok(ScalarValue::Int32(Some(n)));
+            }
+            match s.relation_named(&bare) {
+                Some(r) => Ok(ScalarValue::Int32(Some(r.oid()))),
+                None => Err(DataFusionError::External(Box::new(
+                    crate::error::Error::Sql(sql::Error::UnknownTable(bare)),
+                ))),
+            }
+        }),
+    );
+    add(
+        "partita_relname",
+        Utf8,
+        Box::new(|s, a| {
+            Ok(utf8(int(a.first()).map(|o| {
+                s.relation(o as i32)
+                    .map_or_else(|| o.to_string(), |r| r.name())
+            })))
+        }),
+    );
+    add(
+        "partita_regtype",
+        Int32,
+        Box::new(|_, a| {
+            let Some(name) = string(a.first()) else {
+                return Ok(ScalarValue::Int32(None));
+            };
+            let bare = name.trim_start_matches("pg_catalog.").to_string();
+            match builtin_type_oid(&bare) {
+                Some(o) => Ok(ScalarValue::Int32(Some(o))),
+                None => Err(DataFusionError::External(Box::new(
+                    crate::error::Error::Sql(sql::Error::UnknownType(bare)),
+                ))),
+            }
+        }),
+    );
+    add(
+        "partita_typname",
+        Utf8,
+        Box::new(|_, a| Ok(utf8(int(a.first()).map(|o| format_type(o, None))))),
+    );
+    add(
+        "partita_nspname",
+        Utf8,
+        Box::new(|_, a| {
+            Ok(utf8(int(a.first()).map(|o| {
+                namespace_named(o as i32).map_or_else(|| o.to_string(), str::to_string)
+            })))
+        }),
+    );
+    add(
+        "current_schemas",
+        DataType::new_list(Utf8, true),
+        Box::new(|_, a| {
+            let implicit = matches!(a.first(), Some(ScalarValue::Boolean(Some(true))));
+            let names: Vec<ScalarValue> = implicit
+                .then_some("pg_catalog")
+                .into_iter()
+                .chain(["public"])
+                .map(|n| ScalarValue::Utf8(Some(n.into())))
+                .collect();
+            Ok(ScalarValue::List(ScalarValue::new_list_nullable(
+                &names, &Utf8,
+            )))
+        }),
+    );
+    let constant = |name: &str, value: ScalarValue| {
+        let data_type = value.data_type();
+        ctx.register_udf(create_udf(
+            name,
+            vec![],
+            data_type,
+            Volatility::Stable,
+            Arc::new(move |_args: &[ColumnarValue]| Ok(ColumnarValue::Scalar(value.clone()))),
+        ));
+    };
+    for name in ["current_user", "session_user", "user", "current_role"] {
+        constant(name, ScalarValue::Utf8(Some(OWNER_NAME.into())));
+    }
+    constant("pg_is_in_recovery", ScalarValue::Boolean(Some(false)));
+}

@@ -1,0 +1,51 @@
+//! PostgreSQL's system catalogs, generated from Partita's catalog: `pg_catalog` and
+//! `information_schema` for psql's `\d` commands, drivers' metadata calls and ORMs' reflection.
+//!
+//! Each catalog table is built when a statement resolves it, from the catalog as that
+//! statement's transaction sees it (its own uncommitted DDL included). Tables, materialized
+//! views, indexes and primary keys are relations with stable OIDs derived from their
+//! keyspaces (`relation_oid`); types carry PostgreSQL's built-in OIDs. Catalogs of features
+//! Partita does not have (policies, publications, rules, triggers …) exist and are empty, so
+//! clients' queries of them plan and return no rows.
+//!
+//! The SQL clients send is normalized first (`rewrite`): `pg_catalog.` qualifiers,
+//! `OPERATOR(pg_catalog.~)`, `COLLATE`, `::regclass` and the other OID-alias casts, and
+//! `ARRAY(subquery)`.
+
+mod functions;
+mod rewrite;
+mod tables;
+
+pub use functions::register;
+pub use rewrite::normalize;
+pub use tables::{CatalogSchema, Snapshot};
+
+/// The first OID PostgreSQL gives user objects; relation OIDs start here.
+const FIRST_USER_OID: i32 = 16384;
+pub const PG_CATALOG_NAMESPACE: i32 = 11;
+pub const PUBLIC_NAMESPACE: i32 = 2200;
+pub const INFORMATION_SCHEMA_NAMESPACE: i32 = 13183;
+/// The one role, owner of everything.
+pub const OWNER_OID: i32 = 10;
+pub const OWNER_NAME: &str = "partita";
+pub const DATABASE_OID: i32 = 5;
+pub const DATABASE_NAME: &str = "partita";
+
+/// The OID of the table, materialized view or index stored in `keyspace`. The three
+/// following OIDs belong to it too: a table's primary key (as an index), the primary key's
+/// constraint and the table's row type.
+pub fn relation_oid(keyspace: storage::KeyspaceId) -> i32 {
+    FIRST_USER_OID.wrapping_add((keyspace as i32).wrapping_mul(4))
+}
+
+pub(crate) fn primary_key_oid(keyspace: storage::KeyspaceId) -> i32 {
+    relation_oid(keyspace) + 1
+}
+
+pub(crate) fn primary_key_constraint_oid(keyspace: storage::KeyspaceId) -> i32 {
+    relation_oid(keyspace) + 2
+}
+
+pub(crate) fn row_type_oid(keyspace: storage::KeyspaceId) -> i32 {
+    relation_oid(keyspace) + 3
+}

@@ -1,0 +1,527 @@
+//! Normalizes the PostgreSQL spellings catalog queries use into what DataFusion plans:
+//!
+//! - `pg_catalog.f(…)` and `FROM pg_catalog.unnest(…)` lose the qualifier;
+//! - `a OPERATOR(pg_catalog.~) b` becomes `a ~ b`; `x COLLATE "C"` becomes `x`;
+//! - casts to the OID-alias types call catalog functions: `'t'::regclass` gives the
+//!   relation's OID and `oid::regclass` its name (likewise regtype and regnamespace); casts
+//!   to `oid`, `name`, `pg_catalog.text` … become casts to the types Partita has;
+//! - `ARRAY(SELECT x FROM … ORDER BY …)` becomes `(SELECT array_agg(x ORDER BY …) FROM …)`;
+//! - in statements reading the catalog, an array literal written as text (`'{0}'`) compared
+//!   with a value becomes an array.
+
+use datafusion::sql::sqlparser::ast::{
+    self, BinaryOperator, DataType, Expr, FunctionArg, FunctionArgExpr, FunctionArgumentClause,
+    FunctionArgumentList, FunctionArguments, Ident, ObjectName, ObjectNamePart, OrderByKind,
+    SetExpr, Statement, TableFactor, Value, Visit, VisitMut, Visitor, VisitorMut,
+};
+use std::ops::ControlFlow;
+
+/// Applies the rewrites above to `stmt`.
+pub fn normalize(stmt: &mut Statement) {
+    let catalog_query = reads_catalog(stmt);
+    if catalog_query {
+        let _ = stmt.visit(&mut EmptyPruner);
+    }
+    let _ = stmt.visit(&mut Normalizer { catalog_query });
+}
+
+/// Catalogs of features Partita does not have: they never have rows.
+const EMPTY_CATALOGS: &[&str] = &[
+    "pg_auth_members",
+    "pg_description",
+    "pg_enum",
+    "pg_extension",
+    "pg_inherits",
+    "pg_policy",
+    "pg_publication",
+    "pg_publication_namespace",
+    "pg_publication_rel",
+    "pg_range",
+    "pg_rewrite",
+    "pg_shdescription",
+    "pg_statistic_ext",
+    "pg_trigger",
+    "pg_views",
+];
+
+/// Catalog columns that are always NULL in Partita (options and access lists).
+const NULL_COLUMNS: &[&str] = &[
+    "reloptions",
+    "relacl",
+    "attoptions",
+    "attacl",
+    "datacl",
+    "nspacl",
+    "spcacl",
+    "spcoptions",
+    "rolconfig",
+];
+
+/// Whether a FROM item has no rows: an empty catalog, or `unnest` of an always-NULL column.
+fn empty_factor(factor: &TableFactor) -> bool {
+    let TableFactor::Table { name, args, .. } = factor else {
+        return false;
+    };
+    let parts = idents(name);
+    let last = parts.last().map(String::as_str).unwrap_or("");
+    match args {
+        None => EMPTY_CATALOGS.contains(&last),
+        Some(args) => {
+            last == "unnest"
+                && args.args.len() == 1
+                && matches!(
+                    &args.args[0],
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::CompoundIdentifier(c)))
+                        if c.last().is_some_and(|i| NULL_COLUMNS.contains(&i.value.to_lowercase().as_str()))
+                )
+        }
+    }
+}
+
+/// Whether the SELECT has no rows because an inner-joined FROM item has none.
+fn empty_select(select: &ast::Select) -> bool {
+    select.from.iter().any(|t| {
+        empty_factor(&t.relation)
+            || t.joins.iter().any(|j| {
+                matches!(
+                    j.join_operator,
+                    ast::JoinOperator::Join(_)
+                        | ast::JoinOperator::Inner(_)
+                        | ast::JoinOperator::CrossJoin(_)
+                ) && empty_factor(&j.relation)
+            })
+    })
+}
+
+fn contains_subquery(e: &Expr) -> bool {
+    struct Finder(bool);
+    impl Visitor for Finder {
+        type Break = ();
+        fn pre_visit_query(&mut self, _q: &ast::Query) -> ControlFlow<()> {
+            self.0 = true;
+            ControlFlow::Break(())
+        }
+    }
+    let mut f = Finder(false);
+    let _ = e.visit(&mut f);
+    f.0
+}
+
+/// In catalog queries, a SELECT over a catalog Partita keeps empty has no rows, so its
+/// select-list subqueries (which may use what DataFusion cannot plan, such as set-returning
+/// functions of outer columns) are never evaluated: they become NULL. `ARRAY(SELECT …)` over
+/// such a FROM is the empty array.
+struct EmptyPruner;
+
+impl VisitorMut for EmptyPruner {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<()> {
+        fn prune(body: &mut SetExpr) {
+            match body {
+                SetExpr::Select(select) if empty_select(select) => {
+                    for item in &mut select.projection {
+                        match item {
+                            ast::SelectItem::UnnamedExpr(e)
+                            | ast::SelectItem::ExprWithAlias { expr: e, .. }
+                                if contains_subquery(e) =>
+                            {
+                                *e = Expr::value(Value::Null);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                SetExpr::SetOperation { left, right, .. } => {
+                    prune(left);
+                    prune(right);
+                }
+                _ => {}
+            }
+        }
+        prune(q.body.as_mut());
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if let Expr::Function(f) = e
+            && idents(&f.name) == ["array"]
+            && let FunctionArguments::Subquery(q) = &f.args
+            && matches!(q.body.as_ref(), SetExpr::Select(s) if empty_select(s))
+        {
+            *e = call("make_array", vec![]);
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+fn reads_catalog(stmt: &Statement) -> bool {
+    struct Finder(bool);
+    impl Visitor for Finder {
+        type Break = ();
+        fn pre_visit_relation(&mut self, name: &ObjectName) -> ControlFlow<()> {
+            let parts = idents(name);
+            if parts.len() == 2 && (parts[0] == "pg_catalog" || parts[0] == "information_schema")
+                || parts.last().is_some_and(|n| n.starts_with("pg_"))
+            {
+                self.0 = true;
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut finder = Finder(false);
+    let _ = stmt.visit(&mut finder);
+    finder.0
+}
+
+/// The name's parts, lower-cased.
+fn idents(name: &ObjectName) -> Vec<String> {
+    name.0
+        .iter()
+        .map(|p| match p {
+            ObjectNamePart::Identifier(i) => i.value.to_lowercase(),
+            other => other.to_string().to_lowercase(),
+        })
+        .collect()
+}
+
+/// `pg_catalog.x` → `x`.
+fn strip_pg_catalog(name: &mut ObjectName) -> bool {
+    if name.0.len() == 2 && idents(name)[0] == "pg_catalog" {
+        name.0.remove(0);
+        return true;
+    }
+    false
+}
+
+fn call(name: &str, args: Vec<Expr>) -> Expr {
+    Expr::Function(ast::Function {
+        name: ObjectName::from(vec![Ident::new(name)]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args: args
+                .into_iter()
+                .map(|a| FunctionArg::Unnamed(FunctionArgExpr::Expr(a)))
+                .collect(),
+            clauses: vec![],
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: vec![],
+    })
+}
+
+fn is_string_literal(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_) | Value::EscapedStringLiteral(_))
+    )
+}
+
+/// The types catalog queries cast to, as Partita has them; `None` for the OID aliases.
+fn plain_type(ty: &DataType) -> Option<DataType> {
+    if matches!(ty, DataType::Regclass) {
+        return None;
+    }
+    let DataType::Custom(name, modifiers) = ty else {
+        if let DataType::Array(ast::ArrayElemTypeDef::SquareBracket(inner, size)) = ty {
+            let inner = plain_type(inner).unwrap_or_else(|| (**inner).clone());
+            return Some(DataType::Array(ast::ArrayElemTypeDef::SquareBracket(
+                Box::new(inner),
+                *size,
+            )));
+        }
+        return Some(ty.clone());
+    };
+    let parts = idents(name);
+    let last = parts.last().map(String::as_str).unwrap_or("");
+    Some(match last {
+        "oid" | "regproc" | "regprocedure" | "regoper" | "regrole" | "xid" | "cid" => {
+            DataType::Integer(None)
+        }
+        "text" | "name" | "char" | "bpchar" => DataType::Text,
+        "int2" => DataType::SmallInt(None),
+        "int4" => DataType::Integer(None),
+        "int8" => DataType::BigInt(None),
+        "float4" => DataType::Real,
+        "float8" => DataType::DoublePrecision,
+        "bool" => DataType::Boolean,
+        "regclass" | "regtype" | "regnamespace" => return None,
+        _ if parts.len() == 2 && parts[0] == "pg_catalog" => {
+            DataType::Custom(ObjectName::from(vec![Ident::new(last)]), modifiers.clone())
+        }
+        _ => ty.clone(),
+    })
+}
+
+/// The OID-alias cast of `expr` to `ty` (regclass, regtype, regnamespace) as a call.
+fn alias_cast(expr: Expr, ty: &DataType) -> Option<Expr> {
+    let alias = match ty {
+        DataType::Regclass => "regclass".to_string(),
+        DataType::Custom(name, _) => idents(name).last()?.clone(),
+        _ => return None,
+    };
+    let literal = is_string_literal(&expr);
+    let function = match (alias.as_str(), literal) {
+        ("regclass", true) => "partita_regclass",
+        ("regclass", false) => "partita_relname",
+        ("regtype", true) => "partita_regtype",
+        ("regtype", false) => "partita_typname",
+        ("regnamespace", _) => "partita_nspname",
+        _ => return None,
+    };
+    Some(call(function, vec![expr]))
+}
+
+/// `ARRAY(SELECT x FROM … ORDER BY k)` → `(SELECT array_agg(x ORDER BY k) FROM …)`.
+fn array_subquery(query: &ast::Query) -> Option<Expr> {
+    let mut query = query.clone();
+    let SetExpr::Select(select) = query.body.as_mut() else {
+        return None;
+    };
+    if select.projection.len() != 1
+        || !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
+    {
+        return None;
+    }
+    let item = match &select.projection[0] {
+        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+            e.clone()
+        }
+        _ => return None,
+    };
+    let mut clauses = vec![];
+    if let Some(order_by) = query.order_by.take() {
+        let OrderByKind::Expressions(mut exprs) = order_by.kind else {
+            return None;
+        };
+        for o in &mut exprs {
+            // ORDER BY 1 names the projected value.
+            if let Expr::Value(v) = &o.expr
+                && matches!(v.value, Value::Number(..))
+            {
+                o.expr = item.clone();
+            }
+        }
+        clauses.push(FunctionArgumentClause::OrderBy(exprs));
+    }
+    let Expr::Function(mut aggregate) = call("array_agg", vec![item]) else {
+        return None;
+    };
+    if let FunctionArguments::List(list) = &mut aggregate.args {
+        list.clauses = clauses;
+    }
+    select.projection = vec![ast::SelectItem::UnnamedExpr(Expr::Function(aggregate))];
+    Some(Expr::Subquery(Box::new(query)))
+}
+
+/// `'{1,2}'` → `make_array(1, 2)`; `'{a,b}'` → `make_array('a', 'b')`.
+fn text_array(e: &Expr) -> Option<Expr> {
+    let Expr::Value(v) = e else {
+        return None;
+    };
+    let Value::SingleQuotedString(s) = &v.value else {
+        return None;
+    };
+    let inner = s.strip_prefix('{')?.strip_suffix('}')?;
+    let elements: Vec<&str> = if inner.is_empty() {
+        vec![]
+    } else {
+        inner.split(',').map(str::trim).collect()
+    };
+    let numeric = elements.iter().all(|x| x.parse::<i64>().is_ok());
+    Some(call(
+        "make_array",
+        elements
+            .into_iter()
+            .map(|x| {
+                if numeric {
+                    Expr::value(Value::Number(x.to_string(), false))
+                } else {
+                    Expr::value(Value::SingleQuotedString(x.trim_matches('"').to_string()))
+                }
+            })
+            .collect(),
+    ))
+}
+
+struct Normalizer {
+    catalog_query: bool,
+}
+
+/// `EXISTS (SELECT … FROM … WHERE …)` in a select list (DataFusion plans EXISTS only in
+/// conditions) as `(SELECT count(*) > 0 FROM … WHERE …)`.
+fn exists_as_count(q: &ast::Query, negated: bool) -> Option<Expr> {
+    let mut q = q.clone();
+    let SetExpr::Select(select) = q.body.as_mut() else {
+        return None;
+    };
+    if !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
+        || select.having.is_some()
+        || q.limit_clause.is_some()
+        || select.from.is_empty()
+    {
+        return None;
+    }
+    let count = call("count", vec![Expr::value(Value::Number("1".into(), false))]);
+    let test = Expr::BinaryOp {
+        left: Box::new(count),
+        op: if negated {
+            BinaryOperator::Eq
+        } else {
+            BinaryOperator::Gt
+        },
+        right: Box::new(Expr::value(Value::Number("0".into(), false))),
+    };
+    select.projection = vec![ast::SelectItem::UnnamedExpr(test)];
+    q.order_by = None;
+    Some(Expr::Subquery(Box::new(q)))
+}
+
+impl VisitorMut for Normalizer {
+    type Break = ();
+
+    fn post_visit_select(&mut self, select: &mut ast::Select) -> ControlFlow<()> {
+        struct Exists;
+        impl VisitorMut for Exists {
+            type Break = ();
+            fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+                if let Expr::Exists { subquery, negated } = e
+                    && let Some(count) = exists_as_count(subquery, *negated)
+                {
+                    *e = count;
+                }
+                ControlFlow::Continue(())
+            }
+        }
+        for item in &mut select.projection {
+            let _ = item.visit(&mut Exists);
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
+        if let TableFactor::Table { name, args, .. } = factor {
+            if args.is_some() {
+                strip_pg_catalog(name);
+            } else if name.0.len() == 1
+                && super::tables::PG_CATALOG_TABLES.contains(&idents(name)[0].as_str())
+            {
+                // pg_catalog is searched first, as in PostgreSQL.
+                name.0
+                    .insert(0, ObjectNamePart::Identifier(Ident::new("pg_catalog")));
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        match e {
+            Expr::Function(f) => {
+                strip_pg_catalog(&mut f.name);
+                if let FunctionArguments::Subquery(q) = &f.args
+                    && idents(&f.name) == ["array"]
+                    && let Some(rewritten) = array_subquery(q)
+                {
+                    *e = rewritten;
+                }
+            }
+            Expr::BinaryOp { op, left, right } => {
+                if let BinaryOperator::PGCustomBinaryOperator(parts) = op
+                    && let Some(mapped) = parts.last().and_then(|o| operator(o))
+                {
+                    *op = mapped;
+                }
+                if self.catalog_query && matches!(op, BinaryOperator::Eq | BinaryOperator::NotEq) {
+                    if let Some(array) = text_array(right) {
+                        **right = array;
+                    } else if let Some(array) = text_array(left) {
+                        **left = array;
+                    }
+                }
+            }
+            Expr::Collate { expr, .. } => {
+                let inner = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
+                *e = inner;
+            }
+            Expr::Cast {
+                expr, data_type, ..
+            } => match plain_type(data_type) {
+                Some(ty) => *data_type = ty,
+                None => {
+                    let inner = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
+                    let ty = data_type.clone();
+                    match alias_cast(inner.clone(), &ty) {
+                        Some(c) => *e = c,
+                        None => **expr = inner,
+                    }
+                }
+            },
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The operator `OPERATOR(pg_catalog.op)` names.
+fn operator(op: &str) -> Option<BinaryOperator> {
+    Some(match op {
+        "~" => BinaryOperator::PGRegexMatch,
+        "~*" => BinaryOperator::PGRegexIMatch,
+        "!~" => BinaryOperator::PGRegexNotMatch,
+        "!~*" => BinaryOperator::PGRegexNotIMatch,
+        "~~" => BinaryOperator::PGLikeMatch,
+        "!~~" => BinaryOperator::PGNotLikeMatch,
+        "=" => BinaryOperator::Eq,
+        "<>" | "!=" => BinaryOperator::NotEq,
+        "<" => BinaryOperator::Lt,
+        "<=" => BinaryOperator::LtEq,
+        ">" => BinaryOperator::Gt,
+        ">=" => BinaryOperator::GtEq,
+        "||" => BinaryOperator::StringConcat,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewritten(sql: &str) -> String {
+        let mut stmt = crate::session::parse_sql(sql).unwrap().remove(0);
+        normalize(&mut stmt);
+        stmt.to_string()
+    }
+
+    #[test]
+    fn psql_spellings_become_plain_sql() {
+        assert_eq!(
+            rewritten(
+                "SELECT pg_catalog.format_type(a, b) FROM pg_catalog.pg_class c \
+                 WHERE c.relname OPERATOR(pg_catalog.~) '^(t)$' COLLATE pg_catalog.default"
+            ),
+            "SELECT format_type(a, b) FROM pg_catalog.pg_class c WHERE c.relname ~ '^(t)$'"
+        );
+        assert_eq!(
+            rewritten("SELECT c.oid::pg_catalog.regclass, 't'::regclass, x::pg_catalog.text"),
+            "SELECT partita_relname(c.oid), partita_regclass('t'), x::TEXT"
+        );
+        assert_eq!(
+            rewritten("SELECT ARRAY(SELECT rolname FROM pg_roles ORDER BY 1)"),
+            "SELECT (SELECT array_agg(rolname ORDER BY rolname) FROM pg_catalog.pg_roles)"
+        );
+        assert_eq!(
+            rewritten("SELECT 1 FROM pg_policy p WHERE p.polroles = '{0}'"),
+            "SELECT 1 FROM pg_catalog.pg_policy p WHERE p.polroles = make_array(0)"
+        );
+        // Not a catalog query: text stays text.
+        assert_eq!(
+            rewritten("SELECT 1 FROM t WHERE t.a = '{0}'"),
+            "SELECT 1 FROM t WHERE t.a = '{0}'"
+        );
+    }
+}

@@ -1,0 +1,1618 @@
+//! The catalog tables: a schema provider for `pg_catalog` and one for `information_schema`,
+//! each table built from a `Snapshot` of Partita's catalog when a statement resolves it.
+
+use super::*;
+use crate::schema::StatementScope;
+use datafusion::arrow::array::{ArrayRef, RecordBatch, new_empty_array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::catalog::SchemaProvider;
+use datafusion::common::ScalarValue;
+use datafusion::datasource::{MemTable, TableProvider};
+use datafusion::error::Result as DfResult;
+use sql::types::{FIELD_TYPE_KEY, SqlType};
+use sql::{Catalog, TableDef};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// A relation in `pg_class`.
+#[derive(Clone)]
+pub enum Relation {
+    /// A table or a materialized view.
+    Table(Arc<TableDef>),
+    /// A table's primary key, shown as a unique index: Partita's key is the table's storage
+    /// order, and `pg_get_indexdef` shows it with its partition key.
+    PrimaryKey(Arc<TableDef>),
+    /// An index table: the base table and the index's position in it.
+    Index(Arc<TableDef>, usize),
+}
+
+impl Relation {
+    pub fn oid(&self) -> i32 {
+        match self {
+            Relation::Table(t) => relation_oid(t.keyspace),
+            Relation::PrimaryKey(t) => primary_key_oid(t.keyspace),
+            Relation::Index(t, i) => relation_oid(t.indexes[*i].keyspace),
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            Relation::Table(t) => t.name.clone(),
+            Relation::PrimaryKey(t) => format!("{}_pkey", t.name),
+            Relation::Index(t, i) => t.indexes[*i].name.clone(),
+        }
+    }
+
+    /// The columns the relation shows in `pg_attribute`, as (base column, attnum) pairs:
+    /// a table's visible columns, an index's key and INCLUDE columns.
+    pub fn attributes(&self) -> Vec<usize> {
+        match self {
+            Relation::Table(t) => (0..t.columns.len())
+                .filter(|&i| !t.columns[i].hidden)
+                .collect(),
+            Relation::PrimaryKey(t) => primary_key_columns(t),
+            Relation::Index(t, i) => {
+                let index = &t.indexes[*i];
+                index
+                    .columns
+                    .iter()
+                    .map(|p| p.column)
+                    .chain(index.include.iter().copied())
+                    .collect()
+            }
+        }
+    }
+
+    /// The table the relation belongs to.
+    pub fn table(&self) -> &Arc<TableDef> {
+        match self {
+            Relation::Table(t) | Relation::PrimaryKey(t) | Relation::Index(t, _) => t,
+        }
+    }
+}
+
+/// Whether the table has a declared primary key (not the hidden row id).
+pub fn has_primary_key(t: &TableDef) -> bool {
+    !t.has_row_id()
+}
+
+/// The primary key's columns: partition key, then row key.
+pub fn primary_key_columns(t: &TableDef) -> Vec<usize> {
+    t.partition_key
+        .iter()
+        .copied()
+        .chain(t.row_key.iter().map(|p| p.column))
+        .collect()
+}
+
+/// The attnum of base column `column` of `t` (hidden columns are not counted).
+pub fn attnum(t: &TableDef, column: usize) -> i16 {
+    1 + t.columns[..column].iter().filter(|c| !c.hidden).count() as i16
+}
+
+/// The catalog as one statement sees it.
+pub struct Snapshot {
+    pub tables: Vec<Arc<TableDef>>,
+    pub relations: Vec<Relation>,
+}
+
+impl Snapshot {
+    pub fn new(tables: Vec<Arc<TableDef>>) -> Snapshot {
+        let mut relations = Vec::new();
+        for t in &tables {
+            relations.push(Relation::Table(Arc::clone(t)));
+            if has_primary_key(t) {
+                relations.push(Relation::PrimaryKey(Arc::clone(t)));
+            }
+            for i in 0..t.indexes.len() {
+                relations.push(Relation::Index(Arc::clone(t), i));
+            }
+        }
+        Snapshot { tables, relations }
+    }
+
+    pub fn of(catalog: &Catalog, scope: &Mutex<StatementScope>) -> Snapshot {
+        let changes = scope
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .changes
+            .clone();
+        Snapshot::new(catalog.tables(&changes))
+    }
+
+    pub fn relation(&self, oid: i32) -> Option<&Relation> {
+        self.relations.iter().find(|r| r.oid() == oid)
+    }
+
+    pub fn relation_named(&self, name: &str) -> Option<&Relation> {
+        self.relations.iter().find(|r| r.name() == name)
+    }
+}
+
+/// How a catalog column is typed: Arrow type plus the PostgreSQL type clients are told.
+#[derive(Clone, Copy)]
+enum Kind {
+    Oid,
+    Name,
+    Char,
+    Text,
+    Bool,
+    I16,
+    I32,
+    F32,
+    OidArray,
+    TextArray,
+    I16Array,
+}
+
+impl Kind {
+    fn field(self, name: &str) -> Field {
+        let (ty, pg) = match self {
+            Kind::Oid => (DataType::Int32, Some("oid")),
+            Kind::Name => (DataType::Utf8, Some("name")),
+            Kind::Char => (DataType::Utf8, Some("\"char\"")),
+            Kind::Text => (DataType::Utf8, None),
+            Kind::Bool => (DataType::Boolean, None),
+            Kind::I16 => (DataType::Int16, None),
+            Kind::I32 => (DataType::Int32, None),
+            Kind::F32 => (DataType::Float32, None),
+            Kind::OidArray => (DataType::new_list(DataType::Int32, true), None),
+            Kind::TextArray => (DataType::new_list(DataType::Utf8, true), None),
+            Kind::I16Array => (DataType::new_list(DataType::Int16, true), None),
+        };
+        let field = Field::new(name, ty, true);
+        match pg {
+            Some(pg) => field.with_metadata(HashMap::from([(
+                FIELD_TYPE_KEY.to_string(),
+                pg.to_string(),
+            )])),
+            None => field,
+        }
+    }
+}
+
+fn oid(v: i32) -> ScalarValue {
+    ScalarValue::Int32(Some(v))
+}
+fn text(v: impl Into<String>) -> ScalarValue {
+    ScalarValue::Utf8(Some(v.into()))
+}
+fn boolean(v: bool) -> ScalarValue {
+    ScalarValue::Boolean(Some(v))
+}
+fn i16v(v: i16) -> ScalarValue {
+    ScalarValue::Int16(Some(v))
+}
+fn i32v(v: i32) -> ScalarValue {
+    ScalarValue::Int32(Some(v))
+}
+fn null() -> ScalarValue {
+    ScalarValue::Null
+}
+fn i16_array(values: impl IntoIterator<Item = i16>) -> ScalarValue {
+    let values: Vec<ScalarValue> = values.into_iter().map(i16v).collect();
+    ScalarValue::List(ScalarValue::new_list_nullable(&values, &DataType::Int16))
+}
+fn oid_array(values: impl IntoIterator<Item = i32>) -> ScalarValue {
+    let values: Vec<ScalarValue> = values.into_iter().map(oid).collect();
+    ScalarValue::List(ScalarValue::new_list_nullable(&values, &DataType::Int32))
+}
+
+/// Builds a catalog table's batch from rows of scalar values in column order.
+fn batch(columns: &[(&str, Kind)], rows: Vec<Vec<ScalarValue>>) -> DfResult<RecordBatch> {
+    let schema = Arc::new(Schema::new(
+        columns
+            .iter()
+            .map(|(name, kind)| kind.field(name))
+            .collect::<Vec<_>>(),
+    ));
+    let mut arrays: Vec<ArrayRef> = Vec::with_capacity(columns.len());
+    for (c, field) in schema.fields().iter().enumerate() {
+        let ty = field.data_type();
+        if rows.is_empty() {
+            arrays.push(new_empty_array(ty));
+            continue;
+        }
+        let values = rows
+            .iter()
+            .map(|row| match &row[c] {
+                ScalarValue::Null => ScalarValue::try_from(ty),
+                v => v.cast_to(ty),
+            })
+            .collect::<DfResult<Vec<_>>>()?;
+        arrays.push(ScalarValue::iter_to_array(values)?);
+    }
+    Ok(RecordBatch::try_new(schema, arrays)?)
+}
+
+/// A type in `pg_type`: (oid, name, length, category, array type oid, element oid,
+/// collation).
+type BuiltinType = (i32, &'static str, i16, &'static str, i32, i32, i32);
+
+/// The built-in types Partita's values can have, and their arrays.
+pub const BUILTIN_TYPES: &[BuiltinType] = &[
+    (16, "bool", 1, "B", 1000, 0, 0),
+    (17, "bytea", -1, "U", 1001, 0, 0),
+    (18, "char", 1, "Z", 1002, 0, 0),
+    (19, "name", 64, "S", 1003, 0, 950),
+    (20, "int8", 8, "N", 1016, 0, 0),
+    (21, "int2", 2, "N", 1005, 0, 0),
+    (22, "int2vector", -1, "A", 1006, 21, 0),
+    (23, "int4", 4, "N", 1007, 0, 0),
+    (24, "regproc", 4, "N", 1008, 0, 0),
+    (25, "text", -1, "S", 1009, 0, 100),
+    (26, "oid", 4, "N", 1028, 0, 0),
+    (114, "json", -1, "U", 199, 0, 0),
+    (700, "float4", 4, "N", 1021, 0, 0),
+    (701, "float8", 8, "N", 1022, 0, 0),
+    (705, "unknown", -2, "X", 0, 0, 0),
+    (1042, "bpchar", -1, "S", 1014, 0, 100),
+    (1043, "varchar", -1, "S", 1015, 0, 100),
+    (1082, "date", 4, "D", 1182, 0, 0),
+    (1083, "time", 8, "D", 1183, 0, 0),
+    (1114, "timestamp", 8, "D", 1115, 0, 0),
+    (1184, "timestamptz", 8, "D", 1185, 0, 0),
+    (1186, "interval", 16, "T", 1187, 0, 0),
+    (1700, "numeric", -1, "N", 1231, 0, 0),
+    (2205, "regclass", 4, "N", 2210, 0, 0),
+    (2206, "regtype", 4, "N", 2211, 0, 0),
+    (2249, "record", -1, "P", 2287, 0, 0),
+    (2278, "void", 4, "P", 0, 0, 0),
+    (2950, "uuid", 16, "U", 2951, 0, 0),
+    (3802, "jsonb", -1, "U", 3807, 0, 0),
+    (4089, "regnamespace", 4, "N", 4090, 0, 0),
+];
+
+/// The type with OID `oid`, arrays included: (name, element oid, collation).
+pub fn builtin_type(oid: i32) -> Option<(String, i32, i32)> {
+    for &(o, name, _, _, array, _, coll) in BUILTIN_TYPES {
+        if o == oid {
+            return Some((name.to_string(), 0, coll));
+        }
+        if array == oid {
+            return Some((format!("_{name}"), o, coll));
+        }
+    }
+    None
+}
+
+/// The type's OID by name (`int4`, `integer`, `_text` …).
+pub fn builtin_type_oid(name: &str) -> Option<i32> {
+    let name = name.trim().to_ascii_lowercase();
+    let canonical = match name.as_str() {
+        "integer" | "int" => "int4",
+        "smallint" => "int2",
+        "bigint" => "int8",
+        "real" => "float4",
+        "double precision" => "float8",
+        "boolean" => "bool",
+        "character varying" => "varchar",
+        "character" => "bpchar",
+        "timestamp without time zone" => "timestamp",
+        "timestamp with time zone" => "timestamptz",
+        "decimal" => "numeric",
+        other => other,
+    };
+    if let Some(elem) = canonical.strip_suffix("[]") {
+        let base = builtin_type_oid(elem)?;
+        return BUILTIN_TYPES
+            .iter()
+            .find(|t| t.0 == base)
+            .map(|t| t.4)
+            .filter(|&a| a != 0);
+    }
+    BUILTIN_TYPES.iter().find_map(|&(o, n, _, _, array, ..)| {
+        if n == canonical {
+            Some(o)
+        } else if canonical.strip_prefix('_') == Some(n) {
+            Some(array)
+        } else {
+            None
+        }
+    })
+}
+
+fn namespace_name(oid: i32) -> Option<&'static str> {
+    match oid {
+        PG_CATALOG_NAMESPACE => Some("pg_catalog"),
+        PUBLIC_NAMESPACE => Some("public"),
+        INFORMATION_SCHEMA_NAMESPACE => Some("information_schema"),
+        _ => None,
+    }
+}
+
+pub fn namespace_named(oid: i32) -> Option<&'static str> {
+    namespace_name(oid)
+}
+
+/// Access methods: tables are stored in key order in Partita's store; indexes are index
+/// tables, local (in the base table's partitions) or global (partitioned by their own first
+/// column).
+const TABLE_AM: i32 = 2;
+const LOCAL_INDEX_AM: i32 = 7001;
+const GLOBAL_INDEX_AM: i32 = 7002;
+
+pub fn access_method_name(oid: i32) -> Option<&'static str> {
+    match oid {
+        TABLE_AM => Some("partita"),
+        LOCAL_INDEX_AM => Some("local"),
+        GLOBAL_INDEX_AM => Some("global"),
+        _ => None,
+    }
+}
+
+/// Whether index `i` of `t` is local: it leads with the base table's partition key.
+pub fn index_is_local(t: &TableDef, i: usize) -> bool {
+    let index = &t.indexes[i];
+    index.columns.len() >= t.partition_key.len()
+        && index
+            .columns
+            .iter()
+            .zip(&t.partition_key)
+            .all(|(p, &k)| p.column == k)
+}
+
+fn relation_am(r: &Relation) -> i32 {
+    match r {
+        Relation::Table(_) | Relation::PrimaryKey(_) => TABLE_AM,
+        Relation::Index(t, i) if index_is_local(t, *i) => LOCAL_INDEX_AM,
+        Relation::Index(..) => GLOBAL_INDEX_AM,
+    }
+}
+
+/// `pg_get_indexdef(oid, 0)`: the statement that creates the index. A primary key shows
+/// Partita's key, with its partition key, as `USING partita ((a, b), c DESC)`.
+pub fn index_definition(r: &Relation) -> Option<String> {
+    match r {
+        Relation::Table(_) => None,
+        Relation::PrimaryKey(t) => Some(format!(
+            "CREATE UNIQUE INDEX {}_pkey ON public.{} USING partita {}",
+            t.name,
+            t.name,
+            t.key_description()
+        )),
+        Relation::Index(t, i) => {
+            let index = &t.indexes[*i];
+            let columns: Vec<String> = index
+                .columns
+                .iter()
+                .map(|p| {
+                    let name = t.columns[p.column].name.clone();
+                    if p.desc { format!("{name} DESC") } else { name }
+                })
+                .collect();
+            let mut out = format!(
+                "CREATE {}INDEX {} ON public.{} USING {} ({})",
+                if index.unique { "UNIQUE " } else { "" },
+                index.name,
+                t.name,
+                access_method_name(relation_am(r)).unwrap_or("btree"),
+                columns.join(", ")
+            );
+            if !index.include.is_empty() {
+                let include: Vec<&str> = index
+                    .include
+                    .iter()
+                    .map(|&c| t.columns[c].name.as_str())
+                    .collect();
+                out.push_str(&format!(" INCLUDE ({})", include.join(", ")));
+            }
+            Some(out)
+        }
+    }
+}
+
+/// `pg_get_viewdef`: a materialized view's query.
+pub fn view_definition(t: &TableDef, snapshot: &Snapshot) -> Option<String> {
+    let view = t.view.as_ref()?;
+    let base = snapshot.tables.iter().find(|b| b.name == view.base)?;
+    let columns: Vec<String> = view
+        .columns
+        .iter()
+        .zip(&t.columns)
+        .map(|(&b, c)| {
+            let name = &base.columns[b].name;
+            if *name == c.name {
+                format!("    {name}")
+            } else {
+                format!("    {name} AS {}", c.name)
+            }
+        })
+        .collect();
+    let mut out = format!(" SELECT\n{}\n   FROM {}", columns.join(",\n"), base.name);
+    if let Some(p) = &view.predicate {
+        out.push_str(&format!("\n  WHERE {p}"));
+    }
+    out.push(';');
+    Some(out)
+}
+
+/// The `pg_catalog` or `information_schema` schema.
+pub struct CatalogSchema {
+    pub catalog: Catalog,
+    pub scope: Arc<Mutex<StatementScope>>,
+    pub information_schema: bool,
+}
+
+impl std::fmt::Debug for CatalogSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.information_schema {
+            "information_schema"
+        } else {
+            "pg_catalog"
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl SchemaProvider for CatalogSchema {
+    fn table_names(&self) -> Vec<String> {
+        let names = if self.information_schema {
+            INFORMATION_SCHEMA_TABLES
+        } else {
+            PG_CATALOG_TABLES
+        };
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        let snapshot = Snapshot::of(&self.catalog, &self.scope);
+        let batch = if self.information_schema {
+            information_schema_table(name, &snapshot)?
+        } else {
+            pg_catalog_table(name, &snapshot)?
+        };
+        let Some(batch) = batch else {
+            return Ok(None);
+        };
+        let table = MemTable::try_new(batch.schema(), vec![vec![batch]])?;
+        Ok(Some(Arc::new(table)))
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.table_names().iter().any(|n| n == name)
+    }
+}
+
+pub const PG_CATALOG_TABLES: &[&str] = &[
+    "pg_am",
+    "pg_attrdef",
+    "pg_attribute",
+    "pg_auth_members",
+    "pg_authid",
+    "pg_class",
+    "pg_collation",
+    "pg_constraint",
+    "pg_database",
+    "pg_description",
+    "pg_enum",
+    "pg_extension",
+    "pg_index",
+    "pg_indexes",
+    "pg_inherits",
+    "pg_matviews",
+    "pg_namespace",
+    "pg_policy",
+    "pg_publication",
+    "pg_publication_namespace",
+    "pg_publication_rel",
+    "pg_range",
+    "pg_rewrite",
+    "pg_roles",
+    "pg_shdescription",
+    "pg_statistic_ext",
+    "pg_tables",
+    "pg_tablespace",
+    "pg_trigger",
+    "pg_type",
+    "pg_user",
+    "pg_views",
+];
+
+const INFORMATION_SCHEMA_TABLES: &[&str] = &[
+    "columns",
+    "key_column_usage",
+    "schemata",
+    "table_constraints",
+    "tables",
+    "views",
+];
+
+use Kind::*;
+
+fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
+    let (columns, rows): (&[(&str, Kind)], Vec<Vec<ScalarValue>>) = match name {
+        "pg_namespace" => (
+            &[
+                ("oid", Oid),
+                ("nspname", Name),
+                ("nspowner", Oid),
+                ("nspacl", TextArray),
+            ],
+            [
+                PG_CATALOG_NAMESPACE,
+                PUBLIC_NAMESPACE,
+                INFORMATION_SCHEMA_NAMESPACE,
+            ]
+            .into_iter()
+            .map(|n| {
+                vec![
+                    oid(n),
+                    text(namespace_name(n).unwrap_or("")),
+                    oid(OWNER_OID),
+                    null(),
+                ]
+            })
+            .collect(),
+        ),
+        "pg_class" => (
+            &[
+                ("oid", Oid),
+                ("relname", Name),
+                ("relnamespace", Oid),
+                ("reltype", Oid),
+                ("reloftype", Oid),
+                ("relowner", Oid),
+                ("relam", Oid),
+                ("relfilenode", Oid),
+                ("reltablespace", Oid),
+                ("relpages", I32),
+                ("reltuples", F32),
+                ("relallvisible", I32),
+                ("reltoastrelid", Oid),
+                ("relhasindex", Bool),
+                ("relisshared", Bool),
+                ("relpersistence", Char),
+                ("relkind", Char),
+                ("relnatts", I16),
+                ("relchecks", I16),
+                ("relhasrules", Bool),
+                ("relhastriggers", Bool),
+                ("relhassubclass", Bool),
+                ("relrowsecurity", Bool),
+                ("relforcerowsecurity", Bool),
+                ("relispopulated", Bool),
+                ("relreplident", Char),
+                ("relispartition", Bool),
+                ("relrewrite", Oid),
+                ("relfrozenxid", I32),
+                ("relminmxid", I32),
+                ("relacl", TextArray),
+                ("reloptions", TextArray),
+                ("relpartbound", Text),
+            ],
+            s.relations
+                .iter()
+                .map(|r| {
+                    let (kind, row_type, has_index) = match r {
+                        Relation::Table(t) => (
+                            if t.view.is_some() { "m" } else { "r" },
+                            row_type_oid(t.keyspace),
+                            has_primary_key(t) || !t.indexes.is_empty(),
+                        ),
+                        _ => ("i", 0, false),
+                    };
+                    vec![
+                        oid(r.oid()),
+                        text(r.name()),
+                        oid(PUBLIC_NAMESPACE),
+                        oid(row_type),
+                        oid(0),
+                        oid(OWNER_OID),
+                        oid(relation_am(r)),
+                        oid(r.oid()),
+                        oid(0),
+                        i32v(0),
+                        ScalarValue::Float32(Some(-1.0)),
+                        i32v(0),
+                        oid(0),
+                        boolean(has_index),
+                        boolean(false),
+                        text("p"),
+                        text(kind),
+                        i16v(r.attributes().len() as i16),
+                        i16v(0),
+                        boolean(false),
+                        boolean(false),
+                        boolean(false),
+                        boolean(false),
+                        boolean(false),
+                        boolean(true),
+                        text("d"),
+                        boolean(false),
+                        oid(0),
+                        i32v(0),
+                        i32v(0),
+                        null(),
+                        null(),
+                        null(),
+                    ]
+                })
+                .collect(),
+        ),
+        "pg_attribute" => (
+            &[
+                ("attrelid", Oid),
+                ("attname", Name),
+                ("atttypid", Oid),
+                ("attstattarget", I32),
+                ("attlen", I16),
+                ("attnum", I16),
+                ("attndims", I32),
+                ("attcacheoff", I32),
+                ("atttypmod", I32),
+                ("attbyval", Bool),
+                ("attalign", Char),
+                ("attstorage", Char),
+                ("attcompression", Char),
+                ("attnotnull", Bool),
+                ("atthasdef", Bool),
+                ("atthasmissing", Bool),
+                ("attidentity", Char),
+                ("attgenerated", Char),
+                ("attisdropped", Bool),
+                ("attislocal", Bool),
+                ("attinhcount", I32),
+                ("attcollation", Oid),
+                ("attacl", TextArray),
+                ("attoptions", TextArray),
+                ("attfdwoptions", TextArray),
+                ("attmissingval", Text),
+            ],
+            s.relations
+                .iter()
+                .flat_map(|r| {
+                    let t = r.table();
+                    let rel = r.oid();
+                    let is_table = matches!(r, Relation::Table(_));
+                    r.attributes()
+                        .into_iter()
+                        .enumerate()
+                        .map(move |(n, c)| {
+                            let col = &t.columns[c];
+                            let num = if is_table { attnum(t, c) } else { n as i16 + 1 };
+                            let ty = col.ty;
+                            let len = BUILTIN_TYPES
+                                .iter()
+                                .find(|b| b.0 == ty.pg_oid())
+                                .map_or(-1, |b| b.2);
+                            vec![
+                                oid(rel),
+                                text(col.name.clone()),
+                                oid(ty.pg_oid()),
+                                i32v(-1),
+                                i16v(len),
+                                i16v(num),
+                                i32v(0),
+                                i32v(-1),
+                                i32v(ty.type_modifier()),
+                                boolean(len > 0 && len <= 8),
+                                text("i"),
+                                text(if len > 0 { "p" } else { "x" }),
+                                text(""),
+                                boolean(!col.nullable),
+                                boolean(is_table && col.default.is_some()),
+                                boolean(is_table && t.missing_values.contains_key(&c)),
+                                text(""),
+                                text(""),
+                                boolean(false),
+                                boolean(true),
+                                i32v(0),
+                                oid(collation(ty)),
+                                null(),
+                                null(),
+                                null(),
+                                null(),
+                            ]
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+        ),
+        "pg_attrdef" => (
+            &[
+                ("oid", Oid),
+                ("adrelid", Oid),
+                ("adnum", I16),
+                ("adbin", Text),
+            ],
+            s.tables
+                .iter()
+                .flat_map(|t| {
+                    t.columns.iter().enumerate().filter_map(move |(c, col)| {
+                        let default = col.default.as_ref().filter(|_| !col.hidden)?;
+                        let num = attnum(t, c);
+                        Some(vec![
+                            oid((1 << 30) + ((t.keyspace as i32) << 10) + i32::from(num)),
+                            oid(relation_oid(t.keyspace)),
+                            i16v(num),
+                            text(default.clone()),
+                        ])
+                    })
+                })
+                .collect(),
+        ),
+        "pg_index" => (
+            &[
+                ("indexrelid", Oid),
+                ("indrelid", Oid),
+                ("indnatts", I16),
+                ("indnkeyatts", I16),
+                ("indisunique", Bool),
+                ("indnullsnotdistinct", Bool),
+                ("indisprimary", Bool),
+                ("indisexclusion", Bool),
+                ("indimmediate", Bool),
+                ("indisclustered", Bool),
+                ("indisvalid", Bool),
+                ("indcheckxmin", Bool),
+                ("indisready", Bool),
+                ("indislive", Bool),
+                ("indisreplident", Bool),
+                ("indkey", I16Array),
+                ("indcollation", OidArray),
+                ("indclass", OidArray),
+                ("indoption", I16Array),
+                ("indexprs", Text),
+                ("indpred", Text),
+            ],
+            s.relations
+                .iter()
+                .filter_map(|r| {
+                    let t = r.table();
+                    let (key, unique, primary, desc): (Vec<usize>, bool, bool, Vec<bool>) = match r
+                    {
+                        Relation::Table(_) => return None,
+                        Relation::PrimaryKey(t) => (
+                            primary_key_columns(t),
+                            true,
+                            true,
+                            t.partition_key
+                                .iter()
+                                .map(|_| false)
+                                .chain(t.row_key.iter().map(|p| p.desc))
+                                .collect(),
+                        ),
+                        Relation::Index(t, i) => {
+                            let index = &t.indexes[*i];
+                            (
+                                index.columns.iter().map(|p| p.column).collect(),
+                                index.unique,
+                                false,
+                                index.columns.iter().map(|p| p.desc).collect(),
+                            )
+                        }
+                    };
+                    let all = r.attributes();
+                    Some(vec![
+                        oid(r.oid()),
+                        oid(relation_oid(t.keyspace)),
+                        i16v(all.len() as i16),
+                        i16v(key.len() as i16),
+                        boolean(unique),
+                        boolean(false),
+                        boolean(primary),
+                        boolean(false),
+                        boolean(true),
+                        boolean(false),
+                        boolean(true),
+                        boolean(false),
+                        boolean(true),
+                        boolean(true),
+                        boolean(false),
+                        i16_array(all.iter().map(|&c| attnum(t, c))),
+                        oid_array(all.iter().map(|&c| collation(t.columns[c].ty))),
+                        oid_array(all.iter().map(|_| 0)),
+                        i16_array(desc.iter().map(|&d| if d { 3 } else { 0 })),
+                        null(),
+                        null(),
+                    ])
+                })
+                .collect(),
+        ),
+        "pg_constraint" => (
+            &[
+                ("oid", Oid),
+                ("conname", Name),
+                ("connamespace", Oid),
+                ("contype", Char),
+                ("condeferrable", Bool),
+                ("condeferred", Bool),
+                ("convalidated", Bool),
+                ("conrelid", Oid),
+                ("contypid", Oid),
+                ("conindid", Oid),
+                ("conparentid", Oid),
+                ("confrelid", Oid),
+                ("confupdtype", Char),
+                ("confdeltype", Char),
+                ("confmatchtype", Char),
+                ("conislocal", Bool),
+                ("coninhcount", I32),
+                ("connoinherit", Bool),
+                ("conkey", I16Array),
+                ("confkey", I16Array),
+                ("conpfeqop", OidArray),
+                ("conppeqop", OidArray),
+                ("conffeqop", OidArray),
+                ("conexclop", OidArray),
+                ("conbin", Text),
+            ],
+            s.tables
+                .iter()
+                .filter(|t| has_primary_key(t))
+                .map(|t| {
+                    vec![
+                        oid(primary_key_constraint_oid(t.keyspace)),
+                        text(format!("{}_pkey", t.name)),
+                        oid(PUBLIC_NAMESPACE),
+                        text("p"),
+                        boolean(false),
+                        boolean(false),
+                        boolean(true),
+                        oid(relation_oid(t.keyspace)),
+                        oid(0),
+                        oid(primary_key_oid(t.keyspace)),
+                        oid(0),
+                        oid(0),
+                        text(" "),
+                        text(" "),
+                        text(" "),
+                        boolean(true),
+                        i32v(0),
+                        boolean(true),
+                        i16_array(primary_key_columns(t).iter().map(|&c| attnum(t, c))),
+                        null(),
+                        null(),
+                        null(),
+                        null(),
+                        null(),
+                        null(),
+                    ]
+                })
+                .collect(),
+        ),
+        "pg_type" => (
+            &[
+                ("oid", Oid),
+                ("typname", Name),
+                ("typnamespace", Oid),
+                ("typowner", Oid),
+                ("typlen", I16),
+                ("typbyval", Bool),
+                ("typtype", Char),
+                ("typcategory", Char),
+                ("typispreferred", Bool),
+                ("typisdefined", Bool),
+                ("typdelim", Char),
+                ("typrelid", Oid),
+                ("typsubscript", Text),
+                ("typelem", Oid),
+                ("typarray", Oid),
+                ("typinput", Text),
+                ("typoutput", Text),
+                ("typreceive", Text),
+                ("typsend", Text),
+                ("typalign", Char),
+                ("typstorage", Char),
+                ("typnotnull", Bool),
+                ("typbasetype", Oid),
+                ("typtypmod", I32),
+                ("typndims", I32),
+                ("typcollation", Oid),
+                ("typdefault", Text),
+                ("typacl", TextArray),
+            ],
+            {
+                let mut rows = Vec::new();
+                for &(o, name, len, category, array, elem, coll) in BUILTIN_TYPES {
+                    let typtype = if category == "P" { "p" } else { "b" };
+                    rows.push(type_row(
+                        o, name, len, typtype, category, elem, array, coll, 0,
+                    ));
+                    if array != 0 {
+                        rows.push(type_row(
+                            array,
+                            &format!("_{name}"),
+                            -1,
+                            "b",
+                            "A",
+                            o,
+                            0,
+                            coll,
+                            0,
+                        ));
+                    }
+                }
+                for t in &s.tables {
+                    rows.push(type_row(
+                        row_type_oid(t.keyspace),
+                        &t.name,
+                        -1,
+                        "c",
+                        "C",
+                        0,
+                        0,
+                        0,
+                        relation_oid(t.keyspace),
+                    ));
+                }
+                rows
+            },
+        ),
+        "pg_am" => (
+            &[
+                ("oid", Oid),
+                ("amname", Name),
+                ("amhandler", Text),
+                ("amtype", Char),
+            ],
+            [
+                (TABLE_AM, "t"),
+                (LOCAL_INDEX_AM, "i"),
+                (GLOBAL_INDEX_AM, "i"),
+            ]
+            .into_iter()
+            .map(|(o, kind)| {
+                vec![
+                    oid(o),
+                    text(access_method_name(o).unwrap_or("")),
+                    text("-"),
+                    text(kind),
+                ]
+            })
+            .collect(),
+        ),
+        "pg_database" => (
+            &[
+                ("oid", Oid),
+                ("datname", Name),
+                ("datdba", Oid),
+                ("encoding", I32),
+                ("datlocprovider", Char),
+                ("datistemplate", Bool),
+                ("datallowconn", Bool),
+                ("datconnlimit", I32),
+                ("dattablespace", Oid),
+                ("datcollate", Text),
+                ("datctype", Text),
+                ("daticulocale", Text),
+                ("datcollversion", Text),
+                ("datacl", TextArray),
+            ],
+            vec![vec![
+                oid(DATABASE_OID),
+                text(DATABASE_NAME),
+                oid(OWNER_OID),
+                i32v(6),
+                text("c"),
+                boolean(false),
+                boolean(true),
+                i32v(-1),
+                oid(1663),
+                text("C"),
+                text("C"),
+                null(),
+                null(),
+                null(),
+            ]],
+        ),
+        "pg_roles" | "pg_authid" => (
+            &[
+                ("oid", Oid),
+                ("rolname", Name),
+                ("rolsuper", Bool),
+                ("rolinherit", Bool),
+                ("rolcreaterole", Bool),
+                ("rolcreatedb", Bool),
+                ("rolcanlogin", Bool),
+                ("rolreplication", Bool),
+                ("rolconnlimit", I32),
+                ("rolpassword", Text),
+                ("rolvaliduntil", Text),
+                ("rolbypassrls", Bool),
+                ("rolconfig", TextArray),
+            ],
+            vec![vec![
+                oid(OWNER_OID),
+                text(OWNER_NAME),
+                boolean(true),
+                boolean(true),
+                boolean(true),
+                boolean(true),
+                boolean(true),
+                boolean(false),
+                i32v(-1),
+                null(),
+                null(),
+                boolean(true),
+                null(),
+            ]],
+        ),
+        "pg_user" => (
+            &[
+                ("usename", Name),
+                ("usesysid", Oid),
+                ("usecreatedb", Bool),
+                ("usesuper", Bool),
+                ("userepl", Bool),
+                ("usebypassrls", Bool),
+                ("passwd", Text),
+                ("valuntil", Text),
+                ("useconfig", TextArray),
+            ],
+            vec![vec![
+                text(OWNER_NAME),
+                oid(OWNER_OID),
+                boolean(true),
+                boolean(true),
+                boolean(false),
+                boolean(true),
+                text("********"),
+                null(),
+                null(),
+            ]],
+        ),
+        "pg_collation" => (
+            &[
+                ("oid", Oid),
+                ("collname", Name),
+                ("collnamespace", Oid),
+                ("collowner", Oid),
+                ("collprovider", Char),
+                ("collisdeterministic", Bool),
+                ("collencoding", I32),
+                ("collcollate", Text),
+                ("collctype", Text),
+            ],
+            [(100, "default", "d"), (950, "C", "c"), (951, "POSIX", "c")]
+                .into_iter()
+                .map(|(o, name, provider)| {
+                    vec![
+                        oid(o),
+                        text(name),
+                        oid(PG_CATALOG_NAMESPACE),
+                        oid(OWNER_OID),
+                        text(provider),
+                        boolean(true),
+                        i32v(-1),
+                        text("C"),
+                        text("C"),
+                    ]
+                })
+                .collect(),
+        ),
+        "pg_tablespace" => (
+            &[
+                ("oid", Oid),
+                ("spcname", Name),
+                ("spcowner", Oid),
+                ("spcacl", TextArray),
+                ("spcoptions", TextArray),
+            ],
+            [(1663, "pg_default"), (1664, "pg_global")]
+                .into_iter()
+                .map(|(o, name)| vec![oid(o), text(name), oid(OWNER_OID), null(), null()])
+                .collect(),
+        ),
+        "pg_tables" => (
+            &[
+                ("schemaname", Name),
+                ("tablename", Name),
+                ("tableowner", Name),
+                ("tablespace", Name),
+                ("hasindexes", Bool),
+                ("hasrules", Bool),
+                ("hastriggers", Bool),
+                ("rowsecurity", Bool),
+            ],
+            s.tables
+                .iter()
+                .filter(|t| t.view.is_none())
+                .map(|t| {
+                    vec![
+                        text("public"),
+                        text(t.name.clone()),
+                        text(OWNER_NAME),
+                        null(),
+                        boolean(has_primary_key(t) || !t.indexes.is_empty()),
+                        boolean(false),
+                        boolean(false),
+                        boolean(false),
+                    ]
+                })
+                .collect(),
+        ),
+        "pg_matviews" => (
+            &[
+                ("schemaname", Name),
+                ("matviewname", Name),
+                ("matviewowner", Name),
+                ("tablespace", Name),
+                ("hasindexes", Bool),
+                ("ispopulated", Bool),
+                ("definition", Text),
+            ],
+            s.tables
+                .iter()
+                .filter(|t| t.view.is_some())
+                .map(|t| {
+                    vec![
+                        text("public"),
+                        text(t.name.clone()),
+                        text(OWNER_NAME),
+                        null(),
+                        boolean(true),
+                        boolean(true),
+                        view_definition(t, s).map_or(null(), text),
+                    ]
+                })
+                .collect(),
+        ),
+        "pg_indexes" => (
+            &[
+                ("schemaname", Name),
+                ("tablename", Name),
+                ("indexname", Name),
+                ("tablespace", Name),
+                ("indexdef", Text),
+            ],
+            s.relations
+                .iter()
+                .filter_map(|r| {
+                    let def = index_definition(r)?;
+                    Some(vec![
+                        text("public"),
+                        text(r.table().name.clone()),
+                        text(r.name()),
+                        null(),
+                        text(def),
+                    ])
+                })
+                .collect(),
+        ),
+        // Features Partita does not have: the catalogs exist, empty.
+        "pg_views" => (
+            &[
+                ("schemaname", Name),
+                ("viewname", Name),
+                ("viewowner", Name),
+                ("definition", Text),
+            ],
+            vec![],
+        ),
+        "pg_auth_members" => (
+            &[
+                ("roleid", Oid),
+                ("member", Oid),
+                ("grantor", Oid),
+                ("admin_option", Bool),
+            ],
+            vec![],
+        ),
+        "pg_description" => (
+            &[
+                ("objoid", Oid),
+                ("classoid", Oid),
+                ("objsubid", I32),
+                ("description", Text),
+            ],
+            vec![],
+        ),
+        "pg_shdescription" => (
+            &[("objoid", Oid), ("classoid", Oid), ("description", Text)],
+            vec![],
+        ),
+        "pg_inherits" => (
+            &[
+                ("inhrelid", Oid),
+                ("inhparent", Oid),
+                ("inhseqno", I32),
+                ("inhdetachpending", Bool),
+            ],
+            vec![],
+        ),
+        "pg_policy" => (
+            &[
+                ("oid", Oid),
+                ("polname", Name),
+                ("polrelid", Oid),
+                ("polcmd", Char),
+                ("polpermissive", Bool),
+                ("polroles", OidArray),
+                ("polqual", Text),
+                ("polwithcheck", Text),
+            ],
+            vec![],
+        ),
+        "pg_statistic_ext" => (
+            &[
+                ("oid", Oid),
+                ("stxrelid", Oid),
+                ("stxname", Name),
+                ("stxnamespace", Oid),
+                ("stxowner", Oid),
+                ("stxstattarget", I32),
+                ("stxkeys", I16Array),
+                ("stxkind", TextArray),
+                ("stxexprs", Text),
+            ],
+            vec![],
+        ),
+        "pg_publication" => (
+            &[
+                ("oid", Oid),
+                ("pubname", Name),
+                ("pubowner", Oid),
+                ("puballtables", Bool),
+                ("pubinsert", Bool),
+                ("pubupdate", Bool),
+                ("pubdelete", Bool),
+                ("pubtruncate", Bool),
+                ("pubviaroot", Bool),
+            ],
+            vec![],
+        ),
+        "pg_publication_namespace" => (&[("oid", Oid), ("pnpubid", Oid), ("pnnspid", Oid)], vec![]),
+        "pg_publication_rel" => (
+            &[
+                ("oid", Oid),
+                ("prpubid", Oid),
+                ("prrelid", Oid),
+                ("prqual", Text),
+                ("prattrs", I16Array),
+            ],
+            vec![],
+        ),
+        "pg_rewrite" => (
+            &[
+                ("oid", Oid),
+                ("rulename", Name),
+                ("ev_class", Oid),
+                ("ev_type", Char),
+                ("ev_enabled", Char),
+                ("is_instead", Bool),
+                ("ev_qual", Text),
+                ("ev_action", Text),
+            ],
+            vec![],
+        ),
+        "pg_trigger" => (
+            &[
+                ("oid", Oid),
+                ("tgrelid", Oid),
+                ("tgparentid", Oid),
+                ("tgname", Name),
+                ("tgfoid", Oid),
+                ("tgtype", I16),
+                ("tgenabled", Char),
+                ("tgisinternal", Bool),
+                ("tgconstrrelid", Oid),
+                ("tgconstrindid", Oid),
+                ("tgconstraint", Oid),
+                ("tgdeferrable", Bool),
+                ("tginitdeferred", Bool),
+                ("tgnargs", I16),
+                ("tgattr", I16Array),
+                ("tgargs", Text),
+                ("tgqual", Text),
+            ],
+            vec![],
+        ),
+        "pg_range" => (
+            &[
+                ("rngtypid", Oid),
+                ("rngsubtype", Oid),
+                ("rngmultitypid", Oid),
+                ("rngcollation", Oid),
+            ],
+            vec![],
+        ),
+        "pg_enum" => (
+            &[
+                ("oid", Oid),
+                ("enumtypid", Oid),
+                ("enumsortorder", F32),
+                ("enumlabel", Name),
+            ],
+            vec![],
+        ),
+        "pg_extension" => (
+            &[
+                ("oid", Oid),
+                ("extname", Name),
+                ("extowner", Oid),
+                ("extnamespace", Oid),
+                ("extrelocatable", Bool),
+                ("extversion", Text),
+            ],
+            vec![],
+        ),
+        _ => return Ok(None),
+    };
+    Ok(Some(batch(columns, rows)?))
+}
+
+/// The collation of a column of type `ty`: "default" (100) for text types.
+fn collation(ty: SqlType) -> i32 {
+    match ty {
+        SqlType::Text | SqlType::Varchar { .. } | SqlType::Char { .. } => 100,
+        _ => 0,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn type_row(
+    o: i32,
+    name: &str,
+    len: i16,
+    typtype: &str,
+    category: &str,
+    elem: i32,
+    array: i32,
+    coll: i32,
+    relid: i32,
+) -> Vec<ScalarValue> {
+    vec![
+        oid(o),
+        text(name),
+        oid(PG_CATALOG_NAMESPACE),
+        oid(OWNER_OID),
+        i16v(len),
+        boolean(len > 0 && len <= 8),
+        text(typtype),
+        text(category),
+        boolean(matches!(
+            name,
+            "text" | "float8" | "bool" | "timestamptz" | "oid"
+        )),
+        boolean(true),
+        text(","),
+        oid(relid),
+        if elem != 0 {
+            text("array_subscript_handler")
+        } else {
+            text("-")
+        },
+        oid(elem),
+        oid(array),
+        text(format!("{name}in")),
+        text(format!("{name}out")),
+        text(format!("{name}recv")),
+        text(format!("{name}send")),
+        text(if len == 8 { "d" } else { "i" }),
+        text(if len > 0 { "p" } else { "x" }),
+        boolean(false),
+        oid(0),
+        i32v(-1),
+        i32v(0),
+        oid(coll),
+        null(),
+        null(),
+    ]
+}
+
+fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
+    let base_tables = || s.tables.iter().filter(|t| t.view.is_none());
+    let (columns, rows): (&[(&str, Kind)], Vec<Vec<ScalarValue>>) = match name {
+        "schemata" => (
+            &[
+                ("catalog_name", Name),
+                ("schema_name", Name),
+                ("schema_owner", Name),
+            ],
+            ["pg_catalog", "public", "information_schema"]
+                .into_iter()
+                .map(|n| vec![text(DATABASE_NAME), text(n), text(OWNER_NAME)])
+                .collect(),
+        ),
+        // As in PostgreSQL, materialized views are not in information_schema.
+        "tables" => (
+            &[
+                ("table_catalog", Name),
+                ("table_schema", Name),
+                ("table_name", Name),
+                ("table_type", Text),
+                ("is_insertable_into", Text),
+                ("is_typed", Text),
+                ("commit_action", Text),
+            ],
+            base_tables()
+                .map(|t| {
+                    vec![
+                        text(DATABASE_NAME),
+                        text("public"),
+                        text(t.name.clone()),
+                        text("BASE TABLE"),
+                        text("YES"),
+                        text("NO"),
+                        null(),
+                    ]
+                })
+                .collect(),
+        ),
+        "columns" => (
+            &[
+                ("table_catalog", Name),
+                ("table_schema", Name),
+                ("table_name", Name),
+                ("column_name", Name),
+                ("ordinal_position", I32),
+                ("column_default", Text),
+                ("is_nullable", Text),
+                ("data_type", Text),
+                ("character_maximum_length", I32),
+                ("numeric_precision", I32),
+                ("numeric_precision_radix", I32),
+                ("numeric_scale", I32),
+                ("datetime_precision", I32),
+                ("udt_catalog", Name),
+                ("udt_schema", Name),
+                ("udt_name", Name),
+                ("is_identity", Text),
+                ("is_generated", Text),
+                ("is_updatable", Text),
+            ],
+            base_tables()
+                .flat_map(|t| {
+                    t.columns
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| !c.hidden)
+                        .map(|(i, c)| {
+                            let (char_len, precision, radix, scale, dt_precision) =
+                                column_sizes(c.ty);
+                            let udt = builtin_type(c.ty.pg_oid()).map(|t| t.0).unwrap_or_default();
+                            vec![
+                                text(DATABASE_NAME),
+                                text("public"),
+                                text(t.name.clone()),
+                                text(c.name.clone()),
+                                i32v(i32::from(attnum(t, i))),
+                                c.default.clone().map_or(null(), text),
+                                text(if c.nullable { "YES" } else { "NO" }),
+                                text(information_schema_type(c.ty)),
+                                char_len,
+                                precision,
+                                radix,
+                                scale,
+                                dt_precision,
+                                text(DATABASE_NAME),
+                                text("pg_catalog"),
+                                text(udt),
+                                text("NO"),
+                                text("NEVER"),
+                                text("YES"),
+                            ]
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+        ),
+        "table_constraints" => (
+            &[
+                ("constraint_catalog", Name),
+                ("constraint_schema", Name),
+                ("constraint_name", Name),
+                ("table_catalog", Name),
+                ("table_schema", Name),
+                ("table_name", Name),
+                ("constraint_type", Text),
+                ("is_deferrable", Text),
+                ("initially_deferred", Text),
+                ("enforced", Text),
+            ],
+            base_tables()
+                .filter(|t| has_primary_key(t))
+                .map(|t| {
+                    vec![
+                        text(DATABASE_NAME),
+                        text("public"),
+                        text(format!("{}_pkey", t.name)),
+                        text(DATABASE_NAME),
+                        text("public"),
+                        text(t.name.clone()),
+                        text("PRIMARY KEY"),
+                        text("NO"),
+                        text("NO"),
+                        text("YES"),
+                    ]
+                })
+                .collect(),
+        ),
+        "key_column_usage" => (
+            &[
+                ("constraint_catalog", Name),
+                ("constraint_schema", Name),
+                ("constraint_name", Name),
+                ("table_catalog", Name),
+                ("table_schema", Name),
+                ("table_name", Name),
+                ("column_name", Name),
+                ("ordinal_position", I32),
+                ("position_in_unique_constraint", I32),
+            ],
+            base_tables()
+                .filter(|t| has_primary_key(t))
+                .flat_map(|t| {
+                    primary_key_columns(t)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(n, c)| {
+                            vec![
+                                text(DATABASE_NAME),
+                                text("public"),
+                                text(format!("{}_pkey", t.name)),
+                                text(DATABASE_NAME),
+                                text("public"),
+                                text(t.name.clone()),
+                                text(t.columns[c].name.clone()),
+                                i32v(n as i32 + 1),
+                                null(),
+                            ]
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+        ),
+        "views" => (
+            &[
+                ("table_catalog", Name),
+                ("table_schema", Name),
+                ("table_name", Name),
+                ("view_definition", Text),
+                ("check_option", Text),
+                ("is_updatable", Text),
+                ("is_insertable_into", Text),
+            ],
+            vec![],
+        ),
+        _ => return Ok(None),
+    };
+    Ok(Some(batch(columns, rows)?))
+}
+
+/// `information_schema.columns.data_type`: the SQL-standard type name.
+fn information_schema_type(ty: SqlType) -> String {
+    match ty {
+        SqlType::Numeric { .. } => "numeric".into(),
+        SqlType::Varchar { .. } => "character varying".into(),
+        SqlType::Char { .. } => "character".into(),
+        other => other.to_string(),
+    }
+}
+
+/// (character_maximum_length, numeric_precision, numeric_precision_radix, numeric_scale,
+/// datetime_precision) of a column type.
+fn column_sizes(
+    ty: SqlType,
+) -> (
+    ScalarValue,
+    ScalarValue,
+    ScalarValue,
+    ScalarValue,
+    ScalarValue,
+) {
+    let n = |v: Option<i32>| v.map_or(null(), i32v);
+    match ty {
+        SqlType::Varchar { length } => {
+            (n(length.map(|l| l as i32)), null(), null(), null(), null())
+        }
+        SqlType::Char { length } => (i32v(length as i32), null(), null(), null(), null()),
+        SqlType::Int2 => (null(), i32v(16), i32v(2), i32v(0), null()),
+        SqlType::Int4 => (null(), i32v(32), i32v(2), i32v(0), null()),
+        SqlType::Int8 => (null(), i32v(64), i32v(2), i32v(0), null()),
+        SqlType::Float4 => (null(), i32v(24), i32v(2), null(), null()),
+        SqlType::Float8 => (null(), i32v(53), i32v(2), null(), null()),
+        SqlType::Numeric { precision, scale } => (
+            null(),
+            n(precision.map(i32::from)),
+            i32v(10),
+            n(precision.map(|_| i32::from(scale.unwrap_or(0)))),
+            null(),
+        ),
+        SqlType::Date => (null(), null(), null(), null(), i32v(0)),
+        SqlType::Timestamp | SqlType::TimestampTz => (null(), null(), null(), null(), i32v(6)),
+        _ => (null(), null(), null(), null(), null()),
+    }
+}
