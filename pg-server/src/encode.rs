@@ -129,7 +129,7 @@ pub fn unconstrained_numeric_columns(schema: &datafusion::arrow::datatypes::Sche
 }
 
 /// Drops a decimal text's trailing fractional zeros ("1.500" → "1.5", "2.00" → "2").
-fn trim_fraction(text: &mut String) {
+pub(crate) fn trim_fraction(text: &mut String) {
     if text.contains('.') {
         let kept = text.trim_end_matches('0').trim_end_matches('.').len();
         text.truncate(kept);

@@ -45,6 +45,8 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::SubqueryTooManyRows => "21000",
         Error::Canceled => "57014",
         Error::ScanClassNotAllowed { .. } => "54000",
+        Error::BadCopyData(_) => "22P04",
+        Error::Context { source, .. } => sql_state(source),
         Error::Internal(_) => "XX000",
     }
 }
@@ -149,7 +151,8 @@ fn message_state(m: &str) -> &'static str {
 fn clean_message(e: &Error) -> String {
     let text = e.to_string();
     let mut t = text.as_str();
-    for prefix in [
+    // The prefixes nest in any order ("External error: Arrow error: Cast error: …").
+    let prefixes = [
         "Error during planning: ",
         "Execution error: ",
         "Arrow error: ",
@@ -160,10 +163,9 @@ fn clean_message(e: &Error) -> String {
         "Optimizer rule 'simplify_expressions' failed\ncaused by\n",
         "Invalid argument error: ",
         "Cast error: ",
-    ] {
-        while let Some(rest) = t.strip_prefix(prefix) {
-            t = rest;
-        }
+    ];
+    while let Some(rest) = prefixes.iter().find_map(|p| t.strip_prefix(p)) {
+        t = rest;
     }
     postgres_wording(t).unwrap_or_else(|| t.to_string())
 }
@@ -234,6 +236,10 @@ fn postgres_wording(m: &str) -> Option<String> {
 }
 
 pub fn to_pg_error(e: &Error) -> PgWireError {
+    let (e, context) = match e {
+        Error::Context { context, source } => (source.as_ref(), Some(context.clone())),
+        e => (e, None),
+    };
     let code = sql_state(e);
     let mut err = info(code, clean_message(e));
     match innermost(e) {
@@ -259,6 +265,7 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
         }
         _ => {}
     }
+    err.where_context = context;
     PgWireError::UserError(Box::new(err))
 }
 

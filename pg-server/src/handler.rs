@@ -52,7 +52,9 @@ use std::sync::{Arc, LazyLock};
 
 /// One client connection's state.
 pub struct Connection {
-    session: tokio::sync::Mutex<Session>,
+    pub(crate) session: tokio::sync::Mutex<Session>,
+    /// The COPY FROM STDIN in progress, if any.
+    pub(crate) copy: tokio::sync::Mutex<Option<crate::copy::CopyState>>,
     /// The session's interrupt, reachable without the session lock (which the running
     /// statement holds).
     interrupt: Interrupt,
@@ -64,6 +66,7 @@ impl Connection {
         Connection {
             interrupt: session.interrupt(),
             session: tokio::sync::Mutex::new(session),
+            copy: Default::default(),
             cancels,
         }
     }
@@ -113,7 +116,7 @@ impl pgwire::api::cancel::CancelHandler for CancelHandler {
 
 /// The query, startup and describe handlers of one connection.
 pub struct Handler {
-    conn: Arc<Connection>,
+    pub(crate) conn: Arc<Connection>,
     parser: Arc<Parser>,
 }
 
@@ -153,6 +156,10 @@ impl PgWireServerHandlers for Handlers {
 
     fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
         Arc::clone(&self.cancel)
+    }
+
+    fn copy_handler(&self) -> Arc<impl pgwire::api::copy::CopyHandler> {
+        Arc::clone(&self.handler)
     }
 }
 
@@ -224,7 +231,7 @@ impl StartupHandler for Handler {
     }
 }
 
-fn status(session: &Session) -> TransactionStatus {
+pub(crate) fn status(session: &Session) -> TransactionStatus {
     match session.status() {
         TxnStatus::Idle => TransactionStatus::Idle,
         TxnStatus::InBlock => TransactionStatus::Transaction,
@@ -307,18 +314,36 @@ impl SimpleQueryHandler for Handler {
                     ))
                     .await?;
             }
-            for stmt in statements {
+            let last = statements.len().saturating_sub(1);
+            for (i, stmt) in statements.into_iter().enumerate() {
+                if i < last && matches!(stmt, Statement::Copy { to: false, .. }) {
+                    return Err(to_pg_error(&planner::Error::Unsupported(
+                        "COPY FROM STDIN followed by other statements in one query".into(),
+                    )));
+                }
                 // A cancel sets the session's interrupt; the statement stops at its next
                 // check and ends through the usual error path (implicit transaction rolled
                 // back, transaction block marked failed).
                 let outcome = run_simple(client, &mut session, stmt).await;
                 send_notices(client, &mut session).await?;
-                outcome?;
+                if let Some(target) = outcome? {
+                    return Ok(Some(target));
+                }
             }
-            Ok(())
+            Ok(None)
         }
         .await;
         client.set_transaction_status(status(&session));
+        drop(session);
+        let result = match result {
+            Ok(Some(target)) => {
+                // The client sends the data next; CopyDone ends the query.
+                return crate::copy::start_copy_in(client, self, target, false).await;
+            }
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        };
+        let session = self.conn.session.lock().await;
         if result.is_ok() {
             client.set_state(PgWireConnectionState::ReadyForQuery);
             client
@@ -362,8 +387,13 @@ async fn execute_guarded(
     }
 }
 
-/// Runs one statement of a simple query and streams its result.
-async fn run_simple<C>(client: &mut C, session: &mut Session, stmt: Statement) -> PgWireResult<()>
+/// Runs one statement of a simple query and streams its result; a COPY FROM STDIN is
+/// returned for the caller to start.
+async fn run_simple<C>(
+    client: &mut C,
+    session: &mut Session,
+    stmt: Statement,
+) -> PgWireResult<Option<planner::copy::CopyIn>>
 where
     C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
     C::Error: Debug,
@@ -407,8 +437,21 @@ where
                 .feed(PgWireBackendMessage::CommandComplete(tag.into()))
                 .await?;
         }
+        Output::CopyIn(target) => return Ok(Some(target)),
+        Output::CopyOut {
+            schema,
+            stream,
+            format,
+        } => {
+            let zone = session.zone().clone();
+            if let Err(e) = crate::copy::send_copy_out(client, schema, stream, &format, &zone).await
+            {
+                session.statement_failed();
+                return Err(e);
+            }
+        }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// A statement prepared with Parse: its syntax tree and what Describe reports.
@@ -797,7 +840,10 @@ impl ExtendedQueryHandler for Handler {
         let outcome = self.execute_portal(client, &portal, max_rows).await;
         let session = self.conn.session.lock().await;
         client.set_transaction_status(status(&session));
-        client.set_state(PgWireConnectionState::ReadyForQuery);
+        // A COPY FROM STDIN started: the data comes next, CopyDone ends it.
+        if !matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
+            client.set_state(PgWireConnectionState::ReadyForQuery);
+        }
         outcome
     }
 
@@ -908,6 +954,24 @@ impl Handler {
                     );
                     response.set_command_tag(&tag);
                     *state = PortalExecutionState::Suspended(response);
+                }
+                Output::CopyIn(target) => {
+                    *state = PortalExecutionState::Finished;
+                    return crate::copy::start_copy_in(client, self, target, true).await;
+                }
+                Output::CopyOut {
+                    schema,
+                    stream,
+                    format,
+                } => {
+                    *state = PortalExecutionState::Finished;
+                    if let Err(e) =
+                        crate::copy::send_copy_out(client, schema, stream, &format, &zone).await
+                    {
+                        self.conn.session.lock().await.statement_failed();
+                        return Err(e);
+                    }
+                    return Ok(());
                 }
             }
         }

@@ -1,6 +1,7 @@
 //! Partita's PostgreSQL server: the only crate that knows pgwire, SQLSTATE codes, sockets and
 //! command-line flags.
 
+pub mod copy;
 pub mod encode;
 pub mod errors;
 pub mod handler;

@@ -83,6 +83,18 @@ pub enum Error {
         allowed: String,
     },
 
+    /// Malformed COPY data (22P04).
+    #[error("{0}")]
+    BadCopyData(String),
+
+    /// An error and where it happened ("COPY t, line 3"), sent as the error's context.
+    #[error("{source}")]
+    Context {
+        context: String,
+        #[source]
+        source: Box<Error>,
+    },
+
     /// A bug in Partita.
     #[error("internal error (this is a bug): {0}")]
     Internal(String),

@@ -6,6 +6,7 @@
 
 pub mod classify;
 pub mod convert;
+pub mod copy;
 pub mod cursor;
 pub mod ddl;
 pub mod dml;

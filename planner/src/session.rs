@@ -71,6 +71,14 @@ pub enum Output {
     },
     /// A complete command tag ("CREATE TABLE", "INSERT 0 3", "BEGIN").
     Command(String),
+    /// COPY FROM STDIN: the client sends the data next (see `crate::copy`).
+    CopyIn(crate::copy::CopyIn),
+    /// COPY TO STDOUT: rows to send in the COPY format.
+    CopyOut {
+        schema: SchemaRef,
+        stream: SendableRecordBatchStream,
+        format: crate::copy::CopyFormat,
+    },
 }
 
 impl Output {
@@ -505,6 +513,7 @@ impl Session {
                 object_type: ObjectType::Table | ObjectType::Index | ObjectType::MaterializedView,
                 ..
             } => self.run_write(stmt).await,
+            Statement::Copy { .. } => Box::pin(crate::copy::copy(self, &stmt)).await,
             Statement::Set(set) => self.set(set),
             Statement::Reset(reset) => self.reset(reset.reset),
             Statement::Declare { stmts } => self.declare(stmts).await,
