@@ -64,7 +64,7 @@ where
     Ok(())
 }
 
-/// Sends a COPY TO STDOUT result: one CopyData message per batch of rows.
+/// Sends a COPY TO STDOUT result: one CopyData message per row.
 pub async fn send_copy_out<C>(
     client: &mut C,
     schema: SchemaRef,
@@ -106,13 +106,16 @@ where
     }
     while let Some(batch) = stream.next().await {
         let batch = batch.map_err(|e| to_pg_error(&planner::Error::DataFusion(e)))?;
-        let mut out = Vec::new();
+        // One CopyData per row, as PostgreSQL sends (clients such as psycopg rely on it).
         for r in 0..batch.num_rows() {
+            let mut out = Vec::new();
             for (c, column) in batch.columns().iter().enumerate() {
                 if c > 0 {
                     out.push(format.delimiter);
                 }
-                if column.is_null(r) {
+                if column.is_null(r)
+                    || column.data_type() == &datafusion::arrow::datatypes::DataType::Null
+                {
                     planner::copy::encode_field(format, None, &mut out);
                     continue;
                 }
@@ -126,8 +129,6 @@ where
             }
             out.push(b'\n');
             rows += 1;
-        }
-        if !out.is_empty() {
             client
                 .feed(PgWireBackendMessage::CopyData(CopyData::new(out.into())))
                 .await?;

@@ -31,6 +31,8 @@ pub fn pg_type(field: &Field) -> Type {
             "json" => return Type::JSON,
             "jsonb" => return Type::JSONB,
             "oid" => return Type::OID,
+            "int2vector" => return Type::INT2_VECTOR,
+            "oidvector" => return Type::OID_VECTOR,
             "name" => return Type::NAME,
             "\"char\"" => return Type::CHAR,
             _ => {}
@@ -151,7 +153,7 @@ pub fn encode_batch(
     for r in 0..batch.num_rows() {
         let mut data = BytesMut::with_capacity(columns.len() * 12);
         for (c, array) in columns.iter().enumerate() {
-            if array.is_null(r) {
+            if array.is_null(r) || array.data_type() == &DataType::Null {
                 data.put_i32(-1);
                 continue;
             }
@@ -182,6 +184,15 @@ pub fn encode_batch(
             } else {
                 scratch.clear();
                 encode_text(array, r, zone, &mut scratch)?;
+                if matches!(
+                    fields.get(c).map(|f| f.datatype()),
+                    Some(&Type::INT2_VECTOR | &Type::OID_VECTOR)
+                ) {
+                    // int2vector and oidvector print as "1 2 3".
+                    scratch = scratch
+                        .trim_matches(|c| c == '{' || c == '}')
+                        .replace(',', " ");
+                }
                 data.put_i32(scratch.len() as i32);
                 data.put_slice(scratch.as_bytes());
             }

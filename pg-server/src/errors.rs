@@ -46,6 +46,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::Canceled => "57014",
         Error::ScanClassNotAllowed { .. } => "54000",
         Error::BadCopyData(_) => "22P04",
+        Error::UnknownSavepoint(_) => "3B001",
         Error::Context { source, .. } => sql_state(source),
         Error::Internal(_) => "XX000",
     }

@@ -53,6 +53,8 @@ use std::sync::{Arc, LazyLock};
 /// One client connection's state.
 pub struct Connection {
     pub(crate) session: tokio::sync::Mutex<Session>,
+    /// Names of the statements the client prepared (Parse), for DEALLOCATE.
+    prepared: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The COPY FROM STDIN in progress, if any.
     pub(crate) copy: tokio::sync::Mutex<Option<crate::copy::CopyState>>,
     /// The session's interrupt, reachable without the session lock (which the running
@@ -67,6 +69,7 @@ impl Connection {
             interrupt: session.interrupt(),
             session: tokio::sync::Mutex::new(session),
             copy: Default::default(),
+            prepared: Default::default(),
             cancels,
         }
     }
@@ -321,6 +324,14 @@ impl SimpleQueryHandler for Handler {
                         "COPY FROM STDIN followed by other statements in one query".into(),
                     )));
                 }
+                if let Some(tag) = self.deallocate(client, &stmt) {
+                    client
+                        .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                            tag?,
+                        )))
+                        .await?;
+                    continue;
+                }
                 // A cancel sets the session's interrupt; the statement stops at its next
                 // check and ends through the usual error path (implicit transaction rolled
                 // back, transaction block marked failed).
@@ -365,6 +376,41 @@ impl SimpleQueryHandler for Handler {
         Err(PgWireError::ApiError(
             "on_query handles simple queries".into(),
         ))
+    }
+}
+
+impl Handler {
+    fn prepared(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+        self.conn.prepared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// DEALLOCATE [PREPARE] name | ALL: prepared statements live in the connection's
+    /// portal store, not in the session. `None` for any other statement.
+    fn deallocate<C>(&self, client: &mut C, stmt: &Statement) -> Option<PgWireResult<String>>
+    where
+        C: ClientPortalStore,
+        C::PortalStore: PortalStore,
+    {
+        let Statement::Deallocate { name, .. } = stmt else {
+            return None;
+        };
+        let mut prepared = self.prepared();
+        if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
+            for n in prepared.drain() {
+                client.portal_store().rm_statement(&n);
+            }
+            return Some(Ok("DEALLOCATE ALL".into()));
+        }
+        let n = sql::ddl::normalize_ident(name);
+        if !prepared.remove(&n) {
+            return Some(Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+                "ERROR".into(),
+                "26000".into(),
+                format!("prepared statement \"{n}\" does not exist"),
+            )))));
+        }
+        client.portal_store().rm_statement(&n);
+        Some(Ok("DEALLOCATE".into()))
     }
 }
 
@@ -556,6 +602,20 @@ fn param_sql_type(ty: &Type) -> Option<SqlType> {
 }
 
 /// A parameter's value as text, decoding the binary format of its type.
+/// A date parameter with a zone offset (pgjdbc sends `2024-03-02 +00`): PostgreSQL reads
+/// the date and ignores the offset.
+fn date_without_zone(text: String) -> String {
+    match text.trim().rsplit_once(' ') {
+        Some((date, zone))
+            if zone.starts_with(['+', '-'])
+                && zone[1..].chars().all(|c| c.is_ascii_digit() || c == ':') =>
+        {
+            date.to_string()
+        }
+        _ => text,
+    }
+}
+
 fn param_text(bytes: &Bytes, ty: &Type, binary: bool) -> PgWireResult<String> {
     let bad = |what: &str| {
         to_pg_error(&planner::Error::InvalidText {
@@ -564,7 +624,11 @@ fn param_text(bytes: &Bytes, ty: &Type, binary: bool) -> PgWireResult<String> {
         })
     };
     if !binary {
-        return String::from_utf8(bytes.to_vec()).map_err(|_| bad("not UTF-8"));
+        let text = String::from_utf8(bytes.to_vec()).map_err(|_| bad("not UTF-8"))?;
+        if *ty == Type::DATE {
+            return Ok(date_without_zone(text));
+        }
+        return Ok(text);
     }
     let b = bytes.as_ref();
     let arr = |n: usize| -> PgWireResult<&[u8]> {
@@ -716,6 +780,9 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let name = message.name.as_deref().unwrap_or(DEFAULT_NAME).to_owned();
+        if name != DEFAULT_NAME {
+            self.prepared().insert(name.clone());
+        }
         match StoredStatement::parse(client, &message, self.query_parser()).await? {
             Some(stmt) => client.portal_store().put_statement(Arc::new(stmt)),
             None => client.portal_store().put_empty_statement(&name),
@@ -787,7 +854,14 @@ impl ExtendedQueryHandler for Handler {
                     (None, r.fields().to_vec())
                 }
                 Some(Entry::Empty) => (None, vec![]),
-                None => return Err(PgWireError::PortalNotFound(name.to_owned())),
+                None => {
+                    // A cursor DECLAREd in SQL is a portal too.
+                    let schema = self.conn.session.lock().await.cursor_schema(name);
+                    match schema {
+                        Some(schema) => (None, field_infos(&schema, |_| FieldFormat::Text)),
+                        None => return Err(PgWireError::PortalNotFound(name.to_owned())),
+                    }
+                }
             },
             other => return Err(PgWireError::InvalidTargetType(other)),
         };
@@ -912,12 +986,22 @@ impl Handler {
     ) -> PgWireResult<()>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Prepared>,
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let state = portal.state();
         let mut state = state.lock().await;
         if matches!(*state, PortalExecutionState::Initial) {
+            if let Some(tag) = self.deallocate(client, &portal.statement.statement.stmt) {
+                client
+                    .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                        tag?,
+                    )))
+                    .await?;
+                *state = PortalExecutionState::Finished;
+                return Ok(());
+            }
             let params = bind_params(portal)?;
             let mut session = self.conn.session.lock().await;
             let output = execute_guarded(

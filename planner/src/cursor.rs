@@ -23,6 +23,14 @@ pub(crate) struct Cursor {
     pub hold: bool,
 }
 
+impl Session {
+    /// The row schema of the SQL cursor `name` (a DECLAREd cursor is a portal: clients
+    /// describe it by name).
+    pub fn cursor_schema(&self, name: &str) -> Option<SchemaRef> {
+        self.cursors.get(name).map(|c| Arc::clone(&c.schema))
+    }
+}
+
 impl Cursor {
     /// Up to `n` next rows (`None`: all that remain).
     async fn take(&mut self, n: Option<usize>) -> Result<Vec<RecordBatch>> {

@@ -83,6 +83,9 @@ pub enum Error {
         allowed: String,
     },
 
+    #[error("savepoint \"{0}\" does not exist")]
+    UnknownSavepoint(String),
+
     /// Malformed COPY data (22P04).
     #[error("{0}")]
     BadCopyData(String),

@@ -189,6 +189,7 @@ impl Session {
         let spec = key_range(&def, &qualifier, s.selection.as_ref()?)?;
         let allowed = self
             .setting("partita.max_scan_class")
+            .as_deref()
             .and_then(ScanClass::from_setting)
             .unwrap_or(ScanClass::Full);
         if spec.class != ScanClass::RowRange

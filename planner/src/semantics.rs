@@ -44,3 +44,34 @@ impl AnalyzerRule for PostgresSemantics {
         .map(|t| t.data)
     }
 }
+
+/// PostgreSQL types an integer constant that fits in 32 bits as `integer`, DataFusion as
+/// BIGINT. A constant that is a result column of the statement (`SELECT 1 AS one`, which
+/// drivers read as a number or as text depending on its type) gets PostgreSQL's type.
+pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
+    use datafusion::sql::sqlparser::ast::{self, Expr, SelectItem, SetExpr, Statement, Value};
+    let Statement::Query(q) = stmt else {
+        return;
+    };
+    let SetExpr::Select(select) = q.body.as_mut() else {
+        return;
+    };
+    for item in &mut select.projection {
+        let (SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. }) = item else {
+            continue;
+        };
+        if let Expr::Value(v) = e
+            && let Value::Number(n, false) = &v.value
+            && n.parse::<i32>().is_ok()
+        {
+            let literal = std::mem::replace(e, Expr::value(Value::Null));
+            *e = Expr::Cast {
+                kind: ast::CastKind::DoubleColon,
+                expr: Box::new(literal),
+                data_type: ast::DataType::Integer(None),
+                array: false,
+                format: None,
+            };
+        }
+    }
+}

@@ -117,6 +117,8 @@ pub struct Param {
 pub(crate) struct OpenTxn {
     pub txn: SharedTxn,
     pub failed: bool,
+    /// SAVEPOINTs, oldest first: name, the transaction's writes and catalog changes then.
+    pub savepoints: Vec<(String, storage::Savepoint, CatalogChanges)>,
 }
 
 pub struct Session {
@@ -124,7 +126,7 @@ pub struct Session {
     pub(crate) ctx: SessionContext,
     pub(crate) scope: Arc<Mutex<StatementScope>>,
     pub(crate) txn: Option<OpenTxn>,
-    settings: BTreeMap<String, String>,
+    settings: Settings,
     notices: Vec<String>,
     pub(crate) cursors: std::collections::HashMap<String, crate::cursor::Cursor>,
     pub(crate) interrupt: Interrupt,
@@ -189,6 +191,7 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("client_encoding", "UTF8"),
     ("client_min_messages", "notice"),
     ("datestyle", "ISO, MDY"),
+    ("default_table_access_method", "partita"),
     ("default_transaction_isolation", "serializable"),
     ("extra_float_digits", "1"),
     ("integer_datetimes", "on"),
@@ -208,6 +211,70 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("transaction_isolation", "serializable"),
     ("transaction_read_only", "off"),
 ];
+
+/// The session's settings (SET, SHOW), shared with its `current_setting()` function.
+#[derive(Clone)]
+pub(crate) struct Settings(Arc<std::sync::RwLock<BTreeMap<String, String>>>);
+
+impl Settings {
+    fn defaults() -> Settings {
+        Settings(Arc::new(std::sync::RwLock::new(
+            DEFAULT_SETTINGS
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )))
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<String> {
+        self.0
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    fn insert(&self, name: String, value: String) {
+        self.0
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name, value);
+    }
+
+    fn contains_key(&self, name: &str) -> bool {
+        self.0
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(name)
+    }
+}
+
+/// `current_setting(name)`: what SHOW name shows; an unknown name is 42704.
+fn current_setting_function(settings: Settings) -> datafusion::logical_expr::ScalarUDF {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::common::ScalarValue;
+    use datafusion::logical_expr::{ColumnarValue, Volatility, create_udf};
+    create_udf(
+        "current_setting",
+        vec![DataType::Utf8],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(move |args: &[ColumnarValue]| {
+            let ColumnarValue::Scalar(ScalarValue::Utf8(Some(name))) = &args[0] else {
+                return Err(datafusion::error::DataFusionError::Plan(
+                    "current_setting needs a constant name".into(),
+                ));
+            };
+            let name = name.to_ascii_lowercase();
+            match settings.get(&name) {
+                Some(v) => Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(v)))),
+                None => Err(datafusion::error::DataFusionError::External(Box::new(
+                    Error::UnknownSetting(name),
+                ))),
+            }
+        }),
+    )
+}
 
 /// `SELECT version()` answers this.
 pub fn version_string() -> String {
@@ -265,6 +332,8 @@ impl Session {
         }
         ctx.register_catalog("partita", Arc::new(catalog));
         crate::pg_catalog::register(&ctx, &db.catalog, &scope);
+        let settings = Settings::defaults();
+        ctx.register_udf(current_setting_function(settings.clone()));
         crate::functions::register(&ctx);
         ctx.register_udtf(
             "partita_check",
@@ -278,10 +347,7 @@ impl Session {
             ctx,
             scope,
             txn: None,
-            settings: DEFAULT_SETTINGS
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            settings,
             notices: Vec::new(),
             cursors: Default::default(),
             interrupt,
@@ -352,10 +418,8 @@ impl Session {
         std::mem::take(&mut self.notices)
     }
 
-    pub fn setting(&self, name: &str) -> Option<&str> {
-        self.settings
-            .get(&name.to_ascii_lowercase())
-            .map(String::as_str)
+    pub fn setting(&self, name: &str) -> Option<String> {
+        self.settings.get(&name.to_ascii_lowercase())
     }
 
     /// Runs one statement with bound parameters.
@@ -514,6 +578,12 @@ impl Session {
                 ..
             } => self.run_write(stmt).await,
             Statement::Copy { .. } => Box::pin(crate::copy::copy(self, &stmt)).await,
+            Statement::Savepoint { name } => self.savepoint(&name),
+            Statement::ReleaseSavepoint { name } => self.release_savepoint(&name),
+            Statement::Rollback {
+                savepoint: Some(name),
+                ..
+            } => self.rollback_to_savepoint(&name),
             Statement::Set(set) => self.set(set),
             Statement::Reset(reset) => self.reset(reset.reset),
             Statement::Declare { stmts } => self.declare(stmts).await,
@@ -537,6 +607,7 @@ impl Session {
             self.txn = Some(OpenTxn {
                 txn: Arc::new(Mutex::new(Some(self.db.store.begin()))),
                 failed: false,
+                savepoints: Vec::new(),
             });
         }
         Output::Command("BEGIN".into())
@@ -587,6 +658,61 @@ impl Session {
         Output::Command("ROLLBACK".into())
     }
 
+    /// SAVEPOINT name: remembers the transaction's writes and DDL so far.
+    fn savepoint(&mut self, name: &ast::Ident) -> Result<Output> {
+        let name = sql::ddl::normalize_ident(name);
+        let changes = self
+            .scope
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .changes
+            .clone();
+        let Some(open) = self.txn.as_mut() else {
+            return Err(Error::NoTransaction("SAVEPOINT".into()));
+        };
+        let point = crate::provider::with_txn(&open.txn, |t| Ok(t.savepoint()))?;
+        open.savepoints.push((name, point, changes));
+        Ok(Output::Command("SAVEPOINT".into()))
+    }
+
+    /// The position of the newest savepoint called `name`.
+    fn find_savepoint(&self, name: &ast::Ident, statement: &str) -> Result<usize> {
+        let name = sql::ddl::normalize_ident(name);
+        let open = self
+            .txn
+            .as_ref()
+            .ok_or_else(|| Error::NoTransaction(statement.into()))?;
+        open.savepoints
+            .iter()
+            .rposition(|(n, ..)| *n == name)
+            .ok_or(Error::UnknownSavepoint(name))
+    }
+
+    /// RELEASE SAVEPOINT name: forgets it and every later savepoint, keeping the writes.
+    fn release_savepoint(&mut self, name: &ast::Ident) -> Result<Output> {
+        let at = self.find_savepoint(name, "RELEASE SAVEPOINT")?;
+        if let Some(open) = self.txn.as_mut() {
+            open.savepoints.truncate(at);
+        }
+        Ok(Output::Command("RELEASE".into()))
+    }
+
+    /// ROLLBACK TO SAVEPOINT name: undoes what the transaction did since, ends the failed
+    /// state, and keeps the savepoint.
+    fn rollback_to_savepoint(&mut self, name: &ast::Ident) -> Result<Output> {
+        let at = self.find_savepoint(name, "ROLLBACK TO SAVEPOINT")?;
+        let Some(open) = self.txn.as_mut() else {
+            return Err(Error::NoTransaction("ROLLBACK TO SAVEPOINT".into()));
+        };
+        open.savepoints.truncate(at + 1);
+        let (_, point, changes) = &open.savepoints[at];
+        crate::provider::with_txn(&open.txn, |t| t.rollback_to(point))?;
+        open.failed = false;
+        self.scope.lock().unwrap_or_else(|e| e.into_inner()).changes = changes.clone();
+        self.kept_plans.clear();
+        Ok(Output::Command("ROLLBACK".into()))
+    }
+
     /// Clears the statement scope at the end of a transaction; returns its catalog changes.
     fn end_scope(&mut self) -> CatalogChanges {
         self.cursors.retain(|_, c| c.hold);
@@ -607,6 +733,7 @@ impl Session {
         scope.max_class = match self.guard_scans {
             true => self
                 .setting("partita.max_scan_class")
+                .as_deref()
                 .and_then(ScanClass::from_setting)
                 .unwrap_or(ScanClass::Full),
             false => ScanClass::Full,
@@ -635,6 +762,7 @@ impl Session {
         // Again here: describe() plans statements that never went through execute().
         crate::naming::name_function_columns(&mut stmt);
         crate::numeric::rewrite_numeric_casts(&mut stmt);
+        crate::semantics::int4_result_constants(&mut stmt);
         self.expand_wildcards(&mut stmt);
         self.begin_statement(mentions_system_column(&stmt));
         let state = self.ctx.state();
@@ -671,6 +799,7 @@ impl Session {
             self.txn = Some(OpenTxn {
                 txn: Arc::new(Mutex::new(Some(self.db.store.begin()))),
                 failed: false,
+                savepoints: Vec::new(),
             });
             let result = self.exec_write(&stmt).await;
             let open = self.txn.take().expect("set above");
@@ -715,7 +844,7 @@ impl Session {
 
     /// `partita.fast_path` (on by default): key-only statements skip DataFusion.
     pub(crate) fn fast_path_on(&self) -> bool {
-        self.setting("partita.fast_path") != Some("off")
+        self.setting("partita.fast_path").as_deref() != Some("off")
     }
 
     async fn exec_write(&mut self, stmt: &Statement) -> Result<dml::WriteResult> {
@@ -887,7 +1016,6 @@ impl Session {
         let value = self
             .settings
             .get(&name)
-            .cloned()
             .ok_or_else(|| Error::UnknownSetting(name.clone()))?;
         let batch = datafusion::arrow::array::RecordBatch::try_new(
             Arc::new(datafusion::arrow::datatypes::Schema::new(vec![

@@ -78,10 +78,11 @@ fn outer_references(q: &Query, outer: &HashSet<String>) -> Vec<Vec<Ident>> {
             ControlFlow::Continue(())
         }
         fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            // `t.c`, or `schema.t.c` (`pg_catalog.pg_attribute.attnum`).
             if let Expr::CompoundIdentifier(parts) = e
-                && parts.len() == 2
+                && (parts.len() == 2 || parts.len() == 3)
             {
-                let q = parts[0].value.to_lowercase();
+                let q = parts[parts.len() - 2].value.to_lowercase();
                 let shadowed = self.inner.iter().any(|s| s.contains(&q));
                 if !shadowed && self.outer.contains(&q) && !self.found.contains(parts) {
                     self.found.push(parts.clone());

@@ -28,5 +28,5 @@ pub use store::{
     CATALOG_KEYSPACE, CommitInfo, KeyspaceDef, KeyspaceKind, ReadView, Row, RowIter, Store,
     StoreOptions,
 };
-pub use txn::Transaction;
+pub use txn::{Savepoint, Transaction};
 pub use value::{Decimal, ScalarType, Value, ValueRef};

@@ -256,6 +256,31 @@ impl Transaction {
         self.abandon();
     }
 
+    /// The transaction's writes as they are now, to return to with `rollback_to` (SQL's
+    /// SAVEPOINT). Reads are kept either way: having read more only makes the commit check
+    /// stricter.
+    pub fn savepoint(&self) -> Savepoint {
+        Savepoint {
+            writes: self.writes.clone(),
+            created: self.created.clone(),
+            dropped: self.dropped.clone(),
+        }
+    }
+
+    /// Undoes every write, keyspace creation and drop made since `savepoint`.
+    pub fn rollback_to(&mut self, savepoint: &Savepoint) -> Result<()> {
+        self.check_active()?;
+        for def in &self.created {
+            if !savepoint.created.iter().any(|d| d.id == def.id) {
+                let _ = self.store.engine.drop_keyspace(def.id);
+            }
+        }
+        self.writes = savepoint.writes.clone();
+        self.created = savepoint.created.clone();
+        self.dropped = savepoint.dropped.clone();
+        Ok(())
+    }
+
     fn abandon(&mut self) {
         if self.active {
             self.active = false;
@@ -265,6 +290,14 @@ impl Transaction {
             }
         }
     }
+}
+
+/// A point in a transaction to roll back to (see `Transaction::savepoint`).
+#[derive(Clone)]
+pub struct Savepoint {
+    writes: WriteSet,
+    created: Vec<KeyspaceDef>,
+    dropped: Vec<KeyspaceId>,
 }
 
 impl Drop for Transaction {

@@ -3,8 +3,8 @@
 //! OID-alias casts are rewritten into (`'t'::regclass` is `partita_regclass('t')`).
 
 use super::tables::{
-    Relation, Snapshot, builtin_type, builtin_type_oid, index_definition, namespace_named,
-    primary_key_columns, view_definition,
+    Relation, Snapshot, builtin_type, builtin_type_oid, catalog_table_oid, index_definition,
+    namespace_named, primary_key_columns, view_definition,
 };
 use super::*;
 use crate::schema::StatementScope;
@@ -137,6 +137,38 @@ fn utf8(v: Option<String>) -> ScalarValue {
     ScalarValue::Utf8(v)
 }
 
+/// A value as JSON text (`json_build_object`'s arguments).
+fn json_value(v: &ScalarValue) -> String {
+    if v.is_null() {
+        return "null".into();
+    }
+    match v {
+        ScalarValue::Boolean(Some(b)) => b.to_string(),
+        ScalarValue::Int8(_)
+        | ScalarValue::Int16(_)
+        | ScalarValue::Int32(_)
+        | ScalarValue::Int64(_)
+        | ScalarValue::Float32(_)
+        | ScalarValue::Float64(_)
+        | ScalarValue::Decimal128(..) => v.to_string(),
+        other => {
+            let text = other.to_string();
+            let mut out = String::from("\"");
+            for c in text.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+            out
+        }
+    }
+}
+
 /// `format_type(oid, typmod)`: the type's SQL name with its modifier.
 pub fn format_type(type_oid: i64, typmod: Option<i64>) -> String {
     let modifier = typmod.filter(|&m| m >= 4).map(|m| m - 4);
@@ -203,6 +235,7 @@ pub fn register(ctx: &SessionContext, catalog: &Catalog, scope: &Arc<Mutex<State
         "pg_table_is_visible",
         "pg_type_is_visible",
         "pg_function_is_visible",
+        "pg_collation_is_visible",
         "has_table_privilege",
         "has_schema_privilege",
         "has_database_privilege",
@@ -216,6 +249,23 @@ pub fn register(ctx: &SessionContext, catalog: &Catalog, scope: &Arc<Mutex<State
             Box::new(|_, _| Ok(ScalarValue::Boolean(Some(true)))),
         );
     }
+    add(
+        "json_build_object",
+        Utf8,
+        Box::new(|_, a| {
+            let mut out = String::from("{");
+            for (i, pair) in a.chunks(2).enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&json_value(&pair[0]));
+                out.push_str(" : ");
+                out.push_str(&pair.get(1).map_or_else(|| "null".into(), json_value));
+            }
+            out.push('}');
+            Ok(ScalarValue::Utf8(Some(out)))
+        }),
+    );
     add(
         "pg_relation_is_publishable",
         Boolean,
@@ -339,8 +389,12 @@ pub fn register(ctx: &SessionContext, catalog: &Catalog, scope: &Arc<Mutex<State
             if let Ok(n) = bare.parse::<i32>() {
                 return Ok(ScalarValue::Int32(Some(n)));
             }
-            match s.relation_named(&bare) {
-                Some(r) => Ok(ScalarValue::Int32(Some(r.oid()))),
+            match s
+                .relation_named(&bare)
+                .map(|r| r.oid())
+                .or_else(|| catalog_table_oid(&bare))
+            {
+                Some(oid) => Ok(ScalarValue::Int32(Some(oid))),
                 None => Err(DataFusionError::External(Box::new(
                     crate::error::Error::Sql(sql::Error::UnknownTable(bare)),
                 ))),
@@ -371,6 +425,30 @@ pub fn register(ctx: &SessionContext, catalog: &Catalog, scope: &Arc<Mutex<State
                     crate::error::Error::Sql(sql::Error::UnknownType(bare)),
                 ))),
             }
+        }),
+    );
+    // to_regclass / to_regtype: the OID, or NULL when there is no such relation or type.
+    add(
+        "to_regclass",
+        Int32,
+        Box::new(|s, a| {
+            let name = string(a.first()).unwrap_or_default();
+            let bare = name.rsplit('.').next().unwrap_or("").trim_matches('"');
+            Ok(ScalarValue::Int32(
+                s.relation_named(bare)
+                    .map(|r| r.oid())
+                    .or_else(|| catalog_table_oid(bare)),
+            ))
+        }),
+    );
+    add(
+        "to_regtype",
+        Int32,
+        Box::new(|_, a| {
+            let name = string(a.first()).unwrap_or_default();
+            Ok(ScalarValue::Int32(builtin_type_oid(
+                name.trim_start_matches("pg_catalog."),
+            )))
         }),
     );
     add(

@@ -38,6 +38,7 @@ const EMPTY_CATALOGS: &[&str] = &[
     "pg_publication_rel",
     "pg_range",
     "pg_rewrite",
+    "pg_sequence",
     "pg_shdescription",
     "pg_statistic_ext",
     "pg_trigger",
@@ -93,6 +94,46 @@ fn empty_select(select: &ast::Select) -> bool {
     })
 }
 
+/// Whether the SELECT aggregates (an aggregate over no rows still gives a row).
+fn aggregates(select: &ast::Select) -> bool {
+    struct Finder(bool);
+    impl Visitor for Finder {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            if let Expr::Function(f) = e
+                && let Some(name) = idents(&f.name).last()
+                && matches!(
+                    name.as_str(),
+                    "count"
+                        | "sum"
+                        | "avg"
+                        | "min"
+                        | "max"
+                        | "array_agg"
+                        | "string_agg"
+                        | "bool_and"
+                        | "bool_or"
+                        | "every"
+                        | "json_agg"
+                        | "jsonb_agg"
+                        | "json_object_agg"
+                        | "jsonb_object_agg"
+                )
+            {
+                self.0 = true;
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut f =
+        Finder(!matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty()));
+    for item in &select.projection {
+        let _ = item.visit(&mut f);
+    }
+    f.0
+}
+
 fn contains_subquery(e: &Expr) -> bool {
     struct Finder(bool);
     impl Visitor for Finder {
@@ -144,6 +185,15 @@ impl VisitorMut for EmptyPruner {
     }
 
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        // A scalar subquery over an empty catalog is NULL (unless it aggregates).
+        if let Expr::Subquery(q) = e
+            && let SetExpr::Select(s) = q.body.as_ref()
+            && empty_select(s)
+            && !aggregates(s)
+        {
+            *e = Expr::value(Value::Null);
+            return ControlFlow::Continue(());
+        }
         if let Expr::Function(f) = e
             && idents(&f.name) == ["array"]
             && let FunctionArguments::Subquery(q) = &f.args
@@ -423,6 +473,33 @@ impl VisitorMut for Normalizer {
         match e {
             Expr::Function(f) => {
                 strip_pg_catalog(&mut f.name);
+                // information_schema._pg_expandarray(a): the elements with their
+                // positions, as (…).x and (…).n; the call itself stands for the elements.
+                if idents(&f.name)
+                    .last()
+                    .is_some_and(|n| n == "_pg_expandarray")
+                    && let FunctionArguments::List(list) = &f.args
+                    && let [FunctionArg::Unnamed(FunctionArgExpr::Expr(array))] =
+                        list.args.as_slice()
+                {
+                    *e = call("unnest", vec![array.clone()]);
+                    return ControlFlow::Continue(());
+                }
+                // generate_subscripts(a, 1) → unnest(generate_series(1, array_length(a, 1))),
+                // zipped with the other set-returning functions of the select list.
+                if idents(&f.name) == ["generate_subscripts"]
+                    && let FunctionArguments::List(list) = &f.args
+                    && list.args.len() == 2
+                    && let (
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(array)),
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(dim)),
+                    ) = (&list.args[0], &list.args[1])
+                {
+                    let length = call("array_length", vec![array.clone(), dim.clone()]);
+                    let one = Expr::value(Value::Number("1".into(), false));
+                    *e = call("unnest", vec![call("generate_series", vec![one, length])]);
+                    return ControlFlow::Continue(());
+                }
                 if let FunctionArguments::Subquery(q) = &f.args
                     && idents(&f.name) == ["array"]
                     && let Some(rewritten) = array_subquery(q)
@@ -442,6 +519,43 @@ impl VisitorMut for Normalizer {
                     } else if let Some(array) = text_array(left) {
                         **left = array;
                     }
+                }
+            }
+            Expr::CompoundFieldAccess { root, access_chain }
+                if self.catalog_query && access_chain.len() == 1 =>
+            {
+                let ast::AccessExpr::Dot(Expr::Identifier(key)) = &access_chain[0] else {
+                    return ControlFlow::Continue(());
+                };
+                let mut inner = root.as_ref();
+                while let Expr::Nested(x) = inner {
+                    inner = x;
+                }
+                let unnested = match inner {
+                    Expr::Function(f) if idents(&f.name) == ["unnest"] => match &f.args {
+                        FunctionArguments::List(list) => match list.args.as_slice() {
+                            [FunctionArg::Unnamed(FunctionArgExpr::Expr(array))] => {
+                                Some(array.clone())
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                match (unnested, key.value.to_lowercase().as_str()) {
+                    (Some(array), "n") => {
+                        let length = call(
+                            "array_length",
+                            vec![array, Expr::value(Value::Number("1".into(), false))],
+                        );
+                        let one = Expr::value(Value::Number("1".into(), false));
+                        *e = call("unnest", vec![call("generate_series", vec![one, length])]);
+                    }
+                    (Some(array), "x") => *e = call("unnest", vec![array]),
+                    // (keys).x of a column that already holds the elements.
+                    (None, "x") => *e = inner.clone(),
+                    _ => {}
                 }
             }
             Expr::Collate { expr, .. } => {

@@ -139,10 +139,14 @@ enum Kind {
     Bool,
     I16,
     I32,
+    I64,
     F32,
     OidArray,
     TextArray,
     I16Array,
+    /// int2vector and oidvector: arrays in queries, space-separated text on the wire.
+    I16Vector,
+    OidVector,
 }
 
 impl Kind {
@@ -155,10 +159,16 @@ impl Kind {
             Kind::Bool => (DataType::Boolean, None),
             Kind::I16 => (DataType::Int16, None),
             Kind::I32 => (DataType::Int32, None),
+            Kind::I64 => (DataType::Int64, None),
             Kind::F32 => (DataType::Float32, None),
             Kind::OidArray => (DataType::new_list(DataType::Int32, true), None),
             Kind::TextArray => (DataType::new_list(DataType::Utf8, true), None),
             Kind::I16Array => (DataType::new_list(DataType::Int16, true), None),
+            Kind::I16Vector => (
+                DataType::new_list(DataType::Int16, true),
+                Some("int2vector"),
+            ),
+            Kind::OidVector => (DataType::new_list(DataType::Int32, true), Some("oidvector")),
         };
         let field = Field::new(name, ty, true);
         match pg {
@@ -492,6 +502,7 @@ pub const PG_CATALOG_TABLES: &[&str] = &[
     "pg_inherits",
     "pg_matviews",
     "pg_namespace",
+    "pg_opclass",
     "pg_policy",
     "pg_publication",
     "pg_publication_namespace",
@@ -499,6 +510,7 @@ pub const PG_CATALOG_TABLES: &[&str] = &[
     "pg_range",
     "pg_rewrite",
     "pg_roles",
+    "pg_sequence",
     "pg_shdescription",
     "pg_statistic_ext",
     "pg_tables",
@@ -508,6 +520,29 @@ pub const PG_CATALOG_TABLES: &[&str] = &[
     "pg_user",
     "pg_views",
 ];
+
+/// The OID of catalog table `name` (PostgreSQL's own for the system catalogs clients name
+/// in `'pg_class'::regclass`, such as `pg_description.classoid` comparisons).
+pub fn catalog_table_oid(name: &str) -> Option<i32> {
+    Some(match name {
+        "pg_type" => 1247,
+        "pg_attribute" => 1249,
+        "pg_proc" => 1255,
+        "pg_class" => 1259,
+        "pg_database" => 1262,
+        "pg_am" => 2601,
+        "pg_attrdef" => 2604,
+        "pg_constraint" => 2606,
+        "pg_description" => 2609,
+        "pg_index" => 2610,
+        "pg_namespace" => 2615,
+        "pg_trigger" => 2620,
+        other => {
+            let i = PG_CATALOG_TABLES.iter().position(|t| *t == other)?;
+            12_000 + i as i32
+        }
+    })
+}
 
 const INFORMATION_SCHEMA_TABLES: &[&str] = &[
     "columns",
@@ -749,10 +784,10 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 ("indisready", Bool),
                 ("indislive", Bool),
                 ("indisreplident", Bool),
-                ("indkey", I16Array),
-                ("indcollation", OidArray),
-                ("indclass", OidArray),
-                ("indoption", I16Array),
+                ("indkey", I16Vector),
+                ("indcollation", OidVector),
+                ("indclass", OidVector),
+                ("indoption", I16Vector),
                 ("indexprs", Text),
                 ("indpred", Text),
             ],
@@ -1296,6 +1331,35 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 ("tgattr", I16Array),
                 ("tgargs", Text),
                 ("tgqual", Text),
+            ],
+            vec![],
+        ),
+        // Index operator classes: Partita's index tables order by the key encoding, with
+        // no per-column operator class to show.
+        "pg_opclass" => (
+            &[
+                ("oid", Oid),
+                ("opcmethod", Oid),
+                ("opcname", Name),
+                ("opcnamespace", Oid),
+                ("opcowner", Oid),
+                ("opcfamily", Oid),
+                ("opcintype", Oid),
+                ("opcdefault", Bool),
+                ("opckeytype", Oid),
+            ],
+            vec![],
+        ),
+        "pg_sequence" => (
+            &[
+                ("seqrelid", Oid),
+                ("seqtypid", Oid),
+                ("seqstart", Kind::I64),
+                ("seqincrement", Kind::I64),
+                ("seqmax", Kind::I64),
+                ("seqmin", Kind::I64),
+                ("seqcache", Kind::I64),
+                ("seqcycle", Bool),
             ],
             vec![],
         ),

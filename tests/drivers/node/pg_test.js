@@ -1,0 +1,50 @@
+// node-postgres (npm `pg`) against Partita: parameters, named (prepared) statements,
+// transactions and errors. Run by tests/tests/drivers.rs with the server's address.
+const { Client } = require('pg');
+const assert = require('assert');
+
+async function main() {
+  const [host, port] = process.argv.slice(2);
+  const client = new Client({ host, port: Number(port), user: 'partita', database: 'partita' });
+  await client.connect();
+  await client.query('DROP TABLE IF EXISTS transfers');
+  await client.query(
+    'CREATE TABLE transfers (account text, seq bigint, amount numeric(10,2), note text, ' +
+    'at timestamptz, PRIMARY KEY ((account), seq))');
+
+  // Parameters (text format), including NULL.
+  for (let i = 1; i <= 20; i++) {
+    await client.query('INSERT INTO transfers VALUES ($1, $2, $3, $4, $5)',
+      ['acct-1', i, (i * 10.25).toFixed(2), i % 2 ? null : `note ${i}`, new Date(Date.UTC(2024, 0, i))]);
+  }
+  let res = await client.query('SELECT seq, amount, note, at FROM transfers WHERE account = $1 AND seq = $2',
+    ['acct-1', 4]);
+  assert.deepStrictEqual(res.rows[0].amount, '41.00');
+  assert.strictEqual(res.rows[0].note, 'note 4');
+  assert.strictEqual(res.rows[0].at.toISOString(), '2024-01-04T00:00:00.000Z');
+  assert.strictEqual(res.rows[0].seq, '4'); // bigint arrives as text, as from PostgreSQL
+
+  // A named statement, parsed once and executed many times.
+  for (let i = 1; i <= 5; i++) {
+    res = await client.query({ name: 'one_transfer', text: 'SELECT amount FROM transfers WHERE account = $1 AND seq = $2', values: ['acct-1', i] });
+    assert.strictEqual(res.rows[0].amount, (i * 10.25).toFixed(2));
+  }
+  res = await client.query({ name: 'sum', text: 'SELECT count(*)::int AS n, sum(amount) AS total FROM transfers WHERE account = $1', values: ['acct-1'] });
+  assert.deepStrictEqual(res.rows[0], { n: 20, total: '2152.50' });
+
+  // Transactions and errors.
+  await client.query('BEGIN');
+  await client.query('UPDATE transfers SET amount = 0 WHERE account = $1', ['acct-1']);
+  await client.query('ROLLBACK');
+  res = await client.query('SELECT sum(amount) AS total FROM transfers');
+  assert.strictEqual(res.rows[0].total, '2152.50');
+  await assert.rejects(client.query('INSERT INTO transfers (account, seq) VALUES ($1, $2)', ['acct-1', 1]),
+    (e) => e.code === '23505');
+  await assert.rejects(client.query('SELECT nosuch FROM transfers'), (e) => e.code === '42703');
+  res = await client.query('SELECT 1 AS one');
+  assert.strictEqual(res.rows[0].one, 1);
+  await client.end();
+  console.log('node-postgres ok');
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });

@@ -1,0 +1,80 @@
+"""psycopg 3 against Partita: parameters of every kind, transactions, executemany,
+server-side cursors and COPY. Run by tests/tests/drivers.rs with the server's address."""
+
+import datetime
+import decimal
+import sys
+import uuid
+
+import psycopg
+
+host, port = sys.argv[1], int(sys.argv[2])
+conn = psycopg.connect(host=host, port=port, user="partita", dbname="partita", autocommit=True)
+
+conn.execute("DROP TABLE IF EXISTS runners")
+conn.execute(
+    "CREATE TABLE runners (race text, bib int, name varchar(40) NOT NULL, age smallint, "
+    "fee numeric(6,2), started timestamptz, born date, tag uuid, fast boolean, "
+    "PRIMARY KEY ((race), bib))"
+)
+
+# Parameters of each type, sent in binary and in text (psycopg chooses).
+row = (
+    "nyc", 1, "Ann", 34, decimal.Decimal("25.50"),
+    datetime.datetime(2024, 11, 3, 9, 30, tzinfo=datetime.timezone.utc),
+    datetime.date(1990, 5, 17), uuid.UUID("12345678-1234-5678-1234-567812345678"), True,
+)
+conn.execute("INSERT INTO runners VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", row)
+got = conn.execute("SELECT * FROM runners WHERE race = %s AND bib = %s", ("nyc", 1)).fetchone()
+assert got == row, got
+got = conn.execute(
+    "SELECT * FROM runners WHERE race = %s AND bib = %s", ("nyc", 1), binary=True
+).fetchone()
+assert got == row, got
+
+# executemany, then a transaction that commits and one that rolls back.
+with conn.cursor() as cur:
+    cur.executemany(
+        "INSERT INTO runners (race, bib, name, age) VALUES (%s, %s, %s, %s)",
+        [("nyc", i, f"runner {i}", 20 + i % 40) for i in range(2, 102)],
+    )
+assert conn.execute("SELECT count(*) FROM runners").fetchone()[0] == 101
+with conn.transaction():
+    conn.execute("UPDATE runners SET age = age + 1 WHERE race = %s AND bib = %s", ("nyc", 2))
+try:
+    with conn.transaction():
+        conn.execute("DELETE FROM runners WHERE race = 'nyc'")
+        raise RuntimeError("roll back")
+except RuntimeError:
+    pass
+assert conn.execute("SELECT count(*) FROM runners").fetchone()[0] == 101
+assert conn.execute("SELECT age FROM runners WHERE race = 'nyc' AND bib = 2").fetchone()[0] == 23
+
+# Errors carry their SQLSTATE and leave the connection usable.
+try:
+    conn.execute("INSERT INTO runners (race, bib, name) VALUES ('nyc', 1, 'dup')")
+    raise AssertionError("duplicate key accepted")
+except psycopg.errors.UniqueViolation:
+    pass
+
+# A server-side (named) cursor: DECLARE and FETCH inside a transaction.
+with conn.transaction():
+    with conn.cursor(name="by_bib") as cur:
+        cur.itersize = 7
+        cur.execute("SELECT bib FROM runners WHERE race = %s ORDER BY bib", ("nyc",))
+        bibs = [r[0] for r in cur]
+assert bibs == list(range(1, 102)), bibs
+
+# COPY in and out.
+with conn.cursor() as cur:
+    with cur.copy("COPY runners (race, bib, name) FROM STDIN") as copy:
+        for i in range(200, 250):
+            copy.write_row(("la", i, f"copied {i}"))
+    assert conn.execute("SELECT count(*) FROM runners WHERE race = 'la'").fetchone()[0] == 50
+    out = []
+    with cur.copy("COPY (SELECT bib, name FROM runners WHERE race = 'la' ORDER BY bib) TO STDOUT") as copy:
+        for r in copy.rows():
+            out.append(r)
+    assert out[0] == ("200", "copied 200") and len(out) == 50, out[:3]
+
+print("psycopg ok")

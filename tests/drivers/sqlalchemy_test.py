@@ -1,0 +1,49 @@
+"""SQLAlchemy 2 Core against Partita: reflection through the inspector (tables, columns,
+primary key, indexes), then insert and select with reflected tables."""
+
+import sys
+
+import sqlalchemy as sa
+
+host, port = sys.argv[1], sys.argv[2]
+engine = sa.create_engine(f"postgresql+psycopg://partita@{host}:{port}/partita")
+
+with engine.begin() as conn:
+    conn.execute(sa.text("DROP TABLE IF EXISTS purchases"))
+    conn.execute(sa.text(
+        "CREATE TABLE purchases (card text, device int, item varchar(30) NOT NULL, "
+        "price numeric(8,2) DEFAULT 0, PRIMARY KEY ((card), device))"))
+    conn.execute(sa.text("CREATE INDEX purchases_by_item ON purchases (item) INCLUDE (price)"))
+    conn.execute(sa.text("CREATE UNIQUE INDEX purchases_card_item ON purchases (card, item)"))
+
+inspector = sa.inspect(engine)
+assert "purchases" in inspector.get_table_names(), inspector.get_table_names()
+columns = {c["name"]: c for c in inspector.get_columns("purchases")}
+assert list(columns) == ["card", "device", "item", "price"], list(columns)
+assert isinstance(columns["device"]["type"], sa.Integer), columns["device"]
+assert isinstance(columns["item"]["type"], sa.String) and columns["item"]["type"].length == 30
+assert isinstance(columns["price"]["type"], sa.Numeric) and columns["price"]["type"].scale == 2
+assert columns["item"]["nullable"] is False and columns["price"]["nullable"] is True
+assert columns["price"]["default"] == "0", columns["price"]
+pk = inspector.get_pk_constraint("purchases")
+assert pk["constrained_columns"] == ["card", "device"], pk
+indexes = {i["name"]: i for i in inspector.get_indexes("purchases")}
+assert indexes["purchases_by_item"]["column_names"] == ["item"], indexes
+assert indexes["purchases_by_item"]["unique"] is False
+assert indexes["purchases_card_item"]["column_names"] == ["card", "item"]
+assert indexes["purchases_card_item"]["unique"] is True
+
+metadata = sa.MetaData()
+purchases = sa.Table("purchases", metadata, autoload_with=engine)
+with engine.begin() as conn:
+    conn.execute(purchases.insert(), [
+        {"card": "c1", "device": d, "item": f"item {d}", "price": d * 1.5} for d in range(15, 100)
+    ])
+with engine.connect() as conn:
+    rows = conn.execute(
+        sa.select(purchases.c.device, purchases.c.price)
+        .where(purchases.c.card == "c1", purchases.c.device >= 15, purchases.c.device < 18)
+        .order_by(purchases.c.device)
+    ).all()
+assert [(r.device, float(r.price)) for r in rows] == [(15, 22.5), (16, 24.0), (17, 25.5)], rows
+print("sqlalchemy ok")
