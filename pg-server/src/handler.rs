@@ -546,6 +546,14 @@ impl QueryParser for Parser {
                     .filter(|t| *t != Type::UNKNOWN)
                     .or_else(|| {
                         description
+                            .declared
+                            .get(i)
+                            .copied()
+                            .flatten()
+                            .map(|ty| pg_type(&ty.field("p", true)))
+                    })
+                    .or_else(|| {
+                        description
                             .params
                             .get(i)
                             .cloned()
@@ -601,7 +609,6 @@ fn param_sql_type(ty: &Type) -> Option<SqlType> {
     })
 }
 
-/// A parameter's value as text, decoding the binary format of its type.
 /// A date parameter with a zone offset (pgjdbc sends `2024-03-02 +00`): PostgreSQL reads
 /// the date and ignores the offset.
 fn date_without_zone(text: String) -> String {
@@ -616,6 +623,7 @@ fn date_without_zone(text: String) -> String {
     }
 }
 
+/// A parameter's value as text, decoding the binary format of its type.
 fn param_text(bytes: &Bytes, ty: &Type, binary: bool) -> PgWireResult<String> {
     let bad = |what: &str| {
         to_pg_error(&planner::Error::InvalidText {
@@ -664,12 +672,14 @@ fn param_text(bytes: &Bytes, ty: &Type, binary: bool) -> PgWireResult<String> {
             let rem = micros.rem_euclid(86_400_000_000);
             let (y, m, d) = crate::encode::civil_from_days(days);
             let s = rem / 1_000_000;
+            // timestamptz values are UTC instants.
             format!(
-                "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{:06}",
+                "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{:06}{}",
                 s / 3600,
                 (s / 60) % 60,
                 s % 60,
-                rem % 1_000_000
+                rem % 1_000_000,
+                if *ty == Type::TIMESTAMPTZ { "+00" } else { "" }
             )
         }
         Type::UUID => {

@@ -1138,6 +1138,14 @@ fn param_literal(param: &Param) -> Expr {
         Some(text) => Expr::Value(AstValue::SingleQuotedString(text.clone()).into()),
     };
     match param.ty {
+        // A bytea parameter is `\x…` text: a hex literal, as DataFusion's cast would keep
+        // the characters' bytes.
+        Some(sql::SqlType::Bytea) => {
+            match param.value.as_deref().and_then(|t| t.strip_prefix("\\x")) {
+                Some(hex) => Expr::Value(AstValue::HexStringLiteral(hex.to_string()).into()),
+                None => value,
+            }
+        }
         Some(ty) => Expr::Cast {
             kind: ast::CastKind::Cast,
             expr: Box::new(value),
@@ -1214,6 +1222,9 @@ pub(crate) fn rename_fields(schema: SchemaRef, renames: &[(usize, String)]) -> S
 pub struct Description {
     /// Inferred type of each `$n`, by position; `None` when the context does not say.
     pub params: Vec<Option<datafusion::arrow::datatypes::DataType>>,
+    /// The declared column type a `$n` is stored into (INSERT … VALUES), which tells uuid,
+    /// json or varchar from text.
+    pub declared: Vec<Option<sql::SqlType>>,
     /// The result columns, for statements that return rows.
     pub schema: Option<SchemaRef>,
 }
@@ -1258,6 +1269,7 @@ impl Session {
     pub async fn describe(&self, stmt: &Statement) -> Result<Description> {
         let n = placeholder_count(stmt);
         let mut params: Vec<Option<datafusion::arrow::datatypes::DataType>> = vec![None; n];
+        let mut declared_types: Vec<Option<sql::SqlType>> = vec![None; n];
         let merge =
             |plan: &LogicalPlan,
              params: &mut Vec<Option<datafusion::arrow::datatypes::DataType>>| {
@@ -1298,6 +1310,7 @@ impl Session {
                     ast::TableObject::TableName(n) => sql::ddl::table_name(n)?,
                     _ => {
                         return Ok(Description {
+                            declared: vec![None; params.len()],
                             params,
                             schema: None,
                         });
@@ -1333,6 +1346,7 @@ impl Session {
                                 && params[i - 1].is_none()
                             {
                                 params[i - 1] = Some(def.columns[col].ty.arrow());
+                                declared_types[i - 1] = Some(def.columns[col].ty);
                             }
                         }
                     }
@@ -1347,6 +1361,7 @@ impl Session {
             Statement::Update(update) => {
                 let ast::TableFactor::Table { name, alias, .. } = &update.table.relation else {
                     return Ok(Description {
+                        declared: vec![None; params.len()],
                         params,
                         schema: None,
                     });
@@ -1388,6 +1403,7 @@ impl Session {
                     tables.first().map(|t| &t.relation)
                 else {
                     return Ok(Description {
+                        declared: vec![None; params.len()],
                         params,
                         schema: None,
                     });
@@ -1408,7 +1424,11 @@ impl Session {
             }
             _ => None,
         };
-        Ok(Description { params, schema })
+        Ok(Description {
+            declared: declared_types,
+            params,
+            schema,
+        })
     }
 
     async fn returning_schema(

@@ -341,3 +341,165 @@ async fn data_survives_a_restart() {
     let got: Vec<(String, i32)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
     assert_eq!(got, vec![("a".into(), 1), ("b".into(), 2)]);
 }
+
+/// `numeric` in PostgreSQL's binary format (base-10000 digits), decoded to text and encoded
+/// from text: tokio-postgres has no numeric type of its own.
+#[derive(Debug, PartialEq)]
+struct Numeric(String);
+
+impl<'a> postgres_types::FromSql<'a> for Numeric {
+    fn from_sql(
+        _: &postgres_types::Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        let word = |i: usize| i16::from_be_bytes([raw[2 * i], raw[2 * i + 1]]);
+        let (ndigits, weight, sign, dscale) = (word(0), word(1), word(2) as u16, word(3));
+        let digits: Vec<i16> = (0..ndigits as usize).map(|i| word(4 + i)).collect();
+        let mut int = String::new();
+        for w in 0..=weight.max(0) {
+            let d = digits.get(w as usize).copied().unwrap_or(0);
+            if int.is_empty() {
+                int = d.to_string()
+            } else {
+                int.push_str(&format!("{d:04}"))
+            }
+        }
+        if weight < 0 {
+            int = "0".into();
+        }
+        let mut frac = String::new();
+        for i in 0..(dscale as usize).div_ceil(4) {
+            let pos = weight as i32 + 1 + i as i32;
+            let d = if pos >= 0 {
+                digits.get(pos as usize).copied().unwrap_or(0)
+            } else {
+                0
+            };
+            frac.push_str(&format!("{d:04}"));
+        }
+        frac.truncate(dscale as usize);
+        let sign = if sign == 0x4000 { "-" } else { "" };
+        Ok(Numeric(if frac.is_empty() {
+            format!("{sign}{int}")
+        } else {
+            format!("{sign}{int}.{frac}")
+        }))
+    }
+
+    fn accepts(ty: &postgres_types::Type) -> bool {
+        *ty == postgres_types::Type::NUMERIC
+    }
+}
+
+impl postgres_types::ToSql for Numeric {
+    fn to_sql(
+        &self,
+        _: &postgres_types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        use bytes::BufMut;
+        let (sign, text) = match self.0.strip_prefix('-') {
+            Some(t) => (0x4000u16, t),
+            None => (0, self.0.as_str()),
+        };
+        let (int, frac) = text.split_once('.').unwrap_or((text, ""));
+        let pad_int = format!("{}{int}", "0".repeat((4 - int.len() % 4) % 4));
+        let pad_frac = format!("{frac}{}", "0".repeat((4 - frac.len() % 4) % 4));
+        let mut digits: Vec<i16> = pad_int
+            .as_bytes()
+            .chunks(4)
+            .chain(pad_frac.as_bytes().chunks(4))
+            .map(|c| std::str::from_utf8(c).unwrap().parse().unwrap())
+            .collect();
+        let mut weight = (pad_int.len() / 4) as i16 - 1;
+        while digits.first() == Some(&0) && weight > 0 {
+            digits.remove(0);
+            weight -= 1;
+        }
+        out.put_i16(digits.len() as i16);
+        out.put_i16(weight);
+        out.put_u16(sign);
+        out.put_i16(frac.len() as i16);
+        for d in digits {
+            out.put_i16(d);
+        }
+        Ok(postgres_types::IsNull::No)
+    }
+
+    fn accepts(ty: &postgres_types::Type) -> bool {
+        *ty == postgres_types::Type::NUMERIC
+    }
+
+    postgres_types::to_sql_checked!();
+}
+
+/// Every stored type as a binary parameter and back as a binary result, compared with the
+/// value sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_parameters_and_results_for_every_type() {
+    use chrono::{NaiveDate, TimeZone, Utc};
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE every (id int PRIMARY KEY, b bool, s smallint, i int, l bigint, r real, \
+             d double precision, n numeric(12,4), t text, v varchar(10), c char(3), by bytea, \
+             dt date, ts timestamp, tz timestamptz, u uuid, j json, jb jsonb)",
+        )
+        .await
+        .unwrap();
+    let date = NaiveDate::from_ymd_opt(2024, 2, 29).unwrap();
+    let ts = date.and_hms_micro_opt(10, 11, 12, 500_000).unwrap();
+    let tz = Utc.with_ymd_and_hms(1999, 12, 31, 23, 59, 59).unwrap();
+    let u = uuid::Uuid::parse_str("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11").unwrap();
+    let j = serde_json::json!({"a": [1, 2, {"b": null}]});
+    let n = Numeric("-12345.0625".into());
+    client
+        .execute(
+            "INSERT INTO every VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
+            &[
+                &1i32, &true, &-2i16, &7i32, &9_000_000_000i64, &1.5f32, &-0.25f64, &n,
+                &"héllo", &"v", &"abc", &vec![0u8, 255], &date, &ts, &tz, &u, &j, &j,
+            ],
+        )
+        .await
+        .unwrap();
+    let row = client
+        .query_one("SELECT * FROM every WHERE id = $1", &[&1i32])
+        .await
+        .unwrap();
+    assert!(row.get::<_, bool>(1));
+    assert_eq!(row.get::<_, i16>(2), -2);
+    assert_eq!(row.get::<_, i32>(3), 7);
+    assert_eq!(row.get::<_, i64>(4), 9_000_000_000);
+    assert_eq!(row.get::<_, f32>(5), 1.5);
+    assert_eq!(row.get::<_, f64>(6), -0.25);
+    assert_eq!(row.get::<_, Numeric>(7), n);
+    assert_eq!(row.get::<_, String>(8), "héllo");
+    assert_eq!(row.get::<_, String>(9), "v");
+    assert_eq!(row.get::<_, String>(10), "abc");
+    assert_eq!(row.get::<_, Vec<u8>>(11), vec![0u8, 255]);
+    assert_eq!(row.get::<_, NaiveDate>(12), date);
+    assert_eq!(row.get::<_, chrono::NaiveDateTime>(13), ts);
+    assert_eq!(row.get::<_, chrono::DateTime<Utc>>(14), tz);
+    assert_eq!(row.get::<_, uuid::Uuid>(15), u);
+    assert_eq!(row.get::<_, serde_json::Value>(16), j);
+    assert_eq!(row.get::<_, serde_json::Value>(17), j);
+    // NULL of every type.
+    client
+        .execute("INSERT INTO every (id) VALUES (2)", &[])
+        .await
+        .unwrap();
+    let row = client
+        .query_one("SELECT * FROM every WHERE id = 2", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, Option<bool>>(1), None);
+    assert_eq!(row.get::<_, Option<i64>>(4), None);
+    assert_eq!(row.get::<_, Option<Numeric>>(7), None);
+    assert_eq!(row.get::<_, Option<String>>(8), None);
+    assert_eq!(row.get::<_, Option<NaiveDate>>(12), None);
+    assert_eq!(row.get::<_, Option<chrono::DateTime<Utc>>>(14), None);
+    assert_eq!(row.get::<_, Option<uuid::Uuid>>(15), None);
+    assert_eq!(row.get::<_, Option<serde_json::Value>>(17), None);
+}
