@@ -433,6 +433,30 @@ async fn execute_guarded(
     }
 }
 
+/// Runs a COPY FROM Parquet's batches; a panic becomes an error for this session only.
+async fn load_parquet_guarded(
+    session: &mut Session,
+    load: planner::copy::ParquetLoad,
+) -> planner::Result<String> {
+    use futures::FutureExt;
+    let result = std::panic::AssertUnwindSafe(session.load_parquet(load))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| {
+            Err(planner::Error::Internal(format!(
+                "COPY panicked: {}",
+                planner::executor::panic_message(panic.as_ref())
+            )))
+        });
+    if result.is_err() {
+        session.statement_failed();
+    }
+    match result? {
+        Output::Command(tag) => Ok(tag),
+        _ => Err(planner::Error::Internal("COPY gave rows".into())),
+    }
+}
+
 /// Runs one statement of a simple query and streams its result; a COPY FROM STDIN is
 /// returned for the caller to start.
 async fn run_simple<C>(
@@ -484,6 +508,17 @@ where
                 .await?;
         }
         Output::CopyIn(target) => return Ok(Some(target)),
+        Output::CopyFromParquet(load) => {
+            let tag = match Box::pin(load_parquet_guarded(session, load)).await {
+                Ok(tag) => tag,
+                Err(e) => return Err(to_pg_error(&e)),
+            };
+            client
+                .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                    tag,
+                )))
+                .await?;
+        }
         Output::CopyOut {
             schema,
             stream,
@@ -1048,6 +1083,21 @@ impl Handler {
                     );
                     response.set_command_tag(&tag);
                     *state = PortalExecutionState::Suspended(response);
+                }
+                Output::CopyFromParquet(load) => {
+                    *state = PortalExecutionState::Finished;
+                    let mut session = self.conn.session.lock().await;
+                    let tag = Box::pin(load_parquet_guarded(&mut session, load))
+                        .await
+                        .map_err(|e| to_pg_error(&e));
+                    client.set_transaction_status(status(&session));
+                    drop(session);
+                    client
+                        .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                            tag?,
+                        )))
+                        .await?;
+                    return Ok(());
                 }
                 Output::CopyIn(target) => {
                     *state = PortalExecutionState::Finished;

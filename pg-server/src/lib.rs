@@ -7,6 +7,12 @@ pub mod errors;
 pub mod handler;
 
 use handler::{Cancels, Connection, Handlers};
+
+/// Stack size of the threads that run connections. A statement's future holds its whole
+/// execution (a COPY holds the INSERT of each batch, planning recurses through the plan),
+/// and unoptimized builds keep large frames: tokio's 2 MiB default overflowed in debug
+/// builds. The memory is reserved, not committed, until used.
+pub const WORKER_STACK_BYTES: usize = 16 << 20;
 use planner::Database;
 use std::future::Future;
 use std::sync::Arc;

@@ -31,6 +31,7 @@ fn main() {
         }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(pg_server::WORKER_STACK_BYTES)
         .enable_all()
         .build()
         .expect("tokio runtime");

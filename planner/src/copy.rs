@@ -148,6 +148,29 @@ pub(crate) async fn copy(session: &mut Session, stmt: &Statement) -> Result<Outp
     else {
         return Err(Error::Internal("not a COPY".into()));
     };
+    let parquet = options
+        .iter()
+        .any(|o| matches!(o, CopyOption::Format(f) if f.value.eq_ignore_ascii_case("parquet")))
+        || legacy_options
+            .iter()
+            .any(|o| matches!(o, CopyLegacyOption::Parquet));
+    if parquet {
+        if options.len() + legacy_options.len() > 1 {
+            return Err(Error::Unsupported(
+                "COPY options besides FORMAT parquet".into(),
+            ));
+        }
+        let CopyTarget::File { filename } = target else {
+            return Err(Error::Unsupported(
+                "COPY … STDIN or STDOUT in Parquet format (give a path or URL)".into(),
+            ));
+        };
+        return if *to {
+            parquet_out(session, source, filename).await
+        } else {
+            parquet_in(session, source, filename).await
+        };
+    }
     let format = format_of(options, legacy_options)?;
     match (to, target) {
         (false, CopyTarget::Stdin) => {
@@ -201,26 +224,7 @@ pub(crate) async fn copy(session: &mut Session, stmt: &Statement) -> Result<Outp
             }))
         }
         (true, CopyTarget::Stdout) => {
-            let query = match source {
-                CopySource::Table {
-                    table_name: name,
-                    columns,
-                } => {
-                    let name = table_name(name)?;
-                    session.table_def(&name)?;
-                    let list = if columns.is_empty() {
-                        "*".to_string()
-                    } else {
-                        columns
-                            .iter()
-                            .map(|c| c.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    };
-                    crate::session::parse_sql(&format!("SELECT {list} FROM \"{name}\""))?.remove(0)
-                }
-                CopySource::Query(q) => Statement::Query(q.clone()),
-            };
+            let query = copy_query(session, source)?;
             match session.execute(query, &[]).await? {
                 Output::Rows { schema, stream, .. } => Ok(Output::CopyOut {
                     schema,
@@ -233,13 +237,197 @@ pub(crate) async fn copy(session: &mut Session, stmt: &Statement) -> Result<Outp
             }
         }
         (_, CopyTarget::File { .. } | CopyTarget::Program { .. }) => Err(Error::Unsupported(
-            "COPY to or from a server file or program (use psql's \\copy)".into(),
+            "COPY to or from a server file or program in text or CSV (use psql's \\copy, or \
+             FORMAT parquet)"
+                .into(),
         )),
         _ => Err(Error::Syntax(
             "COPY FROM reads STDIN and COPY TO writes STDOUT".into(),
         )),
     }
 }
+
+/// The query COPY TO runs: the table's columns (all visible, or the listed ones), or the
+/// query given.
+fn copy_query(session: &Session, source: &CopySource) -> Result<Statement> {
+    Ok(match source {
+        CopySource::Table {
+            table_name: name,
+            columns,
+        } => {
+            let name = table_name(name)?;
+            session.table_def(&name)?;
+            let list = if columns.is_empty() {
+                "*".to_string()
+            } else {
+                columns
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            crate::session::parse_sql(&format!("SELECT {list} FROM \"{name}\""))?.remove(0)
+        }
+        CopySource::Query(q) => Statement::Query(q.clone()),
+    })
+}
+
+/// COPY … TO 'path-or-url' (FORMAT parquet): one Parquet file, written through the object
+/// store the location names (`crate::objects`).
+async fn parquet_out(session: &mut Session, source: &CopySource, location: &str) -> Result<Output> {
+    let url = crate::objects::resolve(&session.ctx, location)?;
+    let query = copy_query(session, source)?;
+    let plan = session.plan(query).await?;
+    let df = session.ctx.execute_logical_plan(plan).await?;
+    let options = datafusion::dataframe::DataFrameWriteOptions::new().with_single_file_output(true);
+    let written = df.write_parquet(&url, options, None).await?;
+    let count: u64 = written
+        .iter()
+        .filter_map(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<datafusion::arrow::array::UInt64Array>()
+                .map(|a| a.iter().flatten().sum::<u64>())
+        })
+        .sum();
+    Ok(Output::Command(format!("COPY {count}")))
+}
+
+/// COPY t [(cols)] FROM 'path-or-url' (FORMAT parquet): the file's columns of the same
+/// names, inserted in batches as INSERT … SELECT through the usual write path (casts to the
+/// column types, checks, indexes and views), each batch committed on its own in autocommit.
+async fn parquet_in(session: &mut Session, source: &CopySource, location: &str) -> Result<Output> {
+    use datafusion::prelude::ParquetReadOptions;
+    let CopySource::Table {
+        table_name: name,
+        columns,
+    } = source
+    else {
+        return Err(Error::Syntax("COPY FROM needs a table".into()));
+    };
+    let def = session.table_def(&table_name(name)?)?;
+    if def.view.is_some() {
+        return Err(Error::WrongObjectType(format!(
+            "cannot copy to materialized view \"{}\"",
+            def.name
+        )));
+    }
+    let names: Vec<String> = if columns.is_empty() {
+        def.columns
+            .iter()
+            .filter(|c| !c.hidden)
+            .map(|c| c.name.clone())
+            .collect()
+    } else {
+        columns.iter().map(normalize_ident).collect()
+    };
+    for n in &names {
+        def.column(n)?;
+    }
+    let url = crate::objects::resolve(&session.ctx, location)?;
+    let df = session
+        .ctx
+        .read_parquet(url.clone(), ParquetReadOptions::default())
+        .await
+        .map_err(|e| {
+            if e.to_string().contains("No files found") {
+                Error::NoSuchFile(location.to_string())
+            } else {
+                Error::DataFusion(e)
+            }
+        })?;
+    for n in &names {
+        if df.schema().field_with_unqualified_name(n).is_err() {
+            return Err(Error::Sql(sql::Error::UnknownColumn {
+                table: location.to_string(),
+                column: n.clone(),
+            }));
+        }
+    }
+    Ok(Output::CopyFromParquet(ParquetLoad {
+        table: def.name.clone(),
+        columns: names,
+        location: location.to_string(),
+        url,
+    }))
+}
+
+/// A COPY FROM Parquet whose file was found and checked, to run with
+/// `Session::load_parquet` (outside the COPY statement's own execution, so each batch's
+/// INSERT is not nested inside it).
+#[derive(Debug, Clone)]
+pub struct ParquetLoad {
+    table: String,
+    columns: Vec<String>,
+    location: String,
+    url: String,
+}
+
+impl Session {
+    /// Reads the Parquet file of `load` and inserts its rows in batches of `BATCH_ROWS`.
+    pub async fn load_parquet(&mut self, load: ParquetLoad) -> Result<Output> {
+        use datafusion::prelude::ParquetReadOptions;
+        let df = self
+            .ctx
+            .read_parquet(load.url.clone(), ParquetReadOptions::default())
+            .await?;
+        let columns: Vec<&str> = load.columns.iter().map(String::as_str).collect();
+        let mut stream = df.select_columns(&columns)?.execute_stream().await?;
+        let list = load
+            .columns
+            .iter()
+            .map(|c| format!("\"{c}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let insert = format!(
+            "INSERT INTO \"{}\" ({list}) SELECT {list} FROM pg_temp.{PARQUET_SOURCE}",
+            load.table
+        );
+        let mut count = 0usize;
+        let mut pending: Vec<datafusion::arrow::array::RecordBatch> = Vec::new();
+        let mut pending_rows = 0usize;
+        loop {
+            let next = futures::StreamExt::next(&mut stream).await.transpose()?;
+            if let Some(batch) = &next {
+                pending_rows += batch.num_rows();
+                pending.push(batch.clone());
+            }
+            if pending_rows >= BATCH_ROWS || (next.is_none() && pending_rows > 0) {
+                let batches = std::mem::take(&mut pending);
+                let rows = std::mem::take(&mut pending_rows);
+                let schema = batches[0].schema();
+                let table = datafusion::datasource::MemTable::try_new(schema, vec![batches])?;
+                let reference =
+                    datafusion::common::TableReference::partial("pg_temp", PARQUET_SOURCE);
+                self.ctx
+                    .register_table(reference.clone(), std::sync::Arc::new(table))?;
+                let stmt = crate::session::parse_sql(&insert)?.remove(0);
+                let result = self.execute(stmt, &[]).await;
+                self.ctx.deregister_table(reference)?;
+                if let Err(e) = result {
+                    return Err(Error::Context {
+                        context: format!(
+                            "COPY {}, rows {} to {} of {}",
+                            load.table,
+                            count + 1,
+                            count + rows,
+                            load.location
+                        ),
+                        source: Box::new(e),
+                    });
+                }
+                count += rows;
+            }
+            if next.is_none() {
+                break;
+            }
+        }
+        Ok(Output::Command(format!("COPY {count}")))
+    }
+}
+
+/// The table a Parquet batch is read from while it is inserted.
+const PARQUET_SOURCE: &str = "__partita_copy_source";
 
 impl Session {
     /// Inserts one batch of COPY records (`first_line` is the line of the first), as one

@@ -86,6 +86,17 @@ pub enum Error {
     #[error("savepoint \"{0}\" does not exist")]
     UnknownSavepoint(String),
 
+    #[error("could not open \"{0}\" for reading: no such file or object")]
+    NoSuchFile(String),
+
+    /// A bad file name or URL (42602).
+    #[error("{0}")]
+    InvalidName(String),
+
+    /// Reading or writing an object store failed (58030).
+    #[error("could not access object store: {0}")]
+    ObjectStore(String),
+
     /// Malformed COPY data (22P04).
     #[error("{0}")]
     BadCopyData(String),

@@ -28,6 +28,8 @@ impl Executor {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
             .thread_name("partita-query")
+            // Deep plans recurse when executed; unoptimized builds keep large frames.
+            .thread_stack_size(16 << 20)
             .enable_all()
             .build()?;
         Ok(Executor {

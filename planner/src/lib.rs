@@ -19,6 +19,7 @@ pub mod index;
 pub mod interrupt;
 pub mod naming;
 pub mod numeric;
+pub mod objects;
 pub mod pg_catalog;
 pub mod provider;
 pub mod schema;

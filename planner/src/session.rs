@@ -73,6 +73,8 @@ pub enum Output {
     Command(String),
     /// COPY FROM STDIN: the client sends the data next (see `crate::copy`).
     CopyIn(crate::copy::CopyIn),
+    /// COPY FROM a Parquet file: run it with `Session::load_parquet`.
+    CopyFromParquet(crate::copy::ParquetLoad),
     /// COPY TO STDOUT: rows to send in the COPY format.
     CopyOut {
         schema: SchemaRef,
@@ -319,6 +321,11 @@ impl Session {
                 interrupt: interrupt.clone(),
                 scope: Arc::clone(&scope),
             }),
+        );
+        // Tables a statement registers for its own use (COPY FROM Parquet's batches).
+        let _ = catalog.register_schema(
+            "pg_temp",
+            Arc::new(datafusion::catalog::MemorySchemaProvider::new()),
         );
         for (name, information_schema) in [("pg_catalog", false), ("information_schema", true)] {
             let _ = catalog.register_schema(

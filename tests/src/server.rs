@@ -29,6 +29,7 @@ impl TestServer {
         let dir = data_dir.clone();
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
+                .thread_stack_size(pg_server::WORKER_STACK_BYTES)
                 .worker_threads(2)
                 .enable_all()
                 .build()

@@ -1,0 +1,28 @@
+//! The server in a process of its own, on 127.0.0.1:0 with the data directory given as its
+//! argument; prints its address on the first line of stdout. For tests that need the
+//! server's environment to differ from theirs (tests/tests/parquet.rs: the AWS variables).
+
+fn main() {
+    let dir = std::env::args().nth(1).expect("data directory");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(pg_server::WORKER_STACK_BYTES)
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async move {
+        let db = planner::Database::open(
+            std::path::Path::new(&dir),
+            storage::StoreOptions {
+                split_bytes_max: 64 << 10,
+                cache_bytes: 32 << 20,
+            },
+        )
+        .expect("open database");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        println!("{}", listener.local_addr().expect("address"));
+        let _ = pg_server::serve(listener, db, std::future::pending()).await;
+    });
+}
