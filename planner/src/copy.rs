@@ -179,44 +179,7 @@ pub(crate) async fn copy(session: &mut Session, stmt: &Statement) -> Result<Outp
                     "COPY data inline in the query text".into(),
                 ));
             }
-            let CopySource::Table {
-                table_name: name,
-                columns,
-            } = source
-            else {
-                return Err(Error::Syntax("COPY FROM needs a table".into()));
-            };
-            let def = session.table_def(&table_name(name)?)?;
-            if def.view.is_some() {
-                return Err(Error::WrongObjectType(format!(
-                    "cannot copy to materialized view \"{}\"",
-                    def.name
-                )));
-            }
-            let columns = if columns.is_empty() {
-                def.columns
-                    .iter()
-                    .filter(|c| !c.hidden)
-                    .map(|c| c.name.clone())
-                    .collect()
-            } else {
-                let mut names: Vec<String> = Vec::new();
-                for c in columns {
-                    let name = normalize_ident(c);
-                    let (_, col) = def.column(&name)?;
-                    if col.hidden {
-                        return Err(Error::Sql(sql::Error::UnknownColumn {
-                            table: def.name.clone(),
-                            column: name,
-                        }));
-                    }
-                    if names.contains(&name) {
-                        return Err(Error::Sql(sql::Error::DuplicateColumn(name)));
-                    }
-                    names.push(name);
-                }
-                names
-            };
+            let (def, columns) = copy_target(session, source)?;
             Ok(Output::CopyIn(CopyIn {
                 table: def.name.clone(),
                 columns,
@@ -245,6 +208,53 @@ pub(crate) async fn copy(session: &mut Session, stmt: &Statement) -> Result<Outp
             "COPY FROM reads STDIN and COPY TO writes STDOUT".into(),
         )),
     }
+}
+
+/// The table COPY FROM writes to and the columns its data holds (all visible columns, or
+/// the listed ones, each once).
+fn copy_target(
+    session: &Session,
+    source: &CopySource,
+) -> Result<(std::sync::Arc<sql::TableDef>, Vec<String>)> {
+    let CopySource::Table {
+        table_name: name,
+        columns,
+    } = source
+    else {
+        return Err(Error::Syntax("COPY FROM needs a table".into()));
+    };
+    let def = session.table_def(&table_name(name)?)?;
+    if def.view.is_some() {
+        return Err(Error::WrongObjectType(format!(
+            "cannot copy to materialized view \"{}\"",
+            def.name
+        )));
+    }
+    if columns.is_empty() {
+        let all = def
+            .columns
+            .iter()
+            .filter(|c| !c.hidden)
+            .map(|c| c.name.clone())
+            .collect();
+        return Ok((def, all));
+    }
+    let mut names: Vec<String> = Vec::new();
+    for c in columns {
+        let name = normalize_ident(c);
+        let (_, col) = def.column(&name)?;
+        if col.hidden {
+            return Err(Error::Sql(sql::Error::UnknownColumn {
+                table: def.name.clone(),
+                column: name,
+            }));
+        }
+        if names.contains(&name) {
+            return Err(Error::Sql(sql::Error::DuplicateColumn(name)));
+        }
+        names.push(name);
+    }
+    Ok((def, names))
 }
 
 /// The query COPY TO runs: the table's columns (all visible, or the listed ones), or the
@@ -298,32 +308,7 @@ async fn parquet_out(session: &mut Session, source: &CopySource, location: &str)
 /// column types, checks, indexes and views), each batch committed on its own in autocommit.
 async fn parquet_in(session: &mut Session, source: &CopySource, location: &str) -> Result<Output> {
     use datafusion::prelude::ParquetReadOptions;
-    let CopySource::Table {
-        table_name: name,
-        columns,
-    } = source
-    else {
-        return Err(Error::Syntax("COPY FROM needs a table".into()));
-    };
-    let def = session.table_def(&table_name(name)?)?;
-    if def.view.is_some() {
-        return Err(Error::WrongObjectType(format!(
-            "cannot copy to materialized view \"{}\"",
-            def.name
-        )));
-    }
-    let names: Vec<String> = if columns.is_empty() {
-        def.columns
-            .iter()
-            .filter(|c| !c.hidden)
-            .map(|c| c.name.clone())
-            .collect()
-    } else {
-        columns.iter().map(normalize_ident).collect()
-    };
-    for n in &names {
-        def.column(n)?;
-    }
+    let (def, names) = copy_target(session, source)?;
     let url = crate::objects::resolve(&session.ctx, location)?;
     let df = session
         .ctx
