@@ -1,5 +1,5 @@
 """psycopg 3 against Partita: parameters of every kind, transactions, executemany,
-server-side cursors and COPY. Run by tests/tests/drivers.rs with the server's address."""
+server-side cursors and COPY. Run by tests/tests/e2e/drivers.rs with the server's address."""
 
 import datetime
 import decimal

@@ -101,3 +101,78 @@ impl Drop for TestServer {
         self.stop();
     }
 }
+
+/// The server in a child process of its own (`tests-helper server DIR`), for tests whose
+/// server must see another environment than the test process, or whose CPU use must be
+/// measured apart from the other tests of the binary.
+pub struct ChildServer {
+    child: std::process::Child,
+    pub port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl ChildServer {
+    /// Starts `helper` (the test's `env!("CARGO_BIN_EXE_tests-helper")`) on a fresh temporary
+    /// data directory, with `env` added to its environment.
+    pub fn start(helper: &str, env: &[(&str, &str)]) -> ChildServer {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut child = std::process::Command::new(helper)
+            .arg("server")
+            .arg(dir.path())
+            .envs(env.iter().copied())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn server");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("server address");
+        let port = line
+            .trim()
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("server printed {line:?}, not its address"));
+        ChildServer {
+            child,
+            port,
+            _dir: dir,
+        }
+    }
+
+    pub async fn connect(&self) -> tokio_postgres::Client {
+        let (client, connection) = tokio_postgres::connect(
+            &format!(
+                "host=127.0.0.1 port={} user=partita dbname=partita",
+                self.port
+            ),
+            tokio_postgres::NoTls,
+        )
+        .await
+        .expect("connect");
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        client
+    }
+
+    /// CPU time the server process has used (user + system), from /proc.
+    pub fn cpu_seconds(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
+            .expect("/proc/<pid>/stat");
+        // Fields after the parenthesized command name; utime and stime are the 12th and 13th.
+        let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: u64 =
+            fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+        ticks as f64 / 100.0
+    }
+}
+
+impl Drop for ChildServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,6 +1,6 @@
 // pgjdbc (Debian's libpostgresql-jdbc-java) against Partita: prepared statements past the
 // switch to named server statements (prepareThreshold), batches, transactions, errors and
-// DatabaseMetaData. Run by tests/tests/drivers.rs with the server's address.
+// DatabaseMetaData. Run by tests/tests/e2e/drivers.rs with the server's address.
 import java.math.BigDecimal;
 import java.sql.*;
 import java.util.*;

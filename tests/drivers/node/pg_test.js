@@ -1,5 +1,5 @@
 // node-postgres (npm `pg`) against Partita: parameters, named (prepared) statements,
-// transactions and errors. Run by tests/tests/drivers.rs with the server's address.
+// transactions and errors. Run by tests/tests/e2e/drivers.rs with the server's address.
 const { Client } = require('pg');
 const assert = require('assert');
 

@@ -2,7 +2,7 @@
 //! client sends none), binary results, portal suspension, cancel, conflicts, restarts.
 
 use std::time::Duration;
-use tests::server::TestServer;
+use tests::server::{ChildServer, TestServer};
 use tokio_postgres::types::Type;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -154,7 +154,8 @@ async fn portals_suspend_and_resume() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_stops_a_running_query_and_the_session_survives() {
-    let server = TestServer::start();
+    // In a process of its own, so its CPU use is measured apart from the other tests'.
+    let server = ChildServer::start(env!("CARGO_BIN_EXE_tests-helper"), &[]);
     let client = server.connect().await;
     client
         .batch_execute("CREATE TABLE big (k int PRIMARY KEY)")
@@ -177,13 +178,12 @@ async fn cancel_stops_a_running_query_and_the_session_survives() {
         .unwrap_err();
     assert_eq!(err.code().unwrap().code(), "57014", "{err}");
     canceler.await.unwrap();
-    // The work itself stops, not just the answer: the server (in this process) goes quiet.
+    // The work itself stops, not just the answer: the server process goes quiet.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let before = process_cpu_seconds();
+    let before = server.cpu_seconds();
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let busy = process_cpu_seconds() - before;
-    // Runaway work would use 2-4 CPU-seconds here (two cores); other tests of this binary
-    // may run meanwhile, so the bar is 1 s.
+    let busy = server.cpu_seconds() - before;
+    // Runaway work would use 2-4 CPU-seconds here (two cores).
     assert!(busy < 1.0, "{busy:.2} s of CPU in the 2 s after the cancel");
     let n: i64 = client
         .query_one("SELECT count(*) FROM big", &[])
@@ -191,16 +191,6 @@ async fn cancel_stops_a_running_query_and_the_session_survives() {
         .unwrap()
         .get(0);
     assert_eq!(n, 3000);
-}
-
-/// CPU time this process has used (user + system), from /proc.
-fn process_cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    // Fields after the parenthesized command name; utime and stime are the 12th and 13th.
-    let rest = &stat[stat.rfind(')').unwrap() + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-    ticks as f64 / 100.0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,9 +1,9 @@
 //! The server in a process of its own, on 127.0.0.1:0 with the data directory given as its
-//! argument; prints its address on the first line of stdout. For tests that need the
-//! server's environment to differ from theirs (tests/tests/parquet.rs: the AWS variables).
+//! argument (`tests-helper server DATA_DIR`); prints its address on the first line of stdout. For tests that need the
+//! server's environment to differ from theirs (tests/tests/e2e/parquet.rs: the AWS variables).
 
-fn main() {
-    let dir = std::env::args().nth(1).expect("data directory");
+pub fn main(args: &[String]) {
+    let dir = args.first().expect("data directory").clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .thread_stack_size(pg_server::WORKER_STACK_BYTES)
         .worker_threads(2)

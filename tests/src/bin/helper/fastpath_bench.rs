@@ -2,7 +2,7 @@
 //! (key lookups without DataFusion) and off (planned and run by DataFusion), on the same data
 //! in the same run, over the wire, simple and prepared protocols, 1 and 4 clients.
 //!
-//!     cargo run --release -p tests --bin fastpath-bench [-- SECONDS_PER_CASE]
+//!     cargo run --release -p tests --bin tests-helper -- fastpath-bench [SECONDS_PER_CASE]
 //!
 //! Prints a Markdown table for docs/BENCHMARKS.md.
 
@@ -127,12 +127,17 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i]
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
-    let seconds: u64 = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
+pub fn main(args: &[String]) {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(bench(args));
+}
+
+async fn bench(args: &[String]) {
+    let seconds: u64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(10);
     let duration = Duration::from_secs(seconds);
     let server = TestServer::start();
     let loading = Instant::now();

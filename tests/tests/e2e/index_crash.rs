@@ -54,7 +54,8 @@ async fn indexes_stay_exact_across_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let mut acked = 0usize;
     for cycle in 0..CYCLES {
-        let mut writer = Command::new(env!("CARGO_BIN_EXE_index-crash-writer"));
+        let mut writer = Command::new(env!("CARGO_BIN_EXE_tests-helper"));
+        writer.arg("index-crash-writer");
         writer.arg(dir.path()).arg((seed ^ cycle).to_string());
         let run_for = Duration::from_millis(100 + (seed ^ cycle) % 400);
         acked += tests::crash::run_then_kill(writer, run_for).len();

@@ -3,19 +3,21 @@
 //!
 //! Each transaction moves an amount between two account rows (keyspace "accounts") and records
 //! the transfer as a row keyed by its number in another keyspace ("ledger", standing in for an
-//! index table). Usage: crash-writer DATA_DIR SEED
+//! index table). Usage: tests-helper crash-writer DATA_DIR SEED
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tests::bank;
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let (dir, seed) = match (args.get(1), args.get(2).and_then(|s| s.parse::<u64>().ok())) {
+pub fn main(args: &[String]) {
+    let (dir, seed) = match (
+        args.first(),
+        args.get(1).and_then(|s| s.parse::<u64>().ok()),
+    ) {
         (Some(dir), Some(seed)) => (dir.clone(), seed),
         _ => {
-            eprintln!("usage: crash-writer DATA_DIR SEED");
+            eprintln!("usage: tests-helper crash-writer DATA_DIR SEED");
             std::process::exit(2);
         }
     };

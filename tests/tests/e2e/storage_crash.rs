@@ -24,7 +24,8 @@ fn acknowledged_transactions_survive_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let mut acked_total = 0usize;
     for cycle in 0..CYCLES {
-        let mut writer = Command::new(env!("CARGO_BIN_EXE_crash-writer"));
+        let mut writer = Command::new(env!("CARGO_BIN_EXE_tests-helper"));
+        writer.arg("crash-writer");
         writer
             .arg(dir.path())
             .arg((seed ^ cycle as u64).to_string());
