@@ -1,9 +1,13 @@
 //! Functions PostgreSQL clients expect that DataFusion lacks or names differently.
 
 use datafusion::arrow::datatypes::DataType;
-use datafusion::common::ScalarValue;
+use datafusion::common::{ScalarValue, plan_err};
+use datafusion::error::Result;
 use datafusion::execution::context::SessionContext;
-use datafusion::logical_expr::{AggregateUDF, ColumnarValue, ScalarUDF, Volatility, create_udf};
+use datafusion::logical_expr::{
+    AggregateUDF, ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
+    Volatility, create_udf,
+};
 use std::sync::Arc;
 
 /// Registers `version()`, `current_database()`, `current_schema()`, `pg_backend_pid()`,
@@ -35,9 +39,86 @@ pub fn register(ctx: &SessionContext) {
         "pg_backend_pid",
         ScalarValue::Int32(Some(std::process::id() as i32)),
     ));
-    let _ = DataType::Utf8;
     ctx.register_udaf(AggregateUDF::new_from_impl(crate::numeric::PgAvg::new()));
     ctx.register_udf(ScalarUDF::new_from_impl(
         crate::numeric::ToNumeric::default(),
     ));
+    ctx.register_udf(ScalarUDF::new_from_impl(Length::new("length")));
+    ctx.register_udf(ScalarUDF::new_from_impl(Length::new("octet_length")));
+}
+
+/// `length` and `octet_length` as PostgreSQL has them: of text in characters and bytes, of
+/// bytea in bytes (DataFusion's take text only).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Length {
+    name: &'static str,
+    signature: Signature,
+}
+
+impl Length {
+    fn new(name: &'static str) -> Length {
+        Length {
+            name,
+            signature: Signature::user_defined(Volatility::Immutable),
+        }
+    }
+
+    fn is_binary(t: &DataType) -> bool {
+        matches!(
+            t,
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+        )
+    }
+
+    /// DataFusion's function for text.
+    fn text(&self) -> Arc<ScalarUDF> {
+        match self.name {
+            "octet_length" => datafusion::functions::string::octet_length(),
+            _ => datafusion::functions::unicode::character_length(),
+        }
+    }
+}
+
+impl ScalarUDFImpl for Length {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
+        match arg_types {
+            [t] if Length::is_binary(t) => Ok(vec![DataType::Binary]),
+            [t @ (DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)] => {
+                Ok(vec![t.clone()])
+            }
+            [_] => Ok(vec![DataType::Utf8]),
+            _ => plan_err!("{} takes one argument", self.name),
+        }
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        match arg_types {
+            [t] if Length::is_binary(t) => Ok(DataType::Int32),
+            _ => self.text().return_type(arg_types),
+        }
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        if !Length::is_binary(args.arg_fields[0].data_type()) {
+            return self.text().invoke_with_args(args);
+        }
+        let lengths = |a: &datafusion::arrow::array::ArrayRef| {
+            datafusion::arrow::compute::kernels::length::length(a.as_ref())
+        };
+        match &args.args[0] {
+            ColumnarValue::Array(a) => Ok(ColumnarValue::Array(lengths(a)?)),
+            ColumnarValue::Scalar(v) => {
+                let n = lengths(&v.to_array()?)?;
+                Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(&n, 0)?))
+            }
+        }
+    }
 }

@@ -17,6 +17,7 @@ pub mod fastpath;
 pub mod functions;
 pub mod index;
 pub mod interrupt;
+pub mod literals;
 pub mod naming;
 pub mod numeric;
 pub mod objects;

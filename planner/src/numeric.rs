@@ -451,17 +451,21 @@ fn multiply(a: i128, sa: i8, b: i128, sb: i8, scale: i8) -> Result<i128> {
     )?)
 }
 
-/// `avg` with PostgreSQL's numeric result scale; other input types go to DataFusion's avg
-/// unchanged.
+/// `avg` with PostgreSQL's types and numeric result scale: smallints, integers and numerics
+/// average as numeric; bigints, floats and intervals as in DataFusion's avg.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct PgAvg {
     inner: Arc<AggregateUDF>,
+    /// User-defined, so that DataFusion asks [`PgAvg::coerce_types`] for the input type
+    /// (DataFusion's own avg coerces integers to double).
+    signature: Signature,
 }
 
 impl PgAvg {
     pub fn new() -> PgAvg {
         PgAvg {
             inner: datafusion::functions_aggregate::average::avg_udaf(),
+            signature: Signature::user_defined(Volatility::Immutable),
         }
     }
 
@@ -505,15 +509,29 @@ impl AggregateUDFImpl for PgAvg {
     }
 
     fn signature(&self) -> &Signature {
-        self.inner.signature()
+        &self.signature
     }
 
     fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
-        let coerced = self.inner.coerce_types(arg_types)?;
-        Ok(coerced
-            .into_iter()
-            .map(|t| PgAvg::widened(&t).map(|(w, _)| w).unwrap_or(t))
-            .collect())
+        let [input] = arg_types else {
+            return plan_err!("avg takes one argument");
+        };
+        let input = match input {
+            // PostgreSQL averages integers as numeric (DataFusion: as double). Not bigint:
+            // its sums at scale 16 overflow 38 digits beyond values of about 1e17.
+            DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::UInt8
+            | DataType::UInt16 => DataType::Decimal128(MAX_DIGITS, 0),
+            t if t.is_integer() => DataType::Float64,
+            DataType::Decimal128(..) | DataType::Duration(_) => input.clone(),
+            t if t.is_floating() || t.is_null() => DataType::Float64,
+            t => return plan_err!("function avg({t}) does not exist"),
+        };
+        Ok(vec![
+            PgAvg::widened(&input).map(|(w, _)| w).unwrap_or(input),
+        ])
     }
 
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {

@@ -31,7 +31,8 @@ impl AnalyzerRule for PostgresSemantics {
                 let saved = names.save(&expr);
                 let result = expr.transform_up(|e| {
                     crate::zone::rewrite_timestamp_text(e)?
-                        .transform_data(|e| crate::numeric::rewrite_arithmetic(e, &schema))
+                        .transform_data(|e| crate::numeric::rewrite_arithmetic(e, &schema))?
+                        .transform_data(|e| rounding_int_cast(e, &schema))
                 })?;
                 Ok(result.update_data(|e| saved.restore(e)))
             })?;
@@ -43,6 +44,61 @@ impl AnalyzerRule for PostgresSemantics {
         })
         .map(|t| t.data)
     }
+}
+
+/// PostgreSQL rounds a numeric or float cast to an integer type (`9.99::int` is 10, `-2.5`
+/// gives -3; a float's exact halves go to even there, away from zero here); Arrow's cast
+/// truncates. The operand is moved half a unit away from zero
+/// first, so the truncating cast rounds half away from zero.
+fn rounding_int_cast(
+    expr: datafusion::logical_expr::Expr,
+    schema: &datafusion::common::DFSchema,
+) -> Result<datafusion::common::tree_node::Transformed<datafusion::logical_expr::Expr>> {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::common::ScalarValue;
+    use datafusion::common::tree_node::Transformed;
+    use datafusion::logical_expr::{Cast, Expr, ExprSchemable, TryCast, lit, when};
+    let (inner, to) = match &expr {
+        Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field })
+            if field.data_type().is_integer() =>
+        {
+            (expr.as_ref(), field)
+        }
+        _ => return Ok(Transformed::no(expr)),
+    };
+    // Zero and one half in the operand's own type: coercion has already run.
+    let ty = inner.get_type(schema)?;
+    let (zero, half) = match ty {
+        DataType::Decimal128(p, s) if s > 0 => (
+            ScalarValue::Decimal128(Some(0), p, s),
+            ScalarValue::Decimal128(Some(5 * 10i128.pow(s as u32 - 1)), p, s),
+        ),
+        DataType::Float32 => (
+            ScalarValue::Float32(Some(0.0)),
+            ScalarValue::Float32(Some(0.5)),
+        ),
+        DataType::Float64 => (
+            ScalarValue::Float64(Some(0.0)),
+            ScalarValue::Float64(Some(0.5)),
+        ),
+        _ => return Ok(Transformed::no(expr)),
+    };
+    let rounded = when(
+        inner.clone().lt(lit(zero)),
+        inner.clone() - lit(half.clone()),
+    )
+    .otherwise(inner.clone() + lit(half))?;
+    let rebuilt = match &expr {
+        Expr::TryCast(_) => Expr::TryCast(TryCast {
+            expr: Box::new(rounded),
+            field: to.clone(),
+        }),
+        _ => Expr::Cast(Cast {
+            expr: Box::new(rounded),
+            field: to.clone(),
+        }),
+    };
+    Ok(Transformed::yes(rebuilt))
 }
 
 /// PostgreSQL types an integer constant that fits in 32 bits as `integer`, DataFusion as

@@ -180,6 +180,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
             };
         let mut statement = statement;
         crate::pg_catalog::normalize(&mut statement);
+        crate::literals::normalize(&mut statement)?;
         statements.push(statement);
         if parser.peek_token() != Token::EOF {
             parser.expect_token(&Token::SemiColon).map_err(syntax)?;
