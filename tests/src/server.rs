@@ -4,6 +4,19 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+/// The database a test server serves: small range splits and cache, so tests cross
+/// split boundaries with little data.
+pub fn open_database(dir: &std::path::Path) -> planner::Database {
+    planner::Database::open(
+        dir,
+        storage::StoreOptions {
+            split_bytes_max: 64 << 10,
+            cache_bytes: 32 << 20,
+        },
+    )
+    .expect("open database")
+}
+
 pub struct TestServer {
     pub addr: SocketAddr,
     pub data_dir: PathBuf,
@@ -35,14 +48,7 @@ impl TestServer {
                 .build()
                 .expect("runtime");
             runtime.block_on(async move {
-                let db = planner::Database::open(
-                    &dir,
-                    storage::StoreOptions {
-                        split_bytes_max: 64 << 10,
-                        cache_bytes: 32 << 20,
-                    },
-                )
-                .expect("open database");
+                let db = open_database(&dir);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
                     .await
                     .expect("bind");

@@ -11,14 +11,7 @@ pub fn main(args: &[String]) {
         .build()
         .expect("runtime");
     runtime.block_on(async move {
-        let db = planner::Database::open(
-            std::path::Path::new(&dir),
-            storage::StoreOptions {
-                split_bytes_max: 64 << 10,
-                cache_bytes: 32 << 20,
-            },
-        )
-        .expect("open database");
+        let db = tests::server::open_database(std::path::Path::new(&dir));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
