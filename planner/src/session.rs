@@ -339,7 +339,7 @@ impl Session {
             );
         }
         ctx.register_catalog("partita", Arc::new(catalog));
-        crate::pg_catalog::register(&ctx, &db.catalog, &scope);
+        crate::pg_catalog::register(&ctx, &db.catalog, &db.store, &scope);
         let settings = Settings::defaults();
         ctx.register_udf(current_setting_function(settings.clone()));
         crate::functions::register(&ctx);

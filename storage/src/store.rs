@@ -327,6 +327,11 @@ impl Store {
         lock(&self.inner.ranges).list(keyspace)
     }
 
+    /// Bytes a keyspace occupies on disk (see `Engine::disk_space`).
+    pub fn disk_space(&self, keyspace: KeyspaceId) -> u64 {
+        self.inner.engine.disk_space(keyspace)
+    }
+
     pub fn options(&self) -> &StoreOptions {
         &self.inner.options
     }

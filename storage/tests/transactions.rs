@@ -198,6 +198,9 @@ impl Engine for FailingEngine {
     fn keyspaces(&self) -> storage::Result<Vec<KeyspaceId>> {
         self.inner.keyspaces()
     }
+    fn disk_space(&self, id: KeyspaceId) -> u64 {
+        self.inner.disk_space(id)
+    }
     fn snapshot(&self) -> Arc<dyn EngineSnapshot> {
         self.inner.snapshot()
     }

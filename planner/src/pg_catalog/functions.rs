@@ -18,6 +18,7 @@ use datafusion::logical_expr::{
 };
 use sql::Catalog;
 use std::sync::{Arc, Mutex};
+use storage::Store;
 
 type Eval = dyn Fn(&Snapshot, &[ScalarValue]) -> DfResult<ScalarValue> + Send + Sync;
 
@@ -101,6 +102,112 @@ impl ScalarUDFImpl for CatalogFunction {
         }
         Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
     }
+}
+
+/// The relation a function's first argument names: an OID (`c.oid`, `'t'::regclass`) or a
+/// name, as PostgreSQL's implicit text-to-regclass cast allows.
+fn relation_arg<'a>(s: &'a Snapshot, a: &[ScalarValue]) -> Option<&'a Relation> {
+    match int(a.first()) {
+        Some(o) => s.relation(o as i32),
+        None => string(a.first()).and_then(|n| s.relation_named(&n)),
+    }
+}
+
+/// The size functions of psql's `\dt+`, `\di+`, `\dm+` and `\l+`. A relation's size is its
+/// keyspace's bytes on disk (`Store::disk_space`); a primary key has none of its own, being
+/// the table's storage order.
+fn register_sizes(add: &dyn Fn(&'static str, DataType, Box<Eval>), store: &Store) {
+    let sized = |store: &Store, f: fn(&Store, &Relation) -> u64| -> Box<Eval> {
+        let store = store.clone();
+        Box::new(move |s, a| {
+            let relation = relation_arg(s, a);
+            if relation.is_none() && int(a.first()).is_none() {
+                // A name that resolves to nothing, as the regclass cast would refuse it.
+                if let Some(name) = string(a.first()) {
+                    return Err(DataFusionError::External(Box::new(
+                        crate::error::Error::Sql(sql::Error::UnknownTable(name)),
+                    )));
+                }
+            }
+            Ok(ScalarValue::Int64(relation.map(|r| f(&store, r) as i64)))
+        })
+    };
+    add(
+        "pg_relation_size",
+        DataType::Int64,
+        sized(store, relation_size),
+    );
+    add(
+        "pg_table_size",
+        DataType::Int64,
+        sized(store, relation_size),
+    );
+    add(
+        "pg_indexes_size",
+        DataType::Int64,
+        sized(store, indexes_size),
+    );
+    add(
+        "pg_total_relation_size",
+        DataType::Int64,
+        sized(store, |store, r| {
+            relation_size(store, r) + indexes_size(store, r)
+        }),
+    );
+    let database = store.clone();
+    add(
+        "pg_database_size",
+        DataType::Int64,
+        Box::new(move |_, _| {
+            Ok(ScalarValue::Int64(Some(
+                database
+                    .keyspaces()
+                    .iter()
+                    .map(|k| database.disk_space(k.id) as i64)
+                    .sum(),
+            )))
+        }),
+    );
+    add(
+        "pg_size_pretty",
+        DataType::Utf8,
+        Box::new(|_, a| Ok(utf8(int(a.first()).map(size_pretty)))),
+    );
+}
+
+fn relation_size(store: &Store, r: &Relation) -> u64 {
+    match r {
+        Relation::Table(t) => store.disk_space(t.keyspace),
+        Relation::PrimaryKey(_) => 0,
+        Relation::Index(t, i) => store.disk_space(t.indexes[*i].keyspace),
+    }
+}
+
+/// The bytes of a table's index tables.
+fn indexes_size(store: &Store, r: &Relation) -> u64 {
+    match r {
+        Relation::Table(t) => t.indexes.iter().map(|i| store.disk_space(i.keyspace)).sum(),
+        _ => 0,
+    }
+}
+
+/// PostgreSQL's `pg_size_pretty`: bytes below 10 kB, then the largest unit under 20,480
+/// of it, rounded half away from zero.
+fn size_pretty(bytes: i64) -> String {
+    const UNITS: [&str; 5] = ["kB", "MB", "GB", "TB", "PB"];
+    if bytes.abs() < 10 * 1024 {
+        return format!("{bytes} bytes");
+    }
+    // Kept in half-units so the last step can round half away from zero.
+    let mut halves = bytes / (1 << 9);
+    for (i, unit) in UNITS.iter().enumerate() {
+        if i == UNITS.len() - 1 || halves.abs() < 20 * 1024 - 1 {
+            let rounded = (halves + halves.signum()) / 2;
+            return format!("{rounded} {unit}");
+        }
+        halves /= 1 << 10;
+    }
+    unreachable!("the last unit always returns")
 }
 
 fn cast(v: ScalarValue, ty: &DataType) -> DfResult<ScalarValue> {
@@ -206,7 +313,12 @@ pub fn format_type(type_oid: i64, typmod: Option<i64>) -> String {
 }
 
 /// Registers the catalog functions on `ctx`.
-pub fn register(ctx: &SessionContext, catalog: &Catalog, scope: &Arc<Mutex<StatementScope>>) {
+pub fn register(
+    ctx: &SessionContext,
+    catalog: &Catalog,
+    store: &Store,
+    scope: &Arc<Mutex<StatementScope>>,
+) {
     let add = |name: &'static str, returns: DataType, eval: Box<Eval>| {
         ctx.register_udf(ScalarUDF::new_from_impl(CatalogFunction {
             name,
@@ -338,11 +450,7 @@ pub fn register(ctx: &SessionContext, catalog: &Catalog, scope: &Arc<Mutex<State
         "pg_get_viewdef",
         Utf8,
         Box::new(|s, a| {
-            let relation = match int(a.first()) {
-                Some(o) => s.relation(o as i32),
-                None => string(a.first()).and_then(|n| s.relation_named(&n)),
-            };
-            Ok(utf8(match relation {
+            Ok(utf8(match relation_arg(s, a) {
                 Some(Relation::Table(t)) => view_definition(t, s),
                 _ => None,
             }))
@@ -481,6 +589,7 @@ pub fn register(ctx: &SessionContext, catalog: &Catalog, scope: &Arc<Mutex<State
             )))
         }),
     );
+    register_sizes(&add, store);
     let constant = |name: &str, value: ScalarValue| {
         let data_type = value.data_type();
         ctx.register_udf(create_udf(

@@ -7,7 +7,7 @@
 use super::{Direction, Engine, EngineIter, EngineOp, EngineSnapshot, KeyRange, KeyspaceId};
 use crate::error::{Error, Result};
 use bytes::Bytes;
-use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
+use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::Path;
@@ -74,6 +74,13 @@ fn lookup(map: &RwLock<HashMap<KeyspaceId, Keyspace>>, id: KeyspaceId) -> Result
 }
 
 impl Engine for FjallEngine {
+    /// The keyspace's flushed tables and blob files, plus its active memtable, whose writes
+    /// are on disk in the journal until a flush moves them into a table.
+    fn disk_space(&self, id: KeyspaceId) -> u64 {
+        self.handle(id)
+            .map_or(0, |k| k.disk_space() + k.tree.active_memtable().size())
+    }
+
     fn create_keyspace(&self, id: KeyspaceId) -> Result<()> {
         let mut map = self
             .keyspaces

@@ -111,6 +111,10 @@ pub trait Engine: Send + Sync + 'static {
     /// returns Ok, and it becomes visible to snapshots only after that. After an error the
     /// engine refuses further writes.
     fn write(&self, ops: Vec<EngineOp>, durable: bool) -> Result<()>;
+
+    /// Bytes the keyspace occupies on stable storage, as far as the engine knows it cheaply;
+    /// 0 for an unknown keyspace.
+    fn disk_space(&self, id: KeyspaceId) -> u64;
 }
 
 pub trait EngineSnapshot: Send + Sync {
