@@ -114,8 +114,8 @@ fn relation_arg<'a>(s: &'a Snapshot, a: &[ScalarValue]) -> Option<&'a Relation> 
 }
 
 /// The size functions of psql's `\dt+`, `\di+`, `\dm+` and `\l+`. A relation's size is its
-/// keyspace's bytes on disk (`Store::disk_space`); a primary key has none of its own, being
-/// the table's storage order.
+/// keyspace's size as the engine reports it (`Store::disk_space`: flushed tables plus the
+/// unflushed memtable); a primary key has none of its own, being the table's storage order.
 fn register_sizes(add: &dyn Fn(&'static str, DataType, Box<Eval>), store: &Store) {
     let sized = |store: &Store, f: fn(&Store, &Relation) -> u64| -> Box<Eval> {
         let store = store.clone();
