@@ -4,11 +4,12 @@
 //! records (a record may span CopyData messages, and in CSV a quoted field may span lines),
 //! and hands batches of records to `Session::copy_rows`. Each batch is a record batch of
 //! text columns, inserted by one `INSERT … SELECT` through the usual write path (planned once
-//! per batch, its fields cast to the column types as string literals would be), so defaults, NOT NULL, key and UNIQUE checks, index and view
-//! maintenance all hold; in autocommit each batch commits on its own. A bad record fails the
-//! COPY with the line it is on: the batches before it stay committed, its own batch is not
-//! applied, nothing after it is read. Inside a transaction block everything is in the
-//! block's transaction, which the error marks failed, as in PostgreSQL.
+//! per batch, its fields cast to the column types as string literals would be), so defaults,
+//! NOT NULL, key and UNIQUE checks, index and view maintenance all hold; in autocommit each
+//! batch commits on its own. A bad record fails the COPY with the line it is on: the batches
+//! before it stay committed, its own batch is not applied, nothing after it is read. Inside a
+//! transaction block everything is in the block's transaction, which the error marks failed,
+//! as in PostgreSQL.
 //!
 //! COPY TO: the table (or query) is run as a SELECT and the wire layer writes each row in
 //! the requested format.
@@ -18,8 +19,7 @@ use crate::session::{Output, Session};
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::sql::sqlparser::ast::{
-    self, CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Expr,
-    Statement, Value,
+    CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Statement,
 };
 use sql::ddl::{normalize_ident, table_name};
 use std::sync::Arc;
@@ -487,7 +487,8 @@ impl Session {
                 .map(|c| Field::new(c, DataType::Utf8, true))
                 .collect::<Vec<_>>(),
         ));
-        let batch = RecordBatch::try_new(schema, arrays)?;
+        let batch =
+            RecordBatch::try_new(schema, arrays).map_err(|e| Error::DataFusion(e.into()))?;
         let count = rows.len();
         match self
             .insert_batches(&target.table, &target.columns, vec![batch])
