@@ -95,6 +95,9 @@ fn datafusion_state(e: &DataFusionError) -> &'static str {
 }
 
 fn message_state(m: &str) -> &'static str {
+    if let Some(failure) = CastFailure::parse(m) {
+        return failure.state();
+    }
     let lower = m.to_ascii_lowercase();
     if lower.contains("divide by zero") || lower.contains("division by zero") {
         "22012"
@@ -174,6 +177,68 @@ fn clean_message(e: &Error) -> String {
     postgres_wording(t).unwrap_or_else(|| t.to_string())
 }
 
+/// Arrow's failure to cast a text value ("Cannot cast string 'x' to value of Int32 type",
+/// "Cannot cast value 'maybe' to value of Boolean type"), with the PostgreSQL type it was for.
+struct CastFailure<'a> {
+    value: &'a str,
+    ty: &'static str,
+}
+
+impl<'a> CastFailure<'a> {
+    fn parse(m: &'a str) -> Option<Self> {
+        let mut line = m.lines().next().unwrap_or(m);
+        while let Some((_, rest)) = line.split_once("error: ") {
+            line = rest;
+        }
+        let rest = line
+            .strip_prefix("Cannot cast string '")
+            .or_else(|| line.strip_prefix("Cannot cast value '"))?;
+        let (value, ty) = rest.rsplit_once("' to value of ")?;
+        let ty = match ty.trim_end_matches('.').trim_end_matches(" type") {
+            "Int16" => "smallint",
+            "Int32" => "integer",
+            "Int64" => "bigint",
+            "Float32" => "real",
+            "Float64" => "double precision",
+            "Boolean" => "boolean",
+            t if t.starts_with("Decimal") => "numeric",
+            t if t.starts_with("Date") => "date",
+            t if t.starts_with("Timestamp") => "timestamp",
+            _ => return None,
+        };
+        Some(CastFailure { value, ty })
+    }
+
+    /// An integer literal that does not fit its type is out of range, not bad syntax.
+    fn out_of_range(&self) -> bool {
+        matches!(self.ty, "smallint" | "integer" | "bigint")
+            && self.value.trim().parse::<i128>().is_ok()
+    }
+
+    fn state(&self) -> &'static str {
+        if self.out_of_range() {
+            "22003"
+        } else {
+            "22P02"
+        }
+    }
+
+    fn message(&self) -> String {
+        if self.out_of_range() {
+            format!(
+                "value \"{}\" is out of range for type {}",
+                self.value.trim(),
+                self.ty
+            )
+        } else {
+            format!(
+                "invalid input syntax for type {}: \"{}\"",
+                self.ty, self.value
+            )
+        }
+    }
+}
+
 /// PostgreSQL's wording for the DataFusion and parser messages users meet most.
 fn postgres_wording(m: &str) -> Option<String> {
     let first_line = m.lines().next().unwrap_or(m).trim_end_matches('.');
@@ -205,23 +270,8 @@ fn postgres_wording(m: &str) -> Option<String> {
     if let Some(name) = first_line.strip_prefix("Invalid function ") {
         return Some(format!("function {} does not exist", unquote(name)));
     }
-    if let Some(rest) = first_line.strip_prefix("Cannot cast string '")
-        && let Some((value, ty)) = rest.split_once("' to value of ")
-    {
-        let ty = ty.trim_end_matches(" type");
-        let ty = match ty {
-            "Int16" => "smallint",
-            "Int32" => "integer",
-            "Int64" => "bigint",
-            "Float32" => "real",
-            "Float64" => "double precision",
-            "Boolean" => "boolean",
-            t if t.starts_with("Decimal") => "numeric",
-            t if t.starts_with("Date") => "date",
-            t if t.starts_with("Timestamp") => "timestamp",
-            t => t,
-        };
-        return Some(format!("invalid input syntax for type {ty}: \"{value}\""));
+    if let Some(failure) = CastFailure::parse(m) {
+        return Some(failure.message());
     }
     if first_line == "Divide by zero error" {
         return Some("division by zero".into());
@@ -324,6 +374,14 @@ mod tests {
             "invalid input syntax for type integer: \"x\""
         );
         assert_eq!(
+            w("Cannot cast value 'maybe' to value of Boolean type"),
+            "invalid input syntax for type boolean: \"maybe\""
+        );
+        assert_eq!(
+            w("Cannot cast string '99999' to value of Int16 type"),
+            "value \"99999\" is out of range for type smallint"
+        );
+        assert_eq!(
             w("syntax error: sql parser error: Expected: an expression, found: EOF"),
             "syntax error at end of input"
         );
@@ -343,6 +401,12 @@ mod tests {
         assert_eq!(
             message_state("Cannot cast string 'abc' to value of Int32 type"),
             "22P02"
+        );
+        assert_eq!(
+            message_state(
+                "Arrow error: Cast error: Cannot cast string '99999' to value of Int16 type"
+            ),
+            "22003"
         );
         assert_eq!(
             message_state("table 'partita.public.nope' not found"),

@@ -2,23 +2,27 @@
 //!
 //! COPY FROM: the wire layer feeds the client's data to a `CopyDecoder`, which cuts it into
 //! records (a record may span CopyData messages, and in CSV a quoted field may span lines),
-//! and hands batches of records to `Session::copy_rows`. Each batch is one INSERT of its rows
-//! through the usual write path, so defaults, NOT NULL, key and UNIQUE checks, index and view
-//! maintenance all hold; in autocommit each batch commits on its own. A bad record fails the
-//! COPY with the line it is on: the batches before it stay committed, its own batch is not
-//! applied, nothing after it is read. Inside a transaction block everything is in the
-//! block's transaction, which the error marks failed, as in PostgreSQL.
+//! and hands batches of records to `Session::copy_rows`. Each batch is a record batch of
+//! text columns, inserted by one `INSERT … SELECT` through the usual write path (planned once
+//! per batch, its fields cast to the column types as string literals would be), so defaults,
+//! NOT NULL, key and UNIQUE checks, index and view maintenance all hold; in autocommit each
+//! batch commits on its own. A bad record fails the COPY with the line it is on: the batches
+//! before it stay committed, its own batch is not applied, nothing after it is read. Inside a
+//! transaction block everything is in the block's transaction, which the error marks failed,
+//! as in PostgreSQL.
 //!
 //! COPY TO: the table (or query) is run as a SELECT and the wire layer writes each row in
 //! the requested format.
 
 use crate::error::{Error, Result};
 use crate::session::{Output, Session};
+use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::sql::sqlparser::ast::{
-    self, CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Expr,
-    Statement, Value,
+    CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Statement,
 };
 use sql::ddl::{normalize_ident, table_name};
+use std::sync::Arc;
 
 /// Rows per batch (one INSERT, one commit in autocommit).
 pub const BATCH_ROWS: usize = 5_000;
@@ -358,18 +362,8 @@ impl Session {
             .await?;
         let columns: Vec<&str> = load.columns.iter().map(String::as_str).collect();
         let mut stream = df.select_columns(&columns)?.execute_stream().await?;
-        let list = load
-            .columns
-            .iter()
-            .map(|c| format!("\"{c}\""))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let insert = format!(
-            "INSERT INTO \"{}\" ({list}) SELECT {list} FROM pg_temp.{PARQUET_SOURCE}",
-            load.table
-        );
         let mut count = 0usize;
-        let mut pending: Vec<datafusion::arrow::array::RecordBatch> = Vec::new();
+        let mut pending: Vec<RecordBatch> = Vec::new();
         let mut pending_rows = 0usize;
         loop {
             let next = futures::StreamExt::next(&mut stream).await.transpose()?;
@@ -380,16 +374,10 @@ impl Session {
             if pending_rows >= BATCH_ROWS || (next.is_none() && pending_rows > 0) {
                 let batches = std::mem::take(&mut pending);
                 let rows = std::mem::take(&mut pending_rows);
-                let schema = batches[0].schema();
-                let table = datafusion::datasource::MemTable::try_new(schema, vec![batches])?;
-                let reference =
-                    datafusion::common::TableReference::partial("pg_temp", PARQUET_SOURCE);
-                self.ctx
-                    .register_table(reference.clone(), std::sync::Arc::new(table))?;
-                let stmt = crate::session::parse_sql(&insert)?.remove(0);
-                let result = self.execute(stmt, &[]).await;
-                self.ctx.deregister_table(reference)?;
-                if let Err(e) = result {
+                if let Err(e) = self
+                    .insert_batches(&load.table, &load.columns, batches)
+                    .await
+                {
                     return Err(Error::Context {
                         context: format!(
                             "COPY {}, rows {} to {} of {}",
@@ -411,8 +399,46 @@ impl Session {
     }
 }
 
-/// The table a Parquet batch is read from while it is inserted.
-const PARQUET_SOURCE: &str = "__partita_copy_source";
+/// The table a batch of COPY rows is read from while it is inserted.
+const COPY_SOURCE: &str = "__partita_copy_source";
+
+impl Session {
+    /// Inserts `batches`, whose columns are `columns` of `table` by name, as one
+    /// `INSERT … SELECT` through the usual write path: casts to the column types, NOT NULL,
+    /// keys, indexes and views. In autocommit it is a transaction of its own.
+    async fn insert_batches(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        batches: Vec<RecordBatch>,
+    ) -> Result<()> {
+        let list = columns
+            .iter()
+            .map(|c| quote_ident(c))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let insert = format!(
+            "INSERT INTO {} ({list}) SELECT {list} FROM pg_temp.{COPY_SOURCE}",
+            quote_ident(table)
+        );
+        let schema = batches[0].schema();
+        let source = datafusion::datasource::MemTable::try_new(schema, vec![batches])?;
+        let reference = datafusion::common::TableReference::partial("pg_temp", COPY_SOURCE);
+        self.ctx
+            .register_table(reference.clone(), std::sync::Arc::new(source))?;
+        let result = match crate::session::parse_sql(&insert) {
+            Ok(mut stmts) => self.execute(stmts.remove(0), &[]).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        self.ctx.deregister_table(reference)?;
+        result
+    }
+}
+
+/// `name` as a quoted SQL identifier.
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
 
 impl Session {
     /// Inserts one batch of COPY records (`first_line` is the line of the first), as one
@@ -443,38 +469,32 @@ impl Session {
                 });
             }
         }
-        let literal = |f: &Option<String>| match f {
-            Some(text) => Expr::value(Value::SingleQuotedString(text.clone())),
-            None => Expr::value(Value::Null),
-        };
-        let values: Vec<Vec<Expr>> = rows
-            .iter()
-            .map(|(_, fields)| fields.iter().map(literal).collect())
+        // The fields as text columns, cast to the column types by the INSERT as string
+        // literals would be.
+        let arrays: Vec<ArrayRef> = (0..target.columns.len())
+            .map(|c| {
+                Arc::new(
+                    rows.iter()
+                        .map(|(_, fields)| fields[c].as_deref())
+                        .collect::<StringArray>(),
+                ) as ArrayRef
+            })
             .collect();
-        let insert = format!(
-            "INSERT INTO \"{}\" ({}) VALUES ({})",
-            target.table,
+        let schema = Arc::new(Schema::new(
             target
                 .columns
                 .iter()
-                .map(|c| format!("\"{c}\""))
-                .collect::<Vec<_>>()
-                .join(", "),
-            vec!["NULL"; target.columns.len()].join(", ")
-        );
-        let mut stmt = crate::session::parse_sql(&insert)?.remove(0);
-        if let Statement::Insert(i) = &mut stmt
-            && let Some(source) = i.source.as_mut()
-            && let ast::SetExpr::Values(v) = source.body.as_mut()
-        {
-            v.rows = values
-                .into_iter()
-                .map(ast::Parens::with_empty_span)
-                .collect();
-        }
+                .map(|c| Field::new(c, DataType::Utf8, true))
+                .collect::<Vec<_>>(),
+        ));
+        let batch =
+            RecordBatch::try_new(schema, arrays).map_err(|e| Error::DataFusion(e.into()))?;
         let count = rows.len();
-        match self.execute(stmt, &[]).await {
-            Ok(_) => Ok(count),
+        match self
+            .insert_batches(&target.table, &target.columns, vec![batch])
+            .await
+        {
+            Ok(()) => Ok(count),
             Err(e) => {
                 let line = self.failing_line(target, &rows).await;
                 Err(match line {
