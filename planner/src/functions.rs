@@ -11,7 +11,7 @@ use datafusion::logical_expr::{
 use std::sync::Arc;
 
 /// Registers `version()`, `current_database()`, `current_schema()`, `pg_backend_pid()`,
-/// `numeric(x)` and `avg` with PostgreSQL's numeric scale.
+/// `numeric(x)`, and `avg` and `sum` with PostgreSQL's result types and numeric scale.
 pub fn register(ctx: &SessionContext) {
     let constant = |name: &str, value: ScalarValue| {
         let data_type = value.data_type();
@@ -40,6 +40,7 @@ pub fn register(ctx: &SessionContext) {
         ScalarValue::Int32(Some(std::process::id() as i32)),
     ));
     ctx.register_udaf(AggregateUDF::new_from_impl(crate::numeric::PgAvg::new()));
+    ctx.register_udaf(AggregateUDF::new_from_impl(crate::numeric::PgSum::new()));
     ctx.register_udf(ScalarUDF::new_from_impl(
         crate::numeric::ToNumeric::default(),
     ));

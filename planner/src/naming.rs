@@ -10,20 +10,28 @@ const INTERNAL_PREFIX: &str = "__partita_col_";
 
 /// PostgreSQL's name for an unaliased result expression.
 pub fn pg_column_name(expr: &Expr) -> Option<String> {
+    figure_name(expr).map(|(name, _)| name)
+}
+
+/// A name and its strength, as in PostgreSQL's FigureColnameInternal: a column, function or
+/// CASE names the result for good (2); a cast's type name (1) gives way to a name from
+/// inside the cast, and an outer cast's type replaces an inner one's (`2.5::float8::int` is
+/// "int4").
+fn figure_name(expr: &Expr) -> Option<(String, u8)> {
     Some(match expr {
-        Expr::Identifier(id) => id.value.clone(),
-        Expr::CompoundIdentifier(parts) => parts.last()?.value.clone(),
-        Expr::Function(f) => f.name.0.last()?.as_ident()?.value.to_lowercase(),
-        Expr::Nested(inner) => return pg_column_name(inner),
+        Expr::Identifier(id) => (id.value.clone(), 2),
+        Expr::CompoundIdentifier(parts) => (parts.last()?.value.clone(), 2),
+        Expr::Function(f) => (f.name.0.last()?.as_ident()?.value.to_lowercase(), 2),
+        Expr::Nested(inner) => return figure_name(inner),
         Expr::Cast {
             expr, data_type, ..
-        } => match pg_column_name(expr) {
-            Some(name) => name,
-            None => cast_type_name(&data_type.to_string()),
+        } => match figure_name(expr) {
+            Some((name, 2)) => (name, 2),
+            _ => (cast_type_name(&data_type.to_string()), 1),
         },
-        Expr::Case { .. } => "case".into(),
-        Expr::Exists { .. } => "exists".into(),
-        Expr::Subquery(q) => return first_column_name(q),
+        Expr::Case { .. } => ("case".into(), 2),
+        Expr::Exists { .. } => ("exists".into(), 2),
+        Expr::Subquery(q) => (first_column_name(q)?, 2),
         _ => return None,
     })
 }
@@ -168,5 +176,10 @@ mod tests {
             ]
         );
         assert!(names("SELECT * FROM t").is_empty());
+        // An outer cast's type names the column over an inner one's, not over a column's.
+        assert_eq!(
+            names("SELECT 2.5::float8::int, x::text::int, (1::int2)::bigint FROM t"),
+            vec![(0, "int4".into()), (1, "x".into()), (2, "int8".into())]
+        );
     }
 }

@@ -10,8 +10,9 @@
 //! - `a * b`: scale `scale(a) + scale(b)` as in PostgreSQL, but at most
 //!   `max(MAX_PRODUCT_SCALE, scale(a), scale(b))` so that 38 digits leave room for the
 //!   integer part (DataFusion would keep every digit and overflow above 100).
-//! - `avg(numeric)`: scale `max(16, scale)`, rounded, where DataFusion gives `scale + 4`
-//!   truncated.
+//! - `avg(numeric)` and `avg` of integers: numeric at scale `max(16, scale)`, rounded, where
+//!   DataFusion gives `scale + 4` truncated (and doubles for integers); bigints are averaged
+//!   in 256 bits. `sum(bigint)` is an exact numeric, not a bigint that wraps on overflow.
 //!
 //! - `x::numeric` (no precision): `numeric(x)`, which keeps the scale `x` has (a decimal's
 //!   own, 0 for integers, the digits of a text constant) where DataFusion would use 10.
@@ -21,7 +22,9 @@
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, Decimal128Array};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Decimal128Type, Field, FieldRef, i256};
+use datafusion::arrow::datatypes::{
+    DataType, Decimal128Type, Decimal256Type, Field, FieldRef, i256,
+};
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, ScalarValue, exec_err, plan_err};
 use datafusion::error::{DataFusionError, Result};
@@ -38,6 +41,8 @@ use std::sync::Arc;
 
 /// Decimal digits Arrow's Decimal128 holds.
 const MAX_DIGITS: u8 = 38;
+/// Decimal digits Arrow's Decimal256 holds: the width of bigint averages.
+const WIDE_DIGITS: u8 = 76;
 /// PostgreSQL's NUMERIC_MIN_SIG_DIGITS: a quotient or average has at least this many.
 const MIN_SIG_DIGITS: i32 = 16;
 /// Largest product scale kept when the operands' scales add up to more.
@@ -451,8 +456,8 @@ fn multiply(a: i128, sa: i8, b: i128, sb: i8, scale: i8) -> Result<i128> {
     )?)
 }
 
-/// `avg` with PostgreSQL's types and numeric result scale: smallints, integers and numerics
-/// average as numeric; bigints, floats and intervals as in DataFusion's avg.
+/// `avg` with PostgreSQL's types and numeric result scale: integers of every width and
+/// numerics average as numeric; floats and intervals as in DataFusion's avg.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct PgAvg {
     inner: Arc<AggregateUDF>,
@@ -470,22 +475,31 @@ impl PgAvg {
     }
 
     /// The type DataFusion's avg accumulates a decimal input as, and the scale it returns.
+    /// Bigints come as Decimal256 (see `coerce_types`), still returned as a Decimal128.
     fn widened(input: &DataType) -> Option<(DataType, i8)> {
         match input {
             DataType::Decimal128(_, s) => {
                 let scale = (*s).max(MIN_SIG_DIGITS as i8);
                 Some((DataType::Decimal128(MAX_DIGITS, scale), scale))
             }
+            DataType::Decimal256(_, s) => {
+                let scale = (*s).max(MIN_SIG_DIGITS as i8);
+                Some((DataType::Decimal256(WIDE_DIGITS, scale), scale))
+            }
             _ => None,
         }
     }
 
-    /// The arguments DataFusion's avg sees: its own wider return type for decimals.
+    /// The arguments DataFusion's avg sees: its own wider return type for decimals, of the
+    /// input's width (its accumulators pair Decimal128 with Decimal128, 256 with 256).
     fn inner_return(args: &AccumulatorArgs) -> Option<(FieldRef, i8)> {
         let DataType::Decimal128(_, scale) = args.return_field.data_type() else {
             return None;
         };
-        let inner = DataType::Decimal128(MAX_DIGITS, (*scale + 4).min(MAX_DIGITS as i8));
+        let inner = match args.expr_fields.first().map(|f| f.data_type()) {
+            Some(DataType::Decimal256(..)) => DataType::Decimal256(WIDE_DIGITS, *scale + 4),
+            _ => DataType::Decimal128(MAX_DIGITS, (*scale + 4).min(MAX_DIGITS as i8)),
+        };
         Some((
             Arc::new(args.return_field.as_ref().clone().with_data_type(inner)),
             *scale,
@@ -517,15 +531,20 @@ impl AggregateUDFImpl for PgAvg {
             return plan_err!("avg takes one argument");
         };
         let input = match input {
-            // PostgreSQL averages integers as numeric (DataFusion: as double). Not bigint:
-            // its sums at scale 16 overflow 38 digits beyond values of about 1e17.
+            // PostgreSQL averages integers as numeric (DataFusion: as double).
             DataType::Int8
             | DataType::Int16
             | DataType::Int32
             | DataType::UInt8
             | DataType::UInt16 => DataType::Decimal128(MAX_DIGITS, 0),
-            t if t.is_integer() => DataType::Float64,
-            DataType::Decimal128(..) | DataType::Duration(_) => input.clone(),
+            // A bigint average has up to 19 integer digits and 16 fractional ones, which
+            // fits 38; DataFusion's intermediate average (4 more fractional digits) does
+            // not, so bigints are averaged in 256 bits and rounded back.
+            t if t.is_integer() => DataType::Decimal256(WIDE_DIGITS, 0),
+            // Decimal256 only as this function's own coercion of bigints, seen again.
+            DataType::Decimal128(..) | DataType::Decimal256(..) | DataType::Duration(_) => {
+                input.clone()
+            }
             t if t.is_floating() || t.is_null() => DataType::Float64,
             t => return plan_err!("function avg({t}) does not exist"),
         };
@@ -536,6 +555,7 @@ impl AggregateUDFImpl for PgAvg {
 
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
         match arg_types.first().and_then(PgAvg::widened) {
+            // Bigint averages too: 19 integer digits and 16 fractional ones fit.
             Some((_, scale)) => Ok(DataType::Decimal128(MAX_DIGITS, scale)),
             None => self.inner.return_type(arg_types),
         }
@@ -597,6 +617,95 @@ impl AggregateUDFImpl for PgAvg {
     }
 }
 
+/// `sum` with PostgreSQL's result types: a bigint sum is numeric, exact, where DataFusion's
+/// is a bigint that wraps around on overflow; smaller integers sum as bigint, as in both.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct PgSum {
+    inner: Arc<AggregateUDF>,
+    signature: Signature,
+}
+
+impl PgSum {
+    pub fn new() -> PgSum {
+        PgSum {
+            inner: datafusion::functions_aggregate::sum::sum_udaf(),
+            signature: Signature::user_defined(Volatility::Immutable),
+        }
+    }
+}
+
+impl Default for PgSum {
+    fn default() -> Self {
+        PgSum::new()
+    }
+}
+
+impl AggregateUDFImpl for PgSum {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn aliases(&self) -> &[String] {
+        self.inner.aliases()
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
+        let [input] = arg_types else {
+            return plan_err!("sum takes one argument");
+        };
+        Ok(vec![match input {
+            DataType::Int64 | DataType::UInt64 => DataType::Decimal128(MAX_DIGITS, 0),
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Null => DataType::Int64,
+            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => DataType::UInt64,
+            t if t.is_floating() => DataType::Float64,
+            DataType::Decimal128(..)
+            | DataType::Decimal256(..)
+            | DataType::Duration(_)
+            | DataType::Interval(_) => input.clone(),
+            t => return plan_err!("function sum({t}) does not exist"),
+        }])
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        self.inner.return_type(arg_types)
+    }
+
+    fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        self.inner.accumulator(args)
+    }
+
+    fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
+        self.inner.state_fields(args)
+    }
+
+    fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
+        self.inner.groups_accumulator_supported(args)
+    }
+
+    fn create_groups_accumulator(
+        &self,
+        args: AccumulatorArgs,
+    ) -> Result<Box<dyn GroupsAccumulator>> {
+        self.inner.create_groups_accumulator(args)
+    }
+
+    fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        self.inner.inner().create_sliding_accumulator(args)
+    }
+
+    fn reverse_expr(&self) -> datafusion::logical_expr::ReversedUDAF {
+        datafusion::logical_expr::ReversedUDAF::Identical
+    }
+
+    fn order_sensitivity(&self) -> datafusion::logical_expr::utils::AggregateOrderSensitivity {
+        datafusion::logical_expr::utils::AggregateOrderSensitivity::Insensitive
+    }
+}
+
 /// DataFusion's decimal average (4 extra digits, truncated) rounded to PostgreSQL's scale.
 struct Rounded<A: ?Sized> {
     inner: Box<A>,
@@ -614,23 +723,22 @@ impl<A: ?Sized> std::fmt::Debug for Rounded<A> {
 
 impl<A: ?Sized> Rounded<A> {
     fn round(&self, array: &ArrayRef) -> Result<ArrayRef> {
-        let DataType::Decimal128(_, from) = self.from.data_type() else {
-            return Ok(Arc::clone(array));
+        let round = |v: i256, from: i8| -> Result<i128> {
+            fit(rescale(v, i32::from(from), i32::from(self.scale))?)
         };
-        let values = array.as_primitive::<Decimal128Type>();
-        let rounded: Vec<Option<i128>> = values
-            .iter()
-            .map(|v| {
-                v.map(|v| {
-                    fit(rescale(
-                        i256::from_i128(v),
-                        i32::from(*from),
-                        i32::from(self.scale),
-                    )?)
-                })
-                .transpose()
-            })
-            .collect::<Result<_>>()?;
+        let rounded: Vec<Option<i128>> = match self.from.data_type() {
+            DataType::Decimal128(_, from) => array
+                .as_primitive::<Decimal128Type>()
+                .iter()
+                .map(|v| v.map(|v| round(i256::from_i128(v), *from)).transpose())
+                .collect::<Result<_>>()?,
+            DataType::Decimal256(_, from) => array
+                .as_primitive::<Decimal256Type>()
+                .iter()
+                .map(|v| v.map(|v| round(v, *from)).transpose())
+                .collect::<Result<_>>()?,
+            _ => return Ok(Arc::clone(array)),
+        };
         Ok(Arc::new(
             Decimal128Array::from(rounded).with_precision_and_scale(MAX_DIGITS, self.scale)?,
         ))

@@ -46,10 +46,11 @@ impl AnalyzerRule for PostgresSemantics {
     }
 }
 
-/// PostgreSQL rounds a numeric or float cast to an integer type (`9.99::int` is 10, `-2.5`
-/// gives -3; a float's exact halves go to even there, away from zero here); Arrow's cast
-/// truncates. The operand is moved half a unit away from zero
-/// first, so the truncating cast rounds half away from zero.
+/// PostgreSQL rounds a numeric or float cast to an integer type (`9.99::int` is 10); Arrow's
+/// cast truncates. A numeric's halves go away from zero (`-2.5` gives -3): the operand is
+/// moved half a unit away from zero first, so the truncating cast rounds. A float's halves go
+/// to even (`2.5::float8::int` is 2, as C's `rint`): the operand is rounded by
+/// [`RoundHalfEven`] first.
 fn rounding_int_cast(
     expr: datafusion::logical_expr::Expr,
     schema: &datafusion::common::DFSchema,
@@ -57,7 +58,7 @@ fn rounding_int_cast(
     use datafusion::arrow::datatypes::DataType;
     use datafusion::common::ScalarValue;
     use datafusion::common::tree_node::Transformed;
-    use datafusion::logical_expr::{Cast, Expr, ExprSchemable, TryCast, lit, when};
+    use datafusion::logical_expr::{Cast, Expr, ExprSchemable, ScalarUDF, TryCast, lit, when};
     let (inner, to) = match &expr {
         Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field })
             if field.data_type().is_integer() =>
@@ -66,28 +67,28 @@ fn rounding_int_cast(
         }
         _ => return Ok(Transformed::no(expr)),
     };
-    // Zero and one half in the operand's own type: coercion has already run.
-    let ty = inner.get_type(schema)?;
-    let (zero, half) = match ty {
-        DataType::Decimal128(p, s) if s > 0 => (
-            ScalarValue::Decimal128(Some(0), p, s),
-            ScalarValue::Decimal128(Some(5 * 10i128.pow(s as u32 - 1)), p, s),
-        ),
-        DataType::Float32 => (
-            ScalarValue::Float32(Some(0.0)),
-            ScalarValue::Float32(Some(0.5)),
-        ),
-        DataType::Float64 => (
-            ScalarValue::Float64(Some(0.0)),
-            ScalarValue::Float64(Some(0.5)),
-        ),
+    // Coercion has already run: the operand's type is final.
+    let rounded = match inner.get_type(schema)? {
+        DataType::Decimal128(p, s) if s > 0 => {
+            let zero = ScalarValue::Decimal128(Some(0), p, s);
+            let half = ScalarValue::Decimal128(Some(5 * 10i128.pow(s as u32 - 1)), p, s);
+            when(
+                inner.clone().lt(lit(zero)),
+                inner.clone() - lit(half.clone()),
+            )
+            .otherwise(inner.clone() + lit(half))?
+        }
+        DataType::Float32 | DataType::Float64 => {
+            // Already rounded: this rule runs again over its own output.
+            if let Expr::ScalarFunction(f) = inner
+                && f.func.name() == ROUND_HALF_EVEN
+            {
+                return Ok(Transformed::no(expr));
+            }
+            ScalarUDF::new_from_impl(RoundHalfEven::default()).call(vec![inner.clone()])
+        }
         _ => return Ok(Transformed::no(expr)),
     };
-    let rounded = when(
-        inner.clone().lt(lit(zero)),
-        inner.clone() - lit(half.clone()),
-    )
-    .otherwise(inner.clone() + lit(half))?;
     let rebuilt = match &expr {
         Expr::TryCast(_) => Expr::TryCast(TryCast {
             expr: Box::new(rounded),
@@ -99,6 +100,77 @@ fn rounding_int_cast(
         }),
     };
     Ok(Transformed::yes(rebuilt))
+}
+
+const ROUND_HALF_EVEN: &str = "partita_round_half_even";
+
+/// Rounds a float to the nearest integral value, halves to even: what PostgreSQL's float to
+/// integer casts do (`rint`) before checking the range.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct RoundHalfEven {
+    signature: datafusion::logical_expr::Signature,
+}
+
+impl Default for RoundHalfEven {
+    fn default() -> Self {
+        use datafusion::arrow::datatypes::DataType;
+        use datafusion::logical_expr::{Signature, Volatility};
+        RoundHalfEven {
+            signature: Signature::uniform(
+                1,
+                vec![DataType::Float32, DataType::Float64],
+                Volatility::Immutable,
+            ),
+        }
+    }
+}
+
+impl datafusion::logical_expr::ScalarUDFImpl for RoundHalfEven {
+    fn name(&self) -> &str {
+        ROUND_HALF_EVEN
+    }
+
+    fn signature(&self) -> &datafusion::logical_expr::Signature {
+        &self.signature
+    }
+
+    fn return_type(
+        &self,
+        arg_types: &[datafusion::arrow::datatypes::DataType],
+    ) -> Result<datafusion::arrow::datatypes::DataType> {
+        Ok(arg_types[0].clone())
+    }
+
+    fn invoke_with_args(
+        &self,
+        args: datafusion::logical_expr::ScalarFunctionArgs,
+    ) -> Result<datafusion::logical_expr::ColumnarValue> {
+        use datafusion::arrow::array::AsArray;
+        use datafusion::arrow::datatypes::{Float32Type, Float64Type};
+        use datafusion::common::ScalarValue;
+        use datafusion::logical_expr::ColumnarValue;
+        Ok(match &args.args[0] {
+            ColumnarValue::Scalar(ScalarValue::Float64(v)) => {
+                ColumnarValue::Scalar(ScalarValue::Float64(v.map(f64::round_ties_even)))
+            }
+            ColumnarValue::Scalar(ScalarValue::Float32(v)) => {
+                ColumnarValue::Scalar(ScalarValue::Float32(v.map(f32::round_ties_even)))
+            }
+            ColumnarValue::Array(a) if a.as_primitive_opt::<Float64Type>().is_some() => {
+                ColumnarValue::Array(std::sync::Arc::new(
+                    a.as_primitive::<Float64Type>()
+                        .unary::<_, Float64Type>(f64::round_ties_even),
+                ))
+            }
+            ColumnarValue::Array(a) => ColumnarValue::Array(std::sync::Arc::new(
+                a.as_primitive::<Float32Type>()
+                    .unary::<_, Float32Type>(f32::round_ties_even),
+            )),
+            ColumnarValue::Scalar(other) => {
+                return datafusion::common::plan_err!("{ROUND_HALF_EVEN}({other:?})");
+            }
+        })
+    }
 }
 
 /// PostgreSQL types an integer constant that fits in 32 bits as `integer`, DataFusion as
