@@ -420,11 +420,15 @@ async fn execute_guarded(
     stmt: Statement,
     params: &[Param],
 ) -> planner::Result<Output> {
+    guarded(session.execute(stmt, params)).await
+}
+
+/// Runs a statement's future; a panic inside it becomes an error for this session only.
+async fn guarded(
+    run: impl std::future::Future<Output = planner::Result<Output>>,
+) -> planner::Result<Output> {
     use futures::FutureExt;
-    match std::panic::AssertUnwindSafe(session.execute(stmt, params))
-        .catch_unwind()
-        .await
-    {
+    match std::panic::AssertUnwindSafe(run).catch_unwind().await {
         Ok(result) => result,
         Err(panic) => Err(planner::Error::Internal(format!(
             "statement panicked: {}",
@@ -541,6 +545,8 @@ pub struct Prepared {
     pub stmt: Statement,
     pub param_types: Vec<Type>,
     pub schema: Option<SchemaRef>,
+    /// What executions learn about the statement (its point plan), for the next ones.
+    pub fast: Arc<planner::fastpath::PreparedFast>,
 }
 
 pub struct Parser {
@@ -602,6 +608,7 @@ impl QueryParser for Parser {
             stmt,
             param_types,
             schema: description.schema,
+            fast: Default::default(),
         }))
     }
 
@@ -1049,12 +1056,9 @@ impl Handler {
             }
             let params = bind_params(portal)?;
             let mut session = self.conn.session.lock().await;
-            let output = execute_guarded(
-                &mut session,
-                portal.statement.statement.stmt.clone(),
-                &params,
-            )
-            .await;
+            let prepared = &portal.statement.statement;
+            let output =
+                guarded(session.execute_prepared(&prepared.stmt, &params, &prepared.fast)).await;
             client.set_transaction_status(status(&session));
             send_notices(client, &mut session).await?;
             let zone = session.zone().clone();

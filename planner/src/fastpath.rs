@@ -19,8 +19,10 @@ use crate::classify::{ScanClass, ScanSpec, classify};
 use crate::convert::value_from_array;
 use crate::dml::WriteResult;
 use crate::error::{Error, Result};
+use crate::provider::ColumnSource;
 use crate::provider::{Batcher, PartitaTable, Reader, TableAccess, with_txn};
-use crate::session::{Output, Session};
+use crate::session::{Output, Param, Session};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::{
     self, BinaryOperator, Expr, FromTable, GroupByExpr, SelectItem, SetExpr, Statement,
@@ -128,11 +130,11 @@ impl Session {
         self.table_def(&table_name(name).ok()?).ok()
     }
 
-    fn fast_select(&self, q: &ast::Query) -> Option<FastStatement> {
+    /// A plain SELECT of distinct columns from one table, with its WHERE clause.
+    fn plain_select<'q>(&self, q: &'q ast::Query) -> Option<PlainSelect<'q>> {
         if q.with.is_some() || q.fetch.is_some() || !q.locks.is_empty() {
             return None;
         }
-        let ordered_or_limited = q.order_by.is_some() || q.limit_clause.is_some();
         let SetExpr::Select(s) = q.body.as_ref() else {
             return None;
         };
@@ -180,13 +182,28 @@ impl Session {
         if seen.len() != columns.len() {
             return None;
         }
-        if !ordered_or_limited
-            && let Some(keys) = key_points(&def, &qualifier, s.selection.as_ref()?)
-        {
+        Some(PlainSelect {
+            def,
+            qualifier,
+            columns,
+            selection: s.selection.as_ref(),
+        })
+    }
+
+    fn fast_select(&self, q: &ast::Query) -> Option<FastStatement> {
+        let ordered_or_limited = q.order_by.is_some() || q.limit_clause.is_some();
+        let PlainSelect {
+            def,
+            qualifier,
+            columns,
+            selection,
+        } = self.plain_select(q)?;
+        let selection = selection?;
+        if !ordered_or_limited && let Some(keys) = key_points(&def, &qualifier, selection) {
             return Some(FastStatement::Select { def, columns, keys });
         }
         // One partition's row range, in key order or its reverse.
-        let spec = key_range(&def, &qualifier, s.selection.as_ref()?)?;
+        let spec = key_range(&def, &qualifier, selection)?;
         let allowed = self
             .setting("partita.max_scan_class")
             .as_deref()
@@ -293,19 +310,7 @@ impl Session {
             Some(open) => Reader::Txn(Arc::clone(&open.txn)),
             None => Reader::Snapshot(self.db.store.snapshot()),
         };
-        let access = TableAccess {
-            system_columns: false,
-            max_class: ScanClass::Full,
-            store: self.db.store.clone(),
-            interrupt: self.interrupt.clone(),
-            zone: Arc::from(self.zone().arrow.as_str()),
-        };
-        let table = PartitaTable::new(
-            Arc::clone(&def),
-            crate::provider::ReaderSource::Fixed(reader.clone()),
-            access,
-        );
-        let (schema, sources) = table.projection(&columns)?;
+        let (schema, sources) = self.fast_output(&def, &reader, &columns)?;
         let mut batcher = Batcher::new(
             &def,
             Arc::clone(&schema),
@@ -344,6 +349,192 @@ impl Session {
         }
         let batch = batcher.finish()?;
         Ok(Output::from_batches(schema, vec![batch], "SELECT"))
+    }
+
+    /// The schema and column sources of a fast read's output columns (by index among the
+    /// table's visible columns).
+    fn fast_output(
+        &self,
+        def: &Arc<TableDef>,
+        reader: &Reader,
+        columns: &[usize],
+    ) -> Result<(SchemaRef, Vec<ColumnSource>)> {
+        let access = TableAccess {
+            system_columns: false,
+            max_class: ScanClass::Full,
+            store: self.db.store.clone(),
+            interrupt: self.interrupt.clone(),
+            zone: Arc::from(self.zone().arrow.as_str()),
+        };
+        let table = PartitaTable::new(
+            Arc::clone(def),
+            crate::provider::ReaderSource::Fixed(reader.clone()),
+            access,
+        );
+        Ok(table.projection(columns)?)
+    }
+
+    fn reader(&self) -> Reader {
+        match &self.txn {
+            Some(open) => Reader::Txn(Arc::clone(&open.txn)),
+            None => Reader::Snapshot(self.db.store.snapshot()),
+        }
+    }
+
+    /// The point plan of a prepared statement, recognised on its first execution and
+    /// again whenever the catalog or the session's time zone has changed since; `None`
+    /// when the statement is not a point SELECT or the fast path is off.
+    pub(crate) fn point_plan_for(
+        &self,
+        stmt: &Statement,
+        known: &PreparedFast,
+    ) -> Option<Arc<PointPlan>> {
+        if !matches!(stmt, Statement::Query(_)) || !self.fast_path_on() {
+            return None;
+        }
+        // Tables this transaction created or altered are not in the committed catalog.
+        let ddl_pending = !self
+            .scope
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .changes
+            .is_empty();
+        if ddl_pending {
+            return None;
+        }
+        let generation = self.db.catalog.generation();
+        let mut state = known.0.lock().unwrap_or_else(|e| e.into_inner());
+        match &*state {
+            PointState::Plan(plan)
+                if plan.generation == generation && *plan.zone == *self.zone().arrow =>
+            {
+                return Some(Arc::clone(plan));
+            }
+            PointState::NotPoint { generation: g } if *g == generation => return None,
+            _ => {}
+        }
+        let plan = self.point_plan(stmt, generation).map(Arc::new);
+        *state = match &plan {
+            Some(plan) => PointState::Plan(Arc::clone(plan)),
+            None => PointState::NotPoint { generation },
+        };
+        plan
+    }
+
+    /// `SELECT cols FROM t WHERE k1 = $1 AND k2 = 'x' …`: every key column compared once
+    /// for equality with a parameter or a constant, nothing else.
+    fn point_plan(&self, stmt: &Statement, generation: u64) -> Option<PointPlan> {
+        let Statement::Query(q) = stmt else {
+            return None;
+        };
+        if q.order_by.is_some() || q.limit_clause.is_some() {
+            return None;
+        }
+        let PlainSelect {
+            def,
+            qualifier,
+            columns,
+            selection,
+        } = self.plain_select(q)?;
+        let mut conjuncts = Vec::new();
+        split_and(selection?, &mut conjuncts);
+        let key_columns: Vec<usize> = def
+            .partition_key
+            .iter()
+            .copied()
+            .chain(def.row_key.iter().map(|p| p.column))
+            .collect();
+        let mut key: Vec<Option<KeyArg>> = vec![None; key_columns.len()];
+        for c in conjuncts {
+            let Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Eq,
+                right,
+            } = c
+            else {
+                return None;
+            };
+            let (column, other) = match (
+                column_of(&def, &qualifier, left),
+                column_of(&def, &qualifier, right),
+            ) {
+                (Some(c), None) => (c, right.as_ref()),
+                (None, Some(c)) => (c, left.as_ref()),
+                _ => return None,
+            };
+            let slot = key_columns.iter().position(|&k| k == column)?;
+            if key[slot].is_some() {
+                return None;
+            }
+            key[slot] = Some(match placeholder(other) {
+                Some(index) => KeyArg::Param(index),
+                None => KeyArg::Const(key_value(&def, column, other)?),
+            });
+        }
+        let key: Vec<(usize, KeyArg)> = key_columns
+            .into_iter()
+            .zip(key)
+            .map(|(column, arg)| Some((column, arg?)))
+            .collect::<Option<_>>()?;
+        let (schema, sources) = self.fast_output(&def, &self.reader(), &columns).ok()?;
+        Some(PointPlan {
+            generation,
+            zone: Arc::from(self.zone().arrow.as_str()),
+            layout: def.layout().ok()?,
+            missing: Arc::new(crate::provider::missing_values(&def)),
+            def,
+            key,
+            schema,
+            sources,
+        })
+    }
+
+    /// Reads the row a point plan names with these parameters. `None` when a parameter does
+    /// not convert exactly to its key column's type: the general path then gives the same
+    /// answer or error as for any statement.
+    pub(crate) fn run_point_plan(
+        &mut self,
+        plan: &PointPlan,
+        params: &[Param],
+    ) -> Result<Option<Output>> {
+        let partition_len = plan.def.partition_key.len();
+        let mut values = Vec::with_capacity(plan.key.len());
+        for (column, arg) in &plan.key {
+            let value = match arg {
+                KeyArg::Const(v) => v.clone(),
+                KeyArg::Param(i) => match params
+                    .get(*i)
+                    .and_then(|p| param_key_value(&plan.def, *column, p))
+                {
+                    Some(v) => v,
+                    None => return Ok(None),
+                },
+            };
+            values.push(value);
+        }
+        let (pk, rk) = values.split_at(partition_len);
+        let Ok(key) = plan.layout.encode(pk, rk) else {
+            return Ok(None);
+        };
+        let reader = self.reader();
+        let mut batcher = Batcher::new(
+            &plan.def,
+            Arc::clone(&plan.schema),
+            plan.sources.clone(),
+            Arc::clone(&plan.missing),
+        );
+        if let Some(row) = reader
+            .get(plan.def.keyspace, &key)
+            .map_err(Error::from_storage)?
+        {
+            batcher.push(&row)?;
+        }
+        let batch = batcher.finish()?;
+        Ok(Some(Output::from_batches(
+            Arc::clone(&plan.schema),
+            vec![batch],
+            "SELECT",
+        )))
     }
 
     /// Applies a recognised write in the open transaction.
@@ -400,6 +591,103 @@ impl Session {
             }
         }
     }
+}
+
+/// A SELECT of distinct plain columns from one table (see `Session::plain_select`).
+struct PlainSelect<'q> {
+    def: Arc<TableDef>,
+    /// How the query qualifies the table's columns.
+    qualifier: String,
+    /// The output columns, by index among the table's visible columns.
+    columns: Vec<usize>,
+    selection: Option<&'q Expr>,
+}
+
+/// What a prepared statement knows of its point plan; kept with the statement by the wire
+/// layer and filled on its first execution (see `Session::execute_prepared`).
+#[derive(Default)]
+pub struct PreparedFast(std::sync::Mutex<PointState>);
+
+impl std::fmt::Debug for PreparedFast {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PreparedFast")
+    }
+}
+
+#[derive(Default)]
+enum PointState {
+    #[default]
+    Unknown,
+    /// Not a point SELECT under this catalog generation.
+    NotPoint {
+        generation: u64,
+    },
+    Plan(Arc<PointPlan>),
+}
+
+/// A point SELECT recognised once on its prepared text, placeholders and all: what to
+/// read and how to build the key from each execution's parameters, with no SQL work left
+/// for the executions.
+pub(crate) struct PointPlan {
+    /// The catalog generation and time zone the plan was made under (the output schema
+    /// shows timestamptz columns in the zone).
+    generation: u64,
+    zone: Arc<str>,
+    def: Arc<TableDef>,
+    layout: storage::KeyLayout,
+    /// Each key column (partition key, then row key) and where its value comes from.
+    key: Vec<(usize, KeyArg)>,
+    schema: SchemaRef,
+    sources: Vec<ColumnSource>,
+    missing: Arc<Vec<Value>>,
+}
+
+#[derive(Clone)]
+enum KeyArg {
+    Const(Value),
+    /// A parameter, by 0-based index.
+    Param(usize),
+}
+
+/// The 0-based index of a `$n` placeholder.
+fn placeholder(e: &Expr) -> Option<usize> {
+    match e {
+        Expr::Value(v) => match &v.value {
+            AstValue::Placeholder(p) => p.strip_prefix('$')?.parse::<usize>().ok()?.checked_sub(1),
+            _ => None,
+        },
+        Expr::Nested(inner) => placeholder(inner),
+        _ => None,
+    }
+}
+
+/// A bound parameter as the value of key column `column`, exactly as the general path would
+/// convert it (`key_value` of the literal `bind_params` writes), with the common integer
+/// and text cases read directly.
+fn param_key_value(def: &TableDef, column: usize, param: &Param) -> Option<Value> {
+    let text = param.value.as_deref()?;
+    let ty = def.columns[column].ty;
+    let integer = |p: Option<SqlType>| {
+        matches!(
+            p,
+            None | Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
+        )
+    };
+    match ty {
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 if integer(param.ty) => {
+            let n: i64 = text.trim().parse().ok()?;
+            return match ty {
+                SqlType::Int2 => i16::try_from(n).ok().map(Value::Int2),
+                SqlType::Int4 => i32::try_from(n).ok().map(Value::Int4),
+                _ => Some(Value::Int8(n)),
+            };
+        }
+        SqlType::Text if matches!(param.ty, None | Some(SqlType::Text)) => {
+            return Some(Value::Text(text.to_string()));
+        }
+        _ => {}
+    }
+    key_value(def, column, &crate::session::param_literal(param))
 }
 
 /// How columns of `relation` are qualified: by its alias, else by the table's name.

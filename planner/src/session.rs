@@ -448,6 +448,31 @@ impl Session {
         result
     }
 
+    /// Runs a prepared statement with bound parameters. `known` is what earlier executions
+    /// of the same prepared statement learnt: a point SELECT then runs as a key lookup with
+    /// no SQL work (parsing was done once, at Parse).
+    pub async fn execute_prepared(
+        &mut self,
+        stmt: &Statement,
+        params: &[Param],
+        known: &crate::fastpath::PreparedFast,
+    ) -> Result<Output> {
+        if self.status() != TxnStatus::Failed
+            && let Some(plan) = self.point_plan_for(stmt, known)
+        {
+            self.interrupt.reset();
+            match self.run_point_plan(&plan, params) {
+                Ok(Some(output)) => return Ok(output),
+                Ok(None) => {}
+                Err(e) => {
+                    self.statement_failed();
+                    return Err(e);
+                }
+            }
+        }
+        self.execute(stmt.clone(), params).await
+    }
+
     async fn execute_inner(&mut self, stmt: Statement, params: &[Param]) -> Result<Output> {
         let mut bound = stmt.clone();
         if !params.is_empty() {
@@ -531,6 +556,16 @@ impl Session {
             );
         }
         let kept = &self.kept_plans[&key];
+        // The plan typed each placeholder from its context; a parameter the client declared
+        // with another type (a bigint against an int column) must keep its own type, which
+        // the general path gives it.
+        if params.iter().zip(&kept.types).any(|(param, ty)| {
+            param
+                .ty
+                .is_some_and(|declared| declared.arrow_in(&self.zone.arrow) != *ty)
+        }) {
+            return Ok(None);
+        }
         let mut values = Vec::with_capacity(params.len());
         for (param, ty) in params.iter().zip(&kept.types) {
             let value = match &param.value {
@@ -1140,7 +1175,7 @@ pub fn bind_params(stmt: &mut Statement, params: &[Param]) -> Result<()> {
     }
 }
 
-fn param_literal(param: &Param) -> Expr {
+pub(crate) fn param_literal(param: &Param) -> Expr {
     let value = match &param.value {
         None => Expr::Value(AstValue::Null.into()),
         Some(text) => Expr::Value(AstValue::SingleQuotedString(text.clone()).into()),

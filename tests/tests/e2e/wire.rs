@@ -292,6 +292,86 @@ async fn prepared_queries_keep_their_plan_and_see_new_data() {
     );
 }
 
+/// A prepared point SELECT is recognised once and then read by key on each execution: it
+/// must still see new rows, the transaction's own writes, a recreated table, and give
+/// the general path's answer when a parameter does not fit the key column.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_point_selects_follow_data_and_schema() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE reg (tenant text, id int, name text, PRIMARY KEY ((tenant), id));
+             INSERT INTO reg VALUES ('t1', 1, 'ann'), ('t1', 2, 'bob')",
+        )
+        .await
+        .unwrap();
+    // Parameters in the opposite order from the key columns.
+    let point = client
+        .prepare("SELECT name, id FROM reg WHERE id = $2 AND tenant = $1")
+        .await
+        .unwrap();
+    let name = |rows: Vec<tokio_postgres::Row>| -> Vec<String> {
+        rows.iter().map(|r| r.get::<_, String>(0)).collect()
+    };
+    let get = |t: &'static str, id: i32| {
+        let (client, point) = (&client, &point);
+        async move { name(client.query(point, &[&t, &id]).await.unwrap()) }
+    };
+    assert_eq!(get("t1", 2).await, vec!["bob"]);
+    assert_eq!(get("t1", 3).await, Vec::<String>::new());
+    assert_eq!(get("t2", 1).await, Vec::<String>::new());
+    client
+        .batch_execute("INSERT INTO reg VALUES ('t1', 3, 'cy')")
+        .await
+        .unwrap();
+    assert_eq!(get("t1", 3).await, vec!["cy"], "a new row is seen");
+    client
+        .batch_execute("BEGIN; UPDATE reg SET name = 'dee' WHERE tenant = 't1' AND id = 3")
+        .await
+        .unwrap();
+    assert_eq!(
+        get("t1", 3).await,
+        vec!["dee"],
+        "the transaction's own write"
+    );
+    let err = client.query("SELECT 1/0", &[]).await.unwrap_err();
+    assert_eq!(err.code().unwrap().code(), "22012");
+    let err = client.query(&point, &[&"t1", &3i32]).await.unwrap_err();
+    assert_eq!(err.code().unwrap().code(), "25P02", "{err}");
+    client.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(
+        get("t1", 3).await,
+        vec!["cy"],
+        "the rolled-back write is gone"
+    );
+    // A bigint parameter against an int key: out of the column's range, no row matches.
+    let wide = client
+        .prepare_typed(
+            "SELECT name FROM reg WHERE tenant = $1 AND id = $2",
+            &[Type::TEXT, Type::INT8],
+        )
+        .await
+        .unwrap();
+    let rows = client.query(&wide, &[&"t1", &(1i64 << 40)]).await.unwrap();
+    assert!(rows.is_empty());
+    let rows = client.query(&wide, &[&"t1", &1i64]).await.unwrap();
+    assert_eq!(name(rows), vec!["ann"]);
+    // The same name over a table keyed the other way round.
+    client
+        .batch_execute(
+            "DROP TABLE reg; CREATE TABLE reg (id int, tenant text, name text, PRIMARY KEY ((id), tenant));
+             INSERT INTO reg VALUES (2, 't1', 'eve')",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        get("t1", 2).await,
+        vec!["eve"],
+        "the recreated table is read"
+    );
+}
+
 /// Two sessions creating one table at once: one succeeds, the other gets 42P07 as in
 /// PostgreSQL (its implicit transaction is retried and then finds the table).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
