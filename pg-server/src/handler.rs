@@ -306,6 +306,15 @@ impl SimpleQueryHandler for Handler {
         client.set_state(PgWireConnectionState::QueryInProgress);
         let mut session = self.conn.session.lock().await;
         let result = async {
+            // A point SELECT seen before with other literals needs no parsing.
+            if let Some(output) = guarded(session.execute_simple_point(&query.query))
+                .await
+                .transpose()
+            {
+                let outcome = send_simple(client, &mut session, output).await;
+                send_notices(client, &mut session).await?;
+                return outcome;
+            }
             let statements = match planner::parse_sql(&query.query) {
                 Ok(s) => s,
                 Err(e) => return Err(to_pg_error(&e)),
@@ -424,9 +433,9 @@ async fn execute_guarded(
 }
 
 /// Runs a statement's future; a panic inside it becomes an error for this session only.
-async fn guarded(
-    run: impl std::future::Future<Output = planner::Result<Output>>,
-) -> planner::Result<Output> {
+async fn guarded<T>(
+    run: impl std::future::Future<Output = planner::Result<T>>,
+) -> planner::Result<T> {
     use futures::FutureExt;
     match std::panic::AssertUnwindSafe(run).catch_unwind().await {
         Ok(result) => result,
@@ -474,6 +483,21 @@ where
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
 {
     let output = execute_guarded(session, stmt, &[]).await;
+    send_simple(client, session, output).await
+}
+
+/// Sends a simple-protocol statement's result (or error); a COPY FROM STDIN's target when
+/// its data comes next.
+async fn send_simple<C>(
+    client: &mut C,
+    session: &mut Session,
+    output: planner::Result<Output>,
+) -> PgWireResult<Option<planner::copy::CopyIn>>
+where
+    C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+    C::Error: Debug,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
     client.set_transaction_status(status(session));
     match output.map_err(|e| to_pg_error(&e))? {
         Output::Command(tag) => {
@@ -1105,7 +1129,7 @@ impl Handler {
                 }
                 Output::CopyIn(target) => {
                     *state = PortalExecutionState::Finished;
-                    return crate::copy::start_copy_in(client, self, target, true).await;
+                    return Box::pin(crate::copy::start_copy_in(client, self, target, true)).await;
                 }
                 Output::CopyOut {
                     schema,
@@ -1113,8 +1137,10 @@ impl Handler {
                     format,
                 } => {
                     *state = PortalExecutionState::Finished;
-                    if let Err(e) =
-                        crate::copy::send_copy_out(client, schema, stream, &format, &zone).await
+                    if let Err(e) = Box::pin(crate::copy::send_copy_out(
+                        client, schema, stream, &format, &zone,
+                    ))
+                    .await
                     {
                         self.conn.session.lock().await.statement_failed();
                         return Err(e);

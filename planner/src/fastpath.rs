@@ -21,7 +21,7 @@ use crate::dml::WriteResult;
 use crate::error::{Error, Result};
 use crate::provider::ColumnSource;
 use crate::provider::{Batcher, PartitaTable, Reader, TableAccess, with_txn};
-use crate::session::{Output, Param, Session};
+use crate::session::{Output, Param, Session, TxnStatus};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::{
@@ -537,6 +537,46 @@ impl Session {
         )))
     }
 
+    /// Runs a simple-protocol query as a key lookup when its text, literals aside, is a
+    /// point SELECT: the text is parameterized (`autoparam`), and the point plan kept for
+    /// that parameterized text reads the row with the literals as parameters. `Ok(None)`
+    /// sends the query down the general path, which parses the original text.
+    pub async fn execute_simple_point(&mut self, text: &str) -> Result<Option<Output>> {
+        if self.status() == TxnStatus::Failed || !self.fast_path_on() {
+            return Ok(None);
+        }
+        let Some((parameterized, params)) = crate::autoparam::parameterize(text) else {
+            return Ok(None);
+        };
+        let known = match self.simple_points.get(&parameterized) {
+            Some(known) => Arc::clone(known),
+            None => {
+                let stmt = match crate::session::parse_sql(&parameterized) {
+                    Ok(mut stmts) if stmts.len() == 1 => stmts.pop(),
+                    _ => None,
+                };
+                let known = Arc::new(SimplePoint {
+                    stmt,
+                    fast: PreparedFast::default(),
+                });
+                if self.simple_points.len() >= 256 {
+                    self.simple_points.clear();
+                }
+                self.simple_points.insert(parameterized, Arc::clone(&known));
+                known
+            }
+        };
+        let Some(stmt) = &known.stmt else {
+            return Ok(None);
+        };
+        let Some(plan) = self.point_plan_for(stmt, &known.fast) else {
+            return Ok(None);
+        };
+        self.interrupt.reset();
+        self.run_point_plan(&plan, &params)
+            .inspect_err(|_| self.statement_failed())
+    }
+
     /// Applies a recognised write in the open transaction.
     pub(crate) fn run_fast_write(&mut self, stmt: FastStatement) -> Result<WriteResult> {
         let txn = self.open_txn()?;
@@ -601,6 +641,13 @@ struct PlainSelect<'q> {
     /// The output columns, by index among the table's visible columns.
     columns: Vec<usize>,
     selection: Option<&'q Expr>,
+}
+
+/// A simple-protocol query's parameterized statement (`None` when it does not parse as
+/// one statement) and what its executions learnt.
+pub(crate) struct SimplePoint {
+    stmt: Option<Statement>,
+    fast: PreparedFast,
 }
 
 /// What a prepared statement knows of its point plan; kept with the statement by the wire

@@ -33,3 +33,17 @@ DELETE FROM registrations WHERE name = 'Eve';
 SELECT count(*) FROM registrations WHERE age = 36;
 DROP INDEX reg_by_name;
 SELECT name FROM registrations WHERE name = 'Ann';
+-- Point lookups in the literal forms a simple query can take: one kept point plan serves
+-- every one of them, and each answers (or fails) as PostgreSQL does.
+SELECT name, age FROM registrations WHERE event = '2013 Chicago' AND distance = 'Full' AND bib = 3;
+SELECT name, age FROM registrations WHERE event = '2013 Chicago' AND distance = 'Full' AND bib = 4;
+SELECT name FROM registrations WHERE bib = '3' AND distance = 'Full' AND event = '2013 Chicago';
+SELECT name FROM registrations WHERE event = '2013 Chicago' AND distance = 'Full' AND bib = ' 3 ';
+SELECT name FROM registrations WHERE event = '2013 Chicago' AND distance = 'Full' AND bib = 3000000000;
+SELECT name FROM registrations WHERE event = '2013 Chicago' AND distance = 'Full' AND bib = 'three';
+SELECT name FROM registrations WHERE event = '2013 Chicago' AND distance = 'Full' AND bib = 3.0;
+SELECT name FROM registrations WHERE event = 'it''s' AND distance = 'Full' AND bib = 3;
+SELECT r.name FROM registrations r WHERE r.event = '2013 Chicago' AND r.distance = 'Full' AND r.bib = 3;
+SELECT name FROM registrations WHERE event = '2013 Chicago' AND distance = 'Full' AND bib = 3 AND age = 1;
+UPDATE registrations SET name = 'Fay B' WHERE event = '2013 Chicago' AND distance = 'Full' AND bib = 3;
+SELECT name, age FROM registrations WHERE event = '2013 Chicago' AND distance = 'Full' AND bib = 3;
