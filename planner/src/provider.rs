@@ -364,6 +364,7 @@ impl PartitaTable {
             limit,
             range_partitions: 0,
             groups: Vec::new(),
+            split_by_key: false,
             reverse: false,
             interrupt: self.access.interrupt.clone(),
         };
@@ -443,14 +444,14 @@ impl TableProvider for PartitaTable {
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let spec = classify(&self.def, filters);
-        let (reader, max_class) = match &self.reader {
-            ReaderSource::Fixed(r) => (r.clone(), self.access.max_class),
+        let (reader, max_class, stream_bytes_min) = match &self.reader {
+            ReaderSource::Fixed(r) => (r.clone(), self.access.max_class, STREAM_BYTES_MIN),
             ReaderSource::Scope(scope) => {
                 let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
                 let reader = scope.reader.clone().ok_or_else(|| {
                     DataFusionError::Internal("table scanned outside a statement".into())
                 })?;
-                (reader, scope.max_class)
+                (reader, scope.max_class, scope.stream_bytes_min)
             }
         };
         let wanted: Vec<usize> = match projection {
@@ -493,11 +494,36 @@ impl TableProvider for PartitaTable {
         // Wide scans are split at range partition boundaries and read in parallel.
         let wide = matches!(spec.class, ScanClass::Full | ScanClass::PartitionRange);
         let target = state.config_options().execution.target_partitions;
-        let groups = if wide && touched.len() > 1 && target > 1 {
+        let mut groups = if wide && touched.len() > 1 && target > 1 {
             split_at_partitions(&spec.ranges, &touched, target)
         } else {
             vec![spec.ranges.clone()]
         };
+        // Fewer groups than threads (one big range partition, say): cut each group of one
+        // key range by key.
+        let bytes: i64 = touched.iter().map(|p| p.bytes).sum();
+        let mut cut_by_key = false;
+        if wide
+            && groups.len() < target
+            && bytes.max(0) as u64 >= stream_bytes_min.saturating_mul(target as u64)
+        {
+            let per_group = target / groups.len();
+            let before = groups.len();
+            let mut split = Vec::with_capacity(target);
+            for group in groups {
+                match group.as_slice() {
+                    [range] => split.extend(
+                        split_by_key(&reader, self.def.keyspace, range, per_group)
+                            .map_err(|e| DataFusionError::External(Box::new(e)))?
+                            .into_iter()
+                            .map(|r| vec![r]),
+                    ),
+                    _ => split.push(group),
+                }
+            }
+            cut_by_key = before < split.len();
+            groups = split;
+        }
         Ok(Arc::new(KeyScanExec::new(KeyScan {
             def: Arc::clone(&self.def),
             reader,
@@ -511,6 +537,7 @@ impl TableProvider for PartitaTable {
             limit,
             range_partitions: touched.len(),
             groups,
+            split_by_key: cut_by_key,
             reverse: false,
             interrupt: self.access.interrupt.clone(),
         })))
@@ -559,6 +586,78 @@ fn split_at_partitions(
         weight += w;
     }
     out
+}
+
+/// A wide scan is split inside a range partition only when each stream gets at least
+/// this many bytes (`partita.parallel_scan_min_bytes`): below that, the threads cost more
+/// than they save.
+pub const STREAM_BYTES_MIN: u64 = 4 << 20;
+
+/// Splits `range` into up to `n` consecutive ranges holding about equal shares of the key
+/// space between its first and last keys (read from the store). Keys of the same shape
+/// (the encoded columns of one key) are spread about evenly by that measure; if they are
+/// not, the ranges are uneven but still cover `range` exactly.
+fn split_by_key(
+    reader: &Reader,
+    keyspace: storage::KeyspaceId,
+    range: &KeyRange,
+    n: usize,
+) -> storage::Result<Vec<KeyRange>> {
+    let end_key = |direction| -> storage::Result<Option<bytes::Bytes>> {
+        Ok(match reader.scan(keyspace, range, direction)?.next() {
+            Some(row) => Some(row?.key),
+            None => None,
+        })
+    };
+    let (Some(first), Some(last)) = (end_key(Direction::Forward)?, end_key(Direction::Reverse)?)
+    else {
+        return Ok(vec![range.clone()]);
+    };
+    let boundaries = key_space_points(&first, &last, n);
+    let mut out = Vec::with_capacity(boundaries.len() + 1);
+    let mut lower = range.lower.clone();
+    for b in boundaries {
+        out.push(KeyRange {
+            lower,
+            upper: Bound::Excluded(b.clone()),
+        });
+        lower = Bound::Included(b);
+    }
+    out.push(KeyRange {
+        lower,
+        upper: range.upper.clone(),
+    });
+    Ok(out)
+}
+
+/// Up to `n - 1` increasing keys in `(first, last]` that cut the key space between them
+/// into `n` equal parts, reading the 8 bytes after their common prefix as a number.
+fn key_space_points(first: &[u8], last: &[u8], n: usize) -> Vec<bytes::Bytes> {
+    let prefix = first.iter().zip(last).take_while(|(a, b)| a == b).count();
+    let number = |key: &[u8]| {
+        let mut word = [0u8; 8];
+        for (w, b) in word.iter_mut().zip(key.iter().skip(prefix)) {
+            *w = *b;
+        }
+        u64::from_be_bytes(word)
+    };
+    let (a, b) = (number(first), number(last));
+    if b <= a || n < 2 {
+        return Vec::new();
+    }
+    let mut points: Vec<bytes::Bytes> = Vec::with_capacity(n - 1);
+    for i in 1..n as u128 {
+        let point = a as u128 + (b - a) as u128 * i / n as u128;
+        let mut key = first[..prefix].to_vec();
+        key.extend_from_slice(&(point as u64).to_be_bytes());
+        if key.as_slice() > first
+            && key.as_slice() <= last
+            && points.last().is_none_or(|p| p.as_ref() < key.as_slice())
+        {
+            points.push(key.into());
+        }
+    }
+    points
 }
 
 /// The keys two overlapping ranges share.
@@ -632,6 +731,9 @@ pub struct KeyScan {
     /// The ranges each output partition reads, in key order (one group unless the scan is
     /// split for parallel reading).
     pub groups: Vec<Vec<KeyRange>>,
+    /// The groups cut one range partition by key (`split_by_key`) rather than at range
+    /// partition boundaries.
+    pub split_by_key: bool,
     /// Read the ranges backwards (ORDER BY the key reversed).
     pub reverse: bool,
     /// The session's cancel flag: a canceled scan stops between rows.
@@ -704,10 +806,7 @@ impl KeyScanExec {
             lines.push(format!("Filter: {r}"));
         }
         if scan.groups.len() > 1 {
-            lines.push(format!(
-                "Parallel: {} streams split at range partition boundaries",
-                scan.groups.len()
-            ));
+            lines.push(format!("Parallel: {} streams", scan.groups.len()));
         }
         if scan.reverse {
             lines.push("Direction: backward".into());
@@ -847,7 +946,14 @@ impl ExecutionPlan for KeyScanExec {
             let ext = |e: storage::Error| DataFusionError::External(Box::new(e));
             let _timer = baseline.elapsed_compute().timer();
             let group = scan.groups.get(partition).cloned().unwrap_or_default();
-            visited.add(if scan.groups.len() > 1 {
+            visited.add(if scan.split_by_key {
+                // Streams share range partitions: the first one counts them.
+                if partition == 0 {
+                    scan.range_partitions
+                } else {
+                    0
+                }
+            } else if scan.groups.len() > 1 {
                 scan.range_partitions.min(group.len())
             } else {
                 scan.range_partitions
@@ -1352,4 +1458,56 @@ pub fn in_zone(
 /// The Arrow type of `_timestamp`.
 pub fn timestamp_type() -> DataType {
     DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_space_points;
+
+    #[test]
+    fn key_space_points_cut_evenly_between_the_ends() {
+        // Keys of two big-endian u32 columns, as (tenant, id) encode.
+        let key = |t: u32, i: u32| [t.to_be_bytes(), i.to_be_bytes()].concat();
+        let (first, last) = (key(0, 0), key(9_999, 99));
+        let points = key_space_points(&first, &last, 4);
+        assert_eq!(points.len(), 3);
+        let tenants: Vec<u32> = points
+            .iter()
+            .map(|p| u32::from_be_bytes(p[..4].try_into().unwrap()))
+            .collect();
+        assert_eq!(tenants, vec![2_499, 4_999, 7_499]);
+        assert!(points.windows(2).all(|w| w[0] < w[1]));
+        assert!(
+            points
+                .iter()
+                .all(|p| p.as_ref() > first.as_slice() && p.as_ref() <= last.as_slice())
+        );
+    }
+
+    #[test]
+    fn key_space_points_never_leave_the_ends() {
+        assert!(key_space_points(b"same", b"same", 4).is_empty());
+        let pairs: [(&[u8], &[u8]); 4] = [
+            (b"ab\x00", b"ab\x01"),
+            (b"a", b"a\xff\xff"),
+            (b"a\xff", b"b"),
+            (
+                b"k\x00\x00\x00\x00\x00\x00\x00\x00",
+                b"k\x00\x00\x00\x00\x00\x00\x00\x01",
+            ),
+        ];
+        for (first, last) in pairs {
+            let points = key_space_points(first, last, 8);
+            assert!(
+                points.windows(2).all(|w| w[0] < w[1]),
+                "{first:?}..{last:?}"
+            );
+            assert!(
+                points
+                    .iter()
+                    .all(|p| p.as_ref() > first && p.as_ref() <= last),
+                "{first:?}..{last:?}: {points:?}"
+            );
+        }
+    }
 }

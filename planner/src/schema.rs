@@ -20,6 +20,8 @@ pub struct StatementScope {
     pub system_columns: bool,
     /// `partita.max_scan_class` for this statement.
     pub max_class: ScanClass,
+    /// `partita.parallel_scan_min_bytes` for this statement.
+    pub stream_bytes_min: u64,
     /// The session's time zone, in Arrow's spelling (timestamptz columns carry it).
     pub zone: Arc<str>,
 }

@@ -206,6 +206,7 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("max_identifier_length", "63"),
     ("partita.fast_path", "on"),
     ("partita.max_scan_class", "full"),
+    ("partita.parallel_scan_min_bytes", "4194304"),
     ("search_path", "\"$user\", public"),
     ("server_encoding", "UTF8"),
     ("server_version", "15.0 (Partita)"),
@@ -313,6 +314,7 @@ impl Session {
             changes: CatalogChanges::default(),
             system_columns: false,
             max_class: ScanClass::Full,
+            stream_bytes_min: crate::provider::STREAM_BYTES_MIN,
             zone: Arc::from(sql::types::UTC),
         }));
         let catalog = MemoryCatalogProvider::new();
@@ -784,6 +786,10 @@ impl Session {
                 .unwrap_or(ScanClass::Full),
             false => ScanClass::Full,
         };
+        scope.stream_bytes_min = self
+            .setting("partita.parallel_scan_min_bytes")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(crate::provider::STREAM_BYTES_MIN);
     }
 
     /// A statement naming system columns sees them in its tables' schemas; `*` must not.
@@ -1026,6 +1032,15 @@ impl Session {
                     });
                 }
                 self.settings.insert(name.into(), v);
+            }
+            "partita.parallel_scan_min_bytes" => {
+                if value.trim().parse::<u64>().is_err() {
+                    return Err(Error::InvalidSettingValue {
+                        name: name.into(),
+                        value,
+                    });
+                }
+                self.settings.insert(name.into(), value.trim().to_string());
             }
             "partita.fast_path" => {
                 let v = value.to_ascii_lowercase();
