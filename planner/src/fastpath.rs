@@ -306,10 +306,7 @@ impl Session {
             } => (def, columns, vec![], Some((ranges, reverse, limit))),
             _ => return Err(Error::Internal("not a fast read".into())),
         };
-        let reader = match &self.txn {
-            Some(open) => Reader::Txn(Arc::clone(&open.txn)),
-            None => Reader::Snapshot(self.db.store.snapshot()),
-        };
+        let reader = self.reader();
         let (schema, sources) = self.fast_output(&def, &reader, &columns)?;
         let mut batcher = Batcher::new(
             &def,
@@ -374,13 +371,6 @@ impl Session {
         Ok(table.projection(columns)?)
     }
 
-    fn reader(&self) -> Reader {
-        match &self.txn {
-            Some(open) => Reader::Txn(Arc::clone(&open.txn)),
-            None => Reader::Snapshot(self.db.store.snapshot()),
-        }
-    }
-
     /// The point plan of a prepared statement, recognised on its first execution and
     /// again whenever the catalog or the session's time zone has changed since; `None`
     /// when the statement is not a point SELECT or the fast path is off.
@@ -393,13 +383,7 @@ impl Session {
             return None;
         }
         // Tables this transaction created or altered are not in the committed catalog.
-        let ddl_pending = !self
-            .scope
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .changes
-            .is_empty();
-        if ddl_pending {
+        if self.ddl_pending() {
             return None;
         }
         let generation = self.db.catalog.generation();

@@ -508,13 +508,7 @@ impl Session {
         stmt: &Statement,
         params: &[Param],
     ) -> Result<Option<Output>> {
-        let ddl_pending = !self
-            .scope
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .changes
-            .is_empty();
-        if ddl_pending {
+        if self.ddl_pending() {
             return Ok(None);
         }
         let key = stmt.to_string();
@@ -769,12 +763,28 @@ impl Session {
         std::mem::take(&mut scope.changes)
     }
 
-    /// Points the schema provider at this statement's reader.
-    pub(crate) fn begin_statement(&self, system_columns: bool) {
-        let reader = match &self.txn {
+    /// What a statement reads: the open transaction, else a fresh snapshot.
+    pub(crate) fn reader(&self) -> Reader {
+        match &self.txn {
             Some(open) => Reader::Txn(Arc::clone(&open.txn)),
             None => Reader::Snapshot(self.db.store.snapshot()),
-        };
+        }
+    }
+
+    /// Whether this transaction has created or altered tables (not yet in the committed
+    /// catalog, so plans and point plans kept by generation do not apply).
+    pub(crate) fn ddl_pending(&self) -> bool {
+        !self
+            .scope
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .changes
+            .is_empty()
+    }
+
+    /// Points the schema provider at this statement's reader.
+    pub(crate) fn begin_statement(&self, system_columns: bool) {
+        let reader = self.reader();
         let mut scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
         scope.reader = Some(reader);
         scope.system_columns = system_columns;
