@@ -30,8 +30,10 @@ fn main() {
             }
         }
     }
+    // This runtime only accepts connections and waits for signals: each connection runs on
+    // a thread of its own, and query plans on the database's query runtime.
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .thread_stack_size(pg_server::WORKER_STACK_BYTES)
+        .worker_threads(1)
         .enable_all()
         .build()
         .expect("tokio runtime");

@@ -361,7 +361,11 @@ impl Session {
             .read_parquet(load.url.clone(), ParquetReadOptions::default())
             .await?;
         let columns: Vec<&str> = load.columns.iter().map(String::as_str).collect();
-        let mut stream = df.select_columns(&columns)?.execute_stream().await?;
+        let mut stream = self
+            .db
+            .executor
+            .stream(df.select_columns(&columns)?)
+            .await?;
         let mut count = 0usize;
         let mut pending: Vec<RecordBatch> = Vec::new();
         let mut pending_rows = 0usize;
