@@ -855,19 +855,26 @@ fn assignment_targets(def: &TableDef, assignment: &ast::Assignment) -> Result<Ve
 }
 
 /// Inserts a new row; an existing key is 23505.
+/// Inserts a row with a new key; a taken key is 23505, or, with `skip_existing` (ON
+/// CONFLICT DO NOTHING), leaves the row out. Says whether the row was written.
 pub(crate) fn insert_new(
     def: &TableDef,
     layout: &storage::KeyLayout,
     txn: &SharedTxn,
     values: &[Value],
-) -> Result<()> {
+    skip_existing: bool,
+) -> Result<bool> {
     check_not_null(def, values)?;
     let key = row_key(def, layout, values)?;
     if with_txn(txn, |t| t.get(def.keyspace, &key))?.is_some() {
+        if skip_existing {
+            return Ok(false);
+        }
         return Err(duplicate_key(def, values));
     }
     with_txn(txn, |t| t.put(def.keyspace, &key, encode(def, values)))?;
-    crate::index::maintain(def, txn, None, Some(values))
+    crate::index::maintain(def, txn, None, Some(values))?;
+    Ok(true)
 }
 
 /// Writes `new` over the row that held `old`: a key change deletes the old row and inserts

@@ -63,6 +63,8 @@ pub(crate) enum FastStatement {
     Insert {
         def: Arc<TableDef>,
         rows: Vec<Vec<Value>>,
+        /// ON CONFLICT DO NOTHING: a row whose key is taken is skipped.
+        skip_existing: bool,
     },
 }
 
@@ -247,9 +249,18 @@ impl Session {
     }
 
     fn fast_insert(&self, i: &ast::Insert) -> Option<FastStatement> {
-        if i.on.is_some() || i.returning.is_some() || i.partitioned.is_some() || i.overwrite {
+        if i.returning.is_some() || i.partitioned.is_some() || i.overwrite {
             return None;
         }
+        let skip_existing = match &i.on {
+            None => false,
+            Some(ast::OnInsert::OnConflict(c))
+                if c.conflict_target.is_none() && c.action == ast::OnConflictAction::DoNothing =>
+            {
+                true
+            }
+            Some(_) => return None,
+        };
         let ast::TableObject::TableName(name) = &i.table else {
             return None;
         };
@@ -289,7 +300,11 @@ impl Session {
             }
             rows.push(stored);
         }
-        Some(FastStatement::Insert { def, rows })
+        Some(FastStatement::Insert {
+            def,
+            rows,
+            skip_existing,
+        })
     }
 
     /// Runs a recognised statement. Writes run inside the current transaction (the caller
@@ -605,13 +620,20 @@ impl Session {
                 }
                 Ok(WriteResult::counted("UPDATE", rows.len()))
             }
-            FastStatement::Insert { def, rows } => {
+            FastStatement::Insert {
+                def,
+                rows,
+                skip_existing,
+            } => {
                 crate::dml::track_table(self, &txn, &def.name)?;
                 let layout = def.layout()?;
+                let mut count = 0;
                 for values in &rows {
-                    crate::dml::insert_new(&def, &layout, &txn, values)?;
+                    if crate::dml::insert_new(&def, &layout, &txn, values, skip_existing)? {
+                        count += 1;
+                    }
                 }
-                Ok(WriteResult::counted("INSERT 0", rows.len()))
+                Ok(WriteResult::counted("INSERT 0", count))
             }
         }
     }

@@ -677,11 +677,19 @@ impl Session {
             return Err(Error::Internal("transaction already ended".into()));
         };
         let catalog = self.db.catalog.clone();
-        let info =
-            tokio::task::spawn_blocking(move || catalog.commit_with(changes, || txn.commit()))
+        let commit = move || catalog.commit_with(changes, || txn.commit());
+        // The commit blocks until its journal write is durable. A connection's own thread
+        // (a current-thread runtime, see pg-server's `serve`) waits for it there, as a
+        // PostgreSQL backend waits for its WAL flush: handing it to the blocking pool and
+        // back cost more CPU per single-row commit than the commit's own work. On a shared
+        // multi-threaded runtime the blocking pool keeps the workers free.
+        let info = match tokio::runtime::Handle::current().runtime_flavor() {
+            tokio::runtime::RuntimeFlavor::CurrentThread => commit(),
+            _ => tokio::task::spawn_blocking(commit)
                 .await
-                .map_err(|e| Error::Internal(format!("commit task: {e}")))?
-                .map_err(Error::from_storage)?;
+                .map_err(|e| Error::Internal(format!("commit task: {e}")))?,
+        }
+        .map_err(Error::from_storage)?;
         Ok(info)
     }
 
