@@ -1371,15 +1371,23 @@ impl Batcher {
         let mut reader = RowReader::new(&row.value).map_err(ext)?;
         let mut index = 0;
         while index < self.max_stored {
-            let Some(value) = reader.next_value().map_err(ext)? else {
-                break;
-            };
-            if let Some(slot) = self.stored_slot[index]
-                && let Some(builder) = self.stored[slot].as_mut()
-            {
-                builder
-                    .append(value)
-                    .map_err(|e| DataFusionError::External(Box::new(e)))?;
+            match self.stored_slot[index] {
+                Some(slot) => {
+                    let Some(value) = reader.next_value().map_err(ext)? else {
+                        break;
+                    };
+                    if let Some(builder) = self.stored[slot].as_mut() {
+                        builder
+                            .append(value)
+                            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                    }
+                }
+                // A column the scan does not output is stepped over, not decoded.
+                None => {
+                    if !reader.skip_value().map_err(ext)? {
+                        break;
+                    }
+                }
             }
             index += 1;
         }

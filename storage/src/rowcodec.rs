@@ -169,6 +169,36 @@ impl<'a> RowReader<'a> {
         self.take(len)
     }
 
+    /// Steps over the next column without decoding it (a scan that does not need it);
+    /// `false` past the last column.
+    pub fn skip_value(&mut self) -> Result<bool> {
+        if self.remaining == 0 {
+            return Ok(false);
+        }
+        self.remaining -= 1;
+        let [tag] = self.take_array::<1>()?;
+        if tag == 0 {
+            return Ok(true);
+        }
+        let width = match ScalarType::from_tag(tag).ok_or_else(|| corrupt("unknown type tag"))? {
+            ScalarType::Bool => 1,
+            ScalarType::Int2 => 2,
+            ScalarType::Int4 | ScalarType::Date | ScalarType::Float4 => 4,
+            ScalarType::Int8
+            | ScalarType::Timestamp
+            | ScalarType::TimestampTz
+            | ScalarType::Float8 => 8,
+            ScalarType::Numeric => 17,
+            ScalarType::Uuid => 16,
+            ScalarType::Text | ScalarType::Json | ScalarType::Bytea => {
+                self.take_len_prefixed()?;
+                return Ok(true);
+            }
+        };
+        self.take(width)?;
+        Ok(true)
+    }
+
     /// The next column's value, or `None` past the last column.
     pub fn next_value(&mut self) -> Result<Option<ValueRef<'a>>> {
         if self.remaining == 0 {
@@ -225,6 +255,40 @@ pub fn decode_row(input: &[u8]) -> Result<(u32, Vec<Value>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skipping_a_column_lands_on_the_next() {
+        let row = vec![
+            Value::Null,
+            Value::Bool(true),
+            Value::Int2(-2),
+            Value::Int4(-4),
+            Value::Int8(i64::MIN),
+            Value::Float4(1.5),
+            Value::Float8(-0.25),
+            Value::Numeric(Decimal::new(-12345, 2)),
+            Value::Text("héllo".into()),
+            Value::Json("{}".into()),
+            Value::Bytea(vec![0, 1, 2]),
+            Value::Uuid([7; 16]),
+            Value::Date(-1),
+            Value::Timestamp(5),
+            Value::TimestampTz(-5),
+        ];
+        let encoded = encode_row(1, &row);
+        // Skip every column but one, for each column in turn.
+        for keep in 0..row.len() {
+            let mut reader = RowReader::new(&encoded).unwrap();
+            for (i, expected) in row.iter().enumerate() {
+                if i == keep {
+                    assert_eq!(reader.next_value().unwrap().unwrap().to_owned(), *expected);
+                } else {
+                    assert!(reader.skip_value().unwrap());
+                }
+            }
+            assert!(!reader.skip_value().unwrap());
+        }
+    }
 
     #[test]
     fn round_trip_every_type() {
