@@ -50,6 +50,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::NoSuchFile(_) => "58P01",
         Error::ObjectStore(_) => "58030",
         Error::UnknownSavepoint(_) => "3B001",
+        Error::UndefinedOperator(_) => "42883",
         Error::Context { source, .. } => sql_state(source),
         Error::Internal(_) => "XX000",
     }
@@ -156,7 +157,9 @@ fn message_state(m: &str) -> &'static str {
 
 /// Strips DataFusion's "Error during planning: " style prefixes from user-facing messages.
 fn clean_message(e: &Error) -> String {
-    let text = e.to_string();
+    // A planner error raised inside DataFusion (an analyzer rule's, say) speaks for itself,
+    // without the contexts DataFusion wrapped around it.
+    let text = innermost(e).to_string();
     let mut t = text.as_str();
     // The prefixes nest in any order ("External error: Arrow error: Cast error: …").
     let prefixes = [
@@ -305,6 +308,13 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
             )
         }
         Error::UniqueViolation { detail, .. } => err.detail = Some(detail.clone()),
+        Error::UndefinedOperator(_) => {
+            err.hint = Some(
+                "No operator matches the given name and argument types. You might need to \
+                 add explicit type casts."
+                    .into(),
+            )
+        }
         Error::SerializationFailure => {
             err.hint = Some(
                 "The transaction might succeed if retried; retry it with exponential backoff."

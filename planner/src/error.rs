@@ -83,6 +83,10 @@ pub enum Error {
         allowed: String,
     },
 
+    /// A comparison PostgreSQL has no operator for ("text = integer").
+    #[error("operator does not exist: {0}")]
+    UndefinedOperator(String),
+
     #[error("savepoint \"{0}\" does not exist")]
     UnknownSavepoint(String),
 

@@ -1066,6 +1066,31 @@ fn constant(e: &Expr) -> Option<ScalarValue> {
             (!cast.is_null()).then_some(cast)
         }
         Expr::Nested(inner) => constant(inner),
+        // `'city' || 5`: text concatenated with text, a number or a boolean, as their
+        // PostgreSQL text forms (a NULL operand or a float leaves it to the general path).
+        Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::StringConcat,
+            right,
+        } => {
+            let (l, r) = (constant(left)?, constant(right)?);
+            if !matches!(l, ScalarValue::Utf8(_)) && !matches!(r, ScalarValue::Utf8(_)) {
+                return None;
+            }
+            Some(ScalarValue::Utf8(Some(concat_text(&l)? + &concat_text(&r)?)))
+        }
+        _ => None,
+    }
+}
+
+/// A constant's text as `||` renders it.
+fn concat_text(v: &ScalarValue) -> Option<String> {
+    match v {
+        ScalarValue::Utf8(Some(s)) => Some(s.clone()),
+        ScalarValue::Int64(Some(_))
+        | ScalarValue::Int32(Some(_))
+        | ScalarValue::Decimal128(Some(_), ..)
+        | ScalarValue::Boolean(Some(_)) => Some(v.to_string()),
         _ => None,
     }
 }

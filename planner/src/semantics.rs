@@ -9,6 +9,7 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::merge_schema;
 use datafusion::optimizer::AnalyzerRule;
+use std::sync::Arc;
 
 #[derive(Debug, Default)]
 pub struct PostgresSemantics;
@@ -202,4 +203,134 @@ pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
             };
         }
     }
+}
+
+/// The analyzer rule that runs before DataFusion's type coercion and refuses comparisons
+/// PostgreSQL has no operator for: a text value against a number (`city = 2013`,
+/// `name IN (1, 2)`) is 42883 there, where DataFusion would cast the text and fail (or
+/// match) row by row. A quoted literal is not text yet in PostgreSQL (`age = '30'` is
+/// fine), so string literals are left to coercion.
+#[derive(Debug, Default)]
+pub struct OperandTypes;
+
+impl AnalyzerRule for OperandTypes {
+    fn name(&self) -> &str {
+        "partita_operand_types"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        use datafusion::common::tree_node::TreeNodeRecursion;
+        use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
+        plan.apply_with_subqueries(|node| {
+            let schema = if node.inputs().is_empty() {
+                node.schema().as_ref().clone()
+            } else {
+                merge_schema(&node.inputs())
+            };
+            node.apply_expressions(|expr| {
+                expr.apply(|e| {
+                    match e {
+                        Expr::BinaryExpr(BinaryExpr { left, op, right })
+                            if matches!(
+                                op,
+                                Operator::Eq
+                                    | Operator::NotEq
+                                    | Operator::Lt
+                                    | Operator::LtEq
+                                    | Operator::Gt
+                                    | Operator::GtEq
+                                    | Operator::IsDistinctFrom
+                                    | Operator::IsNotDistinctFrom
+                            ) =>
+                        {
+                            refuse_text_number(left, &op.to_string(), right, &schema)?
+                        }
+                        Expr::InList(list) => {
+                            for item in &list.list {
+                                refuse_text_number(&list.expr, "=", item, &schema)?;
+                            }
+                        }
+                        Expr::Between(Between {
+                            expr, low, high, ..
+                        }) => {
+                            refuse_text_number(expr, ">=", low, &schema)?;
+                            refuse_text_number(expr, "<=", high, &schema)?;
+                        }
+                        _ => {}
+                    }
+                    Ok(TreeNodeRecursion::Continue)
+                })
+            })
+        })?;
+        Ok(plan)
+    }
+}
+
+/// 42883 when one operand is text (other than a quoted literal) and the other a number.
+fn refuse_text_number(
+    left: &datafusion::logical_expr::Expr,
+    op: &str,
+    right: &datafusion::logical_expr::Expr,
+    schema: &datafusion::common::DFSchema,
+) -> Result<()> {
+    use datafusion::error::DataFusionError;
+    use datafusion::logical_expr::ExprSchemable;
+    // A type that cannot be worked out here (a placeholder, say) is coercion's business.
+    let (Ok(l), Ok(r)) = (left.get_type(schema), right.get_type(schema)) else {
+        return Ok(());
+    };
+    let (Some(l_name), Some(r_name)) = (operand_type(left, &l), operand_type(right, &r)) else {
+        return Ok(());
+    };
+    let is_text = |n: &str| n == "text";
+    if is_text(l_name) != is_text(r_name) {
+        return Err(DataFusionError::External(Box::new(
+            crate::Error::UndefinedOperator(format!("{l_name} {op} {r_name}")),
+        )));
+    }
+    Ok(())
+}
+
+/// PostgreSQL's name for an operand's type when it is text or a number; `None` for other
+/// types, for quoted literals, whose type PostgreSQL infers from the other side, and for
+/// the OID aliases (`x::regclass`, which the catalog emulation renders as a name but which
+/// compares with OIDs in PostgreSQL).
+fn operand_type(
+    expr: &datafusion::logical_expr::Expr,
+    ty: &datafusion::arrow::datatypes::DataType,
+) -> Option<&'static str> {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::logical_expr::Expr;
+    Some(match ty {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            match expr {
+                Expr::Literal(..) => return None,
+                Expr::ScalarFunction(f)
+                    if matches!(
+                        f.name(),
+                        "partita_relname" | "partita_typname" | "partita_nspname"
+                    ) =>
+                {
+                    return None;
+                }
+                _ => {}
+            }
+            "text"
+        }
+        DataType::Int16 => "smallint",
+        DataType::Int32 => "integer",
+        DataType::Int64 => "bigint",
+        DataType::Float32 => "real",
+        DataType::Float64 => "double precision",
+        DataType::Decimal128(..) | DataType::Decimal256(..) => "numeric",
+        _ => return None,
+    })
+}
+
+/// The analyzer rules of a Partita session: ours around DataFusion's defaults.
+pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
+    let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> = vec![Arc::new(OperandTypes)];
+    rules.extend(datafusion::optimizer::Analyzer::new().rules);
+    rules.push(Arc::new(PostgresSemantics));
+    rules
 }

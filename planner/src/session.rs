@@ -306,7 +306,7 @@ impl Session {
             .with_config(config)
             .with_default_features()
             .with_physical_optimizer_rule(Arc::new(InterruptibleJoins(interrupt.clone())))
-            .with_analyzer_rule(Arc::new(crate::semantics::PostgresSemantics))
+            .with_analyzer_rules(crate::semantics::analyzer_rules())
             .build();
         let ctx = SessionContext::new_with_state(state);
         let scope = Arc::new(Mutex::new(StatementScope {

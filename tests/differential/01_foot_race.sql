@@ -47,3 +47,8 @@ SELECT r.name FROM registrations r WHERE r.event = '2013 Chicago' AND r.distance
 SELECT name FROM registrations WHERE event = '2013 Chicago' AND distance = 'Full' AND bib = 3 AND age = 1;
 UPDATE registrations SET name = 'Fay B' WHERE event = '2013 Chicago' AND distance = 'Full' AND bib = 3;
 SELECT name, age FROM registrations WHERE event = '2013 Chicago' AND distance = 'Full' AND bib = 3;
+-- Text against a number has no operator (42883), on every path a SELECT can take.
+SELECT name FROM registrations WHERE city = 2013;
+SELECT name FROM registrations WHERE event = 2013 AND distance = 'Full' AND bib = 3;
+SELECT name FROM registrations WHERE name IN (1, 2);
+SELECT name FROM registrations WHERE age = '36' ORDER BY name;
