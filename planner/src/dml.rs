@@ -656,6 +656,14 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                     }
                 }
             }
+            // DO NOTHING without a conflict target skips a row any unique index refuses;
+            // with a target only that constraint's conflicts are skipped.
+            if on_conflict.as_ref().is_some_and(|c| {
+                c.conflict_target.is_none() && matches!(c.action, OnConflictAction::DoNothing)
+            }) && crate::index::unique_conflict(&def, &txn, &values)?
+            {
+                continue;
+            }
             with_txn(&txn, |t| t.put(def.keyspace, &key, encode(&def, &values)))?;
             crate::index::maintain(&def, &txn, None, Some(&values))?;
             count += 1;
@@ -871,6 +879,9 @@ pub(crate) fn insert_new(
             return Ok(false);
         }
         return Err(duplicate_key(def, values));
+    }
+    if skip_existing && crate::index::unique_conflict(def, txn, values)? {
+        return Ok(false);
     }
     with_txn(txn, |t| t.put(def.keyspace, &key, encode(def, values)))?;
     crate::index::maintain(def, txn, None, Some(values))?;

@@ -196,6 +196,25 @@ pub fn maintain(
     })
 }
 
+/// Whether a UNIQUE index of `def` already holds `new`'s values for another row: what
+/// `INSERT … ON CONFLICT DO NOTHING` skips, as PostgreSQL does, besides a taken key.
+pub fn unique_conflict(def: &TableDef, txn: &SharedTxn, new: &[Value]) -> Result<bool> {
+    if !def.indexes.iter().any(|i| i.unique) {
+        return Ok(false);
+    }
+    in_txn(txn, |t| {
+        for index in def.indexes.iter().filter(|i| i.unique) {
+            let shape = IndexShape::of(def, index)?;
+            if let Some((key, _)) = shape.entry(index, new)?
+                && taken(&shape, index, t, new, &key)?
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    })
+}
+
 fn maintain_one(
     def: &TableDef,
     index: &IndexDef,

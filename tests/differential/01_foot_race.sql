@@ -52,3 +52,11 @@ SELECT name FROM registrations WHERE city = 2013;
 SELECT name FROM registrations WHERE event = 2013 AND distance = 'Full' AND bib = 3;
 SELECT name FROM registrations WHERE name IN (1, 2);
 SELECT name FROM registrations WHERE age = '36' ORDER BY name;
+-- ON CONFLICT DO NOTHING without a target also skips rows a unique index refuses.
+CREATE UNIQUE INDEX reg_unique_name ON registrations (name);
+INSERT INTO registrations VALUES ('2014 Paris', 'Full', 1, 'Ann', 20, NULL) ON CONFLICT DO NOTHING;
+INSERT INTO registrations VALUES ('2014 Paris', 'Full', 1, 'Ann', 20, NULL), ('2014 Paris', 'Full', 2, 'Gil', 20, NULL) ON CONFLICT DO NOTHING;
+INSERT INTO registrations SELECT '2014 Paris', 'Full', 3, 'Ann', 20, NULL FROM generate_series(1, 1) g ON CONFLICT DO NOTHING;
+INSERT INTO registrations VALUES ('2014 Paris', 'Full', 4, 'Ann', 20, NULL) ON CONFLICT (event, distance, bib) DO NOTHING;
+SELECT event, bib, name FROM registrations WHERE name IN ('Ann', 'Gil') ORDER BY event, bib;
+DROP INDEX reg_unique_name;
