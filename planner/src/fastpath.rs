@@ -420,13 +420,15 @@ impl Session {
         plan
     }
 
-    /// `SELECT cols FROM t WHERE k1 = $1 AND k2 = 'x' …`: every key column compared once
-    /// for equality with a parameter or a constant, nothing else.
+    /// `SELECT cols FROM t WHERE k1 = $1 AND k2 = 'x' …`: key columns compared once each
+    /// for equality with a parameter or a constant, nothing else — every key column (a
+    /// point), or the whole partition key and leading row key columns (their rows, ORDER BY
+    /// allowed when it follows the key's order or its reverse).
     fn point_plan(&self, stmt: &Statement, generation: u64) -> Option<PointPlan> {
         let Statement::Query(q) = stmt else {
             return None;
         };
-        if q.order_by.is_some() || q.limit_clause.is_some() {
+        if q.limit_clause.is_some() {
             return None;
         }
         let PlainSelect {
@@ -470,13 +472,30 @@ impl Session {
                 None => KeyArg::Const(key_value(&def, column, other)?),
             });
         }
+        // The bound key columns must be the whole partition key and a prefix of the row
+        // key: the whole key is a point, a shorter prefix one partition's rows in key order.
+        let bound = key.iter().take_while(|arg| arg.is_some()).count();
+        if bound < def.partition_key.len() || key[bound..].iter().any(Option::is_some) {
+            return None;
+        }
         let key: Vec<(usize, KeyArg)> = key_columns
             .into_iter()
             .zip(key)
-            .map(|(column, arg)| Some((column, arg?)))
-            .collect::<Option<_>>()?;
+            .map_while(|(column, arg)| Some((column, arg?)))
+            .collect();
+        let prefix = (key.len() < def.partition_key.len() + def.row_key.len()).then_some(());
+        let reverse = match (&q.order_by, prefix) {
+            (None, _) => false,
+            // A point's one row needs no order; a prefix's rows come in key order.
+            (Some(_), None) => return None,
+            (Some(order), Some(())) => {
+                let bound: Vec<usize> = key.iter().map(|(c, _)| *c).collect();
+                key_order(&def, &qualifier, order, &bound)?
+            }
+        };
         let (schema, sources) = self.fast_output(&def, &self.reader(), &columns).ok()?;
         Some(PointPlan {
+            prefix: prefix.map(|()| reverse),
             generation,
             zone: Arc::from(self.zone().arrow.as_str()),
             layout: def.layout().ok()?,
@@ -512,9 +531,6 @@ impl Session {
             values.push(value);
         }
         let (pk, rk) = values.split_at(partition_len);
-        let Ok(key) = plan.layout.encode(pk, rk) else {
-            return Ok(None);
-        };
         let reader = self.reader();
         let mut batcher = Batcher::new(
             &plan.def,
@@ -522,11 +538,51 @@ impl Session {
             plan.sources.clone(),
             Arc::clone(&plan.missing),
         );
-        if let Some(row) = reader
-            .get(plan.def.keyspace, &key)
-            .map_err(Error::from_storage)?
-        {
-            batcher.push(&row)?;
+        match plan.prefix {
+            None => {
+                let Ok(key) = plan.layout.encode(pk, rk) else {
+                    return Ok(None);
+                };
+                if let Some(row) = reader
+                    .get(plan.def.keyspace, &key)
+                    .map_err(Error::from_storage)?
+                {
+                    batcher.push(&row)?;
+                }
+            }
+            Some(reverse) => {
+                // A row range: the general path applies the session's scan-class cap.
+                let allowed = self
+                    .setting("partita.max_scan_class")
+                    .as_deref()
+                    .and_then(ScanClass::from_setting)
+                    .unwrap_or(ScanClass::Full);
+                if allowed < ScanClass::RowRange {
+                    return Ok(None);
+                }
+                let Ok(prefix) = plan
+                    .layout
+                    .partition_prefix(pk)
+                    .and_then(|p| plan.layout.encode_row_prefix(&p, rk))
+                else {
+                    return Ok(None);
+                };
+                let direction = if reverse {
+                    storage::Direction::Reverse
+                } else {
+                    storage::Direction::Forward
+                };
+                let rows = reader
+                    .scan(
+                        plan.def.keyspace,
+                        &storage::KeyRange::prefix(&prefix),
+                        direction,
+                    )
+                    .map_err(Error::from_storage)?;
+                for row in rows {
+                    batcher.push(&row.map_err(Error::from_storage)?)?;
+                }
+            }
         }
         let batch = batcher.finish()?;
         Ok(Some(Output::from_batches(
@@ -688,8 +744,11 @@ pub(crate) struct PointPlan {
     zone: Arc<str>,
     def: Arc<TableDef>,
     layout: storage::KeyLayout,
-    /// Each key column (partition key, then row key) and where its value comes from.
+    /// Each bound key column (partition key, then row key) and where its value comes from.
     key: Vec<(usize, KeyArg)>,
+    /// `Some(reverse)` when `key` binds only a prefix (the whole partition key and leading
+    /// row key columns): the plan reads those rows in key order, or its reverse.
+    prefix: Option<bool>,
     schema: SchemaRef,
     sources: Vec<ColumnSource>,
     missing: Arc<Vec<Value>>,

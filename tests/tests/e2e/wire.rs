@@ -357,6 +357,39 @@ async fn prepared_point_selects_follow_data_and_schema() {
     assert!(rows.is_empty());
     let rows = client.query(&wide, &[&"t1", &1i64]).await.unwrap();
     assert_eq!(name(rows), vec!["ann"]);
+    // The partition key alone: the partition's rows in key order, or its reverse.
+    for (sql, want) in [
+        (
+            "SELECT name FROM reg WHERE tenant = $1 ORDER BY id",
+            vec!["ann", "bob", "cy"],
+        ),
+        (
+            "SELECT name FROM reg WHERE tenant = $1 ORDER BY id DESC",
+            vec!["cy", "bob", "ann"],
+        ),
+    ] {
+        let scan = client.prepare(sql).await.unwrap();
+        for _ in 0..2 {
+            let rows = client.query(&scan, &[&"t1"]).await.unwrap();
+            assert_eq!(name(rows), want, "{sql}");
+        }
+        let rows = client.query(&scan, &[&"t2"]).await.unwrap();
+        assert!(rows.is_empty(), "{sql}");
+    }
+    client
+        .batch_execute("SET partita.max_scan_class = 'point'")
+        .await
+        .unwrap();
+    let scan = client
+        .prepare("SELECT name FROM reg WHERE tenant = $1 ORDER BY id")
+        .await
+        .unwrap();
+    let err = client.query(&scan, &[&"t1"]).await.unwrap_err();
+    assert_eq!(err.code().unwrap().code(), "54000", "{err}");
+    client
+        .batch_execute("RESET partita.max_scan_class")
+        .await
+        .unwrap();
     // The same name over a table keyed the other way round.
     client
         .batch_execute(
