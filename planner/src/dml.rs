@@ -862,7 +862,6 @@ fn assignment_targets(def: &TableDef, assignment: &ast::Assignment) -> Result<Ve
     }
 }
 
-/// Inserts a new row; an existing key is 23505.
 /// Inserts a row with a new key; a taken key is 23505, or, with `skip_existing` (ON
 /// CONFLICT DO NOTHING), leaves the row out. Says whether the row was written.
 pub(crate) fn insert_new(

@@ -206,13 +206,8 @@ impl Session {
         }
         // One partition's row range, in key order or its reverse.
         let spec = key_range(&def, &qualifier, selection)?;
-        let allowed = self
-            .setting("partita.max_scan_class")
-            .as_deref()
-            .and_then(ScanClass::from_setting)
-            .unwrap_or(ScanClass::Full);
         if spec.class != ScanClass::RowRange
-            || spec.class > allowed
+            || spec.class > self.max_scan_class()
             || spec.partitions != Some(1)
             || !spec.consumed.iter().all(|c| *c)
         {
@@ -336,11 +331,7 @@ impl Session {
         }
         if let Some((ranges, reverse, limit)) = range {
             let mut remaining = limit.unwrap_or(usize::MAX);
-            let direction = if reverse {
-                storage::Direction::Reverse
-            } else {
-                storage::Direction::Forward
-            };
+            let direction = key_direction(reverse);
             let ordered: Vec<&storage::KeyRange> = if reverse {
                 ranges.iter().rev().collect()
             } else {
@@ -483,19 +474,19 @@ impl Session {
             .zip(key)
             .map_while(|(column, arg)| Some((column, arg?)))
             .collect();
-        let prefix = (key.len() < def.partition_key.len() + def.row_key.len()).then_some(());
-        let reverse = match (&q.order_by, prefix) {
-            (None, _) => false,
+        let is_prefix = key.len() < def.partition_key.len() + def.row_key.len();
+        let reverse = match &q.order_by {
+            None => false,
             // A point's one row needs no order; a prefix's rows come in key order.
-            (Some(_), None) => return None,
-            (Some(order), Some(())) => {
+            Some(_) if !is_prefix => return None,
+            Some(order) => {
                 let bound: Vec<usize> = key.iter().map(|(c, _)| *c).collect();
                 key_order(&def, &qualifier, order, &bound)?
             }
         };
         let (schema, sources) = self.fast_output(&def, &self.reader(), &columns).ok()?;
         Some(PointPlan {
-            prefix: prefix.map(|()| reverse),
+            prefix: is_prefix.then_some(reverse),
             generation,
             zone: Arc::from(self.zone().arrow.as_str()),
             layout: def.layout().ok()?,
@@ -552,12 +543,7 @@ impl Session {
             }
             Some(reverse) => {
                 // A row range: the general path applies the session's scan-class cap.
-                let allowed = self
-                    .setting("partita.max_scan_class")
-                    .as_deref()
-                    .and_then(ScanClass::from_setting)
-                    .unwrap_or(ScanClass::Full);
-                if allowed < ScanClass::RowRange {
+                if self.max_scan_class() < ScanClass::RowRange {
                     return Ok(None);
                 }
                 let Ok(prefix) = plan
@@ -567,16 +553,11 @@ impl Session {
                 else {
                     return Ok(None);
                 };
-                let direction = if reverse {
-                    storage::Direction::Reverse
-                } else {
-                    storage::Direction::Forward
-                };
                 let rows = reader
                     .scan(
                         plan.def.keyspace,
                         &storage::KeyRange::prefix(&prefix),
-                        direction,
+                        key_direction(reverse),
                     )
                     .map_err(Error::from_storage)?;
                 for row in rows {
@@ -1136,9 +1117,20 @@ fn constant(e: &Expr) -> Option<ScalarValue> {
             if !matches!(l, ScalarValue::Utf8(_)) && !matches!(r, ScalarValue::Utf8(_)) {
                 return None;
             }
-            Some(ScalarValue::Utf8(Some(concat_text(&l)? + &concat_text(&r)?)))
+            Some(ScalarValue::Utf8(Some(
+                concat_text(&l)? + &concat_text(&r)?,
+            )))
         }
         _ => None,
+    }
+}
+
+/// Key order, or its reverse.
+fn key_direction(reverse: bool) -> storage::Direction {
+    if reverse {
+        storage::Direction::Reverse
+    } else {
+        storage::Direction::Forward
     }
 }
 

@@ -21,11 +21,7 @@ impl AnalyzerRule for PostgresSemantics {
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
         plan.transform_up_with_subqueries(|plan| {
-            let schema = if plan.inputs().is_empty() {
-                plan.schema().as_ref().clone()
-            } else {
-                merge_schema(&plan.inputs())
-            };
+            let schema = input_schema(&plan);
             // Output columns keep their names when their expressions are rewritten.
             let names = NamePreserver::new(&plan);
             let rewritten = plan.map_expressions(|expr| {
@@ -222,11 +218,7 @@ impl AnalyzerRule for OperandTypes {
         use datafusion::common::tree_node::TreeNodeRecursion;
         use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
         plan.apply_with_subqueries(|node| {
-            let schema = if node.inputs().is_empty() {
-                node.schema().as_ref().clone()
-            } else {
-                merge_schema(&node.inputs())
-            };
+            let schema = input_schema(node);
             node.apply_expressions(|expr| {
                 expr.apply(|e| {
                     match e {
@@ -333,4 +325,13 @@ pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
     rules.extend(datafusion::optimizer::Analyzer::new().rules);
     rules.push(Arc::new(PostgresSemantics));
     rules
+}
+
+/// The columns a plan node's expressions can name: its inputs' (its own for a leaf).
+fn input_schema(plan: &LogicalPlan) -> datafusion::common::DFSchema {
+    if plan.inputs().is_empty() {
+        plan.schema().as_ref().clone()
+    } else {
+        merge_schema(&plan.inputs())
+    }
 }

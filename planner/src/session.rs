@@ -797,11 +797,7 @@ impl Session {
         scope.reader = Some(reader);
         scope.system_columns = system_columns;
         scope.max_class = match self.guard_scans {
-            true => self
-                .setting("partita.max_scan_class")
-                .as_deref()
-                .and_then(ScanClass::from_setting)
-                .unwrap_or(ScanClass::Full),
+            true => self.max_scan_class(),
             false => ScanClass::Full,
         };
         scope.stream_bytes_min = self
@@ -910,6 +906,14 @@ impl Session {
                 e => return Err(e),
             }
         }
+    }
+
+    /// `partita.max_scan_class`: the worst access class the session accepts.
+    pub(crate) fn max_scan_class(&self) -> ScanClass {
+        self.setting("partita.max_scan_class")
+            .as_deref()
+            .and_then(ScanClass::from_setting)
+            .unwrap_or(ScanClass::Full)
     }
 
     /// `partita.fast_path` (on by default): key-only statements skip DataFusion.
