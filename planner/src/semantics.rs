@@ -292,6 +292,7 @@ fn operand_type(
     ty: &datafusion::arrow::datatypes::DataType,
 ) -> Option<&'static str> {
     use datafusion::arrow::datatypes::DataType;
+    use datafusion::common::ScalarValue;
     use datafusion::logical_expr::Expr;
     Some(match ty {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
@@ -311,7 +312,11 @@ fn operand_type(
         }
         DataType::Int16 => "smallint",
         DataType::Int32 => "integer",
-        DataType::Int64 => "bigint",
+        // A bare integer constant is an integer in PostgreSQL when it fits one.
+        DataType::Int64 => match expr {
+            Expr::Literal(ScalarValue::Int64(Some(n)), _) if i32::try_from(*n).is_ok() => "integer",
+            _ => "bigint",
+        },
         DataType::Float32 => "real",
         DataType::Float64 => "double precision",
         DataType::Decimal128(..) | DataType::Decimal256(..) => "numeric",
