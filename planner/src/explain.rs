@@ -175,8 +175,9 @@ impl Session {
 
     async fn physical_plan(&mut self, stmt: &mut Statement) -> Result<Arc<dyn ExecutionPlan>> {
         self.begin_statement(mentions_system_column(stmt));
-        self.rewrite_correlated_subqueries(stmt).await?;
+        let functions = self.rewrite_correlated_subqueries(stmt).await?;
         let plan = self.plan(stmt.clone()).await?;
+        drop(functions);
         let df = self.ctx.execute_logical_plan(plan).await?;
         Ok(df.create_physical_plan().await?)
     }

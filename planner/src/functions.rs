@@ -44,6 +44,7 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(
         crate::numeric::ToNumeric::default(),
     ));
+    ctx.register_udf(ScalarUDF::new_from_impl(crate::subquery::SingleRow::new()));
     ctx.register_udf(ScalarUDF::new_from_impl(Length::new("length")));
     ctx.register_udf(ScalarUDF::new_from_impl(Length::new("octet_length")));
 }

@@ -522,7 +522,7 @@ impl Session {
             crate::naming::name_function_columns(&mut s);
             fold_signed_numbers_in_rows(&mut s);
             let before = s.clone();
-            self.rewrite_correlated_subqueries(&mut s).await?;
+            let _functions = self.rewrite_correlated_subqueries(&mut s).await?;
             if s != before {
                 return Ok(None);
             }
@@ -841,8 +841,9 @@ impl Session {
         self.expand_wildcards(&mut stmt);
         let renames = crate::naming::alias_result_columns(&mut stmt);
         self.begin_statement(mentions_system_column(&stmt));
-        self.rewrite_correlated_subqueries(&mut stmt).await?;
+        let functions = self.rewrite_correlated_subqueries(&mut stmt).await?;
         let plan = self.plan(stmt).await?;
+        drop(functions);
         let schema = rename_fields(result_schema(&plan), &renames);
         let df = self.ctx.execute_logical_plan(plan).await?;
         let stream = self.db.executor.stream(df).await?;

@@ -1,25 +1,34 @@
-//! Correlated scalar subqueries DataFusion cannot decorrelate, evaluated row by row.
+//! Correlated scalar subqueries DataFusion cannot decorrelate, evaluated per outer value.
 //!
-//! DataFusion turns a correlated scalar subquery into a join only when the correlation is an
-//! equality; `(SELECT count(*) FROM t1 x WHERE x.b < t1.b)` is refused at physical planning.
-//! Before planning, such a subquery of a top-level SELECT is replaced by a call to a generated
-//! function whose arguments are the outer columns it references; the function runs the
-//! subquery with those values bound, once per distinct set of values in a batch, on the
-//! statement's own snapshot. PostgreSQL's rules hold: no row gives NULL, more than one row is
-//! an error (21000).
+//! DataFusion turns a correlated scalar subquery into a join when the subquery aggregates and
+//! its correlation is an equality. It refuses `(SELECT count(*) FROM t1 x WHERE x.b < t1.b)`
+//! at physical planning and `(SELECT x.b FROM t2 x WHERE x.k = t1.k)`, which does not
+//! aggregate, at analysis. A statement holding a correlated scalar subquery anywhere (select
+//! list, WHERE, HAVING, ORDER BY, a derived table, a CTE, another subquery) is first planned as
+//! written; when DataFusion's optimizer decorrelates every subquery, that plan runs, joins and
+//! all. Otherwise each correlated scalar subquery is replaced by a call to a generated function
+//! whose arguments are the outer columns it references. For each distinct set of argument
+//! values in a batch, the function runs the subquery with those values bound, on the
+//! statement's own snapshot. The subquery is planned once per argument types, the outer values
+//! as placeholders, and each set of values only substitutes them. PostgreSQL's rules hold: no
+//! row gives NULL, more than one row is an error (21000).
 //!
-//! Only subqueries whose outer references are qualified (`t1.b`) are rewritten; the others
-//! are left to DataFusion.
+//! Only qualified outer references (`t1.b`) are recognised; a subquery referring to outer
+//! columns unqualified is left to DataFusion.
 
 use crate::error::{Error, Result};
+use crate::interrupt::Interrupt;
 use crate::session::Session;
 use datafusion::arrow::array::{ArrayRef, new_null_array};
 use datafusion::arrow::datatypes::DataType;
-use datafusion::common::ScalarValue;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::common::{ParamValues, ScalarValue};
 use datafusion::error::DataFusionError;
 use datafusion::execution::context::SessionContext;
+use datafusion::execution::session_state::SessionState;
 use datafusion::logical_expr::{
-    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+    ColumnarValue, LogicalPlan, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
+    Volatility,
 };
 use datafusion::sql::sqlparser::ast::{
     self, Expr, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident,
@@ -29,6 +38,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Names a FROM clause binds (aliases, else table names), lower-cased.
 fn bound_names(from: &[ast::TableWithJoins]) -> HashSet<String> {
@@ -56,6 +66,23 @@ fn bound_names(from: &[ast::TableWithJoins]) -> HashSet<String> {
     names
 }
 
+/// Names the FROM clauses of `q` bind: its SELECT's, or every branch's of a set operation.
+fn query_scope(q: &Query) -> HashSet<String> {
+    fn collect(body: &SetExpr, names: &mut HashSet<String>) {
+        match body {
+            SetExpr::Select(s) => names.extend(bound_names(&s.from)),
+            SetExpr::SetOperation { left, right, .. } => {
+                collect(left, names);
+                collect(right, names);
+            }
+            _ => {}
+        }
+    }
+    let mut names = HashSet::new();
+    collect(&q.body, &mut names);
+    names
+}
+
 /// Qualified references in `q` to names bound by the outer query and not by `q` itself.
 fn outer_references(q: &Query, outer: &HashSet<String>) -> Vec<Vec<Ident>> {
     struct Finder<'a> {
@@ -66,11 +93,7 @@ fn outer_references(q: &Query, outer: &HashSet<String>) -> Vec<Vec<Ident>> {
     impl Visitor for Finder<'_> {
         type Break = ();
         fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
-            if let SetExpr::Select(s) = q.body.as_ref() {
-                self.inner.push(bound_names(&s.from));
-            } else {
-                self.inner.push(HashSet::new());
-            }
+            self.inner.push(query_scope(q));
             ControlFlow::Continue(())
         }
         fn post_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
@@ -122,34 +145,435 @@ fn bind_outer(q: &Query, refs: &[Vec<Ident>], values: &[Expr]) -> Query {
     q
 }
 
-fn typed_literal(value: &ScalarValue, ty: &DataType) -> Expr {
-    let sql_ty = match ty {
-        DataType::Boolean => "BOOLEAN",
-        DataType::Int8 | DataType::Int16 => "SMALLINT",
-        DataType::Int32 => "INTEGER",
-        DataType::Int64 => "BIGINT",
-        DataType::Float32 => "REAL",
-        DataType::Float64 => "DOUBLE PRECISION",
-        DataType::Date32 => "DATE",
-        DataType::Timestamp(_, None) => "TIMESTAMP",
-        DataType::Timestamp(_, Some(_)) => "TIMESTAMPTZ",
-        DataType::Decimal128(p, s) => return cast_text(value, &format!("NUMERIC({p},{s})")),
-        _ => "TEXT",
-    };
-    cast_text(value, sql_ty)
+
+/// The SQL type an outer value of Arrow type `ty` is bound as.
+fn sql_type(ty: &DataType) -> String {
+    match ty {
+        DataType::Boolean => "BOOLEAN".into(),
+        DataType::Int8 | DataType::Int16 => "SMALLINT".into(),
+        DataType::Int32 => "INTEGER".into(),
+        DataType::Int64 => "BIGINT".into(),
+        DataType::Float32 => "REAL".into(),
+        DataType::Float64 => "DOUBLE PRECISION".into(),
+        DataType::Date32 => "DATE".into(),
+        DataType::Timestamp(_, None) => "TIMESTAMP".into(),
+        DataType::Timestamp(_, Some(_)) => "TIMESTAMPTZ".into(),
+        DataType::Decimal128(p, s) => format!("NUMERIC({p},{s})"),
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => "BYTEA".into(),
+        _ => "TEXT".into(),
+    }
 }
 
-fn cast_text(value: &ScalarValue, sql_ty: &str) -> Expr {
+fn cast_expr(text: &str, ty: &DataType) -> Expr {
+    crate::dml::parse_expr(&format!("CAST({text} AS {})", sql_type(ty)))
+        .unwrap_or(Expr::Value(ast::Value::Null.into()))
+}
+
+/// `value` as a typed SQL literal.
+fn typed_literal(value: &ScalarValue, ty: &DataType) -> Expr {
     let text = if value.is_null() {
         "NULL".to_string()
     } else {
         format!("'{}'", value.to_string().replace('\'', "''"))
     };
-    crate::dml::parse_expr(&format!("CAST({text} AS {sql_ty})"))
-        .unwrap_or(Expr::Value(ast::Value::Null.into()))
+    cast_expr(&text, ty)
+}
+
+/// The rewrites `Session::plan` applies before DataFusion sees a statement, minus those that
+/// need the session.
+fn prepare(stmt: &mut Statement) {
+    crate::naming::name_function_columns(stmt);
+    crate::numeric::rewrite_numeric_casts(stmt);
+    crate::semantics::int4_result_constants(stmt);
+}
+
+/// Whether `plan`, once optimized, holds no correlated subquery: DataFusion decorrelated
+/// them all and can run it.
+fn decorrelated(state: &SessionState, plan: &LogicalPlan) -> bool {
+    let Ok(optimized) = state.optimize(plan) else {
+        return false;
+    };
+    let mut correlated = false;
+    let _ = optimized.apply_with_subqueries(|node| {
+        node.apply_expressions(|e| {
+            e.apply(|e| {
+                let subquery = match e {
+                    datafusion::logical_expr::Expr::ScalarSubquery(s) => Some(s),
+                    datafusion::logical_expr::Expr::Exists(x) => Some(&x.subquery),
+                    datafusion::logical_expr::Expr::InSubquery(x) => Some(&x.subquery),
+                    datafusion::logical_expr::Expr::SetComparison(x) => Some(&x.subquery),
+                    _ => None,
+                };
+                if subquery.is_some_and(|s| {
+                    !s.outer_ref_columns.is_empty() || s.subquery.contains_outer_reference()
+                }) {
+                    correlated = true;
+                    return Ok(TreeNodeRecursion::Stop);
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })?;
+        Ok(if correlated {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    });
+    !correlated
+}
+
+/// Runs `work` to completion on a helper thread with a runtime of its own: UDFs are called
+/// synchronously from inside async code, where blocking on a future is not allowed.
+fn run_blocking<T: Send>(
+    work: impl Future<Output = datafusion::error::Result<T>> + Send,
+) -> datafusion::error::Result<T> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(move || {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| DataFusionError::Execution(e.to_string()))?
+                    .block_on(work)
+            })
+            .join()
+    })
+    .map_err(|_| DataFusionError::Execution("subquery evaluation panicked".into()))?
+}
+
+/// The generated functions a statement's rewrite registered; dropped once the statement is
+/// planned (its plan holds the functions themselves), it removes them from the registry.
+pub(crate) struct SubqueryFunctions {
+    ctx: SessionContext,
+    names: Vec<String>,
+}
+
+impl Drop for SubqueryFunctions {
+    fn drop(&mut self) {
+        for name in &self.names {
+            self.ctx.deregister_udf(name);
+        }
+    }
+}
+
+/// Visits every query of a statement, keeping the names each enclosing query's FROM binds,
+/// and hands each correlated scalar subquery to `found`, which may return its replacement.
+struct Correlated<F: FnMut(&Query, Vec<Vec<Ident>>) -> Option<Expr>> {
+    scopes: Vec<HashSet<String>>,
+    /// The WITH clause of each enclosing query: a subquery taken out of its statement keeps
+    /// the common table expressions it can see.
+    withs: Vec<Option<ast::With>>,
+    /// The subqueries of `x op ANY/ALL (subquery)`, which are set comparisons, not scalar.
+    set_comparisons: HashSet<*const Query>,
+    found: F,
+}
+
+impl<F: FnMut(&Query, Vec<Vec<Ident>>) -> Option<Expr>> Correlated<F> {
+    fn new(found: F) -> Self {
+        Correlated {
+            scopes: Vec::new(),
+            withs: Vec::new(),
+            set_comparisons: HashSet::new(),
+            found,
+        }
+    }
+
+    /// `q` with the common table expressions of its enclosing queries it does not shadow.
+    fn with_visible_ctes(&self, q: &Query) -> Query {
+        let mut q = q.clone();
+        let mut ctes: Vec<ast::Cte> = q.with.as_ref().map(|w| w.cte_tables.clone()).unwrap_or_default();
+        let mut template = q.with.clone();
+        for with in self.withs.iter().rev().flatten() {
+            for cte in with.cte_tables.iter().rev() {
+                if !ctes.iter().any(|c| c.alias.name.value.eq_ignore_ascii_case(&cte.alias.name.value)) {
+                    ctes.insert(0, cte.clone());
+                }
+            }
+            if template.is_none() {
+                template = Some(with.clone());
+            }
+            if let Some(t) = template.as_mut() {
+                t.recursive |= with.recursive;
+            }
+        }
+        if let Some(mut with) = template {
+            with.cte_tables = ctes;
+            q.with = Some(with);
+        }
+        q
+    }
+}
+
+impl<F: FnMut(&Query, Vec<Vec<Ident>>) -> Option<Expr>> VisitorMut for Correlated<F> {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+        self.scopes.push(query_scope(q));
+        self.withs.push(q.with.clone());
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+        self.scopes.pop();
+        self.withs.pop();
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        match e {
+            Expr::AnyOp { right, .. } | Expr::AllOp { right, .. } => {
+                if let Expr::Subquery(q) = right.as_ref() {
+                    self.set_comparisons.insert(&**q as *const Query);
+                }
+            }
+            Expr::Subquery(q) if !self.set_comparisons.contains(&(&**q as *const Query)) => {
+                let refs = self
+                    .scopes
+                    .last()
+                    .map(|scope| outer_references(q, scope))
+                    .unwrap_or_default();
+                if !refs.is_empty() {
+                    let q = self.with_visible_ctes(q);
+                    if let Some(call) = (self.found)(&q, refs) {
+                        *e = call;
+                    }
+                }
+            }
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+fn has_correlated_subquery(stmt: &Statement) -> bool {
+    let mut any = false;
+    let mut finder = Correlated::new(|_: &Query, _| {
+        any = true;
+        None
+    });
+    let mut copy = stmt.clone();
+    let _ = copy.visit(&mut finder);
+    drop(finder);
+    any
+}
+
+/// `name(args…)`.
+fn call(name: &str, args: Vec<Expr>) -> Expr {
+    Expr::Function(ast::Function {
+        name: ObjectName::from(vec![Ident::new(name)]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args: args
+                .into_iter()
+                .map(|a| FunctionArg::Unnamed(FunctionArgExpr::Expr(a)))
+                .collect(),
+            clauses: vec![],
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: vec![],
+    })
+}
+
+/// The single expression a subquery selects when it is a plain filter: one SELECT of one
+/// expression, no aggregate or window function, grouping, DISTINCT, ORDER BY or LIMIT.
+fn plain_selection<'a>(q: &'a Query, is_aggregate: &dyn Fn(&str) -> bool) -> Option<&'a Expr> {
+    if q.order_by.is_some() || q.limit_clause.is_some() || q.fetch.is_some() {
+        return None;
+    }
+    let SetExpr::Select(s) = q.body.as_ref() else {
+        return None;
+    };
+    let grouped = match &s.group_by {
+        ast::GroupByExpr::All(_) => true,
+        ast::GroupByExpr::Expressions(exprs, modifiers) => {
+            !exprs.is_empty() || !modifiers.is_empty()
+        }
+    };
+    if grouped
+        || s.distinct.is_some()
+        || s.having.is_some()
+        || s.qualify.is_some()
+        || !s.named_window.is_empty()
+        || s.projection.len() != 1
+    {
+        return None;
+    }
+    let expr = match &s.projection[0] {
+        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
+        _ => return None,
+    };
+    struct Aggregates<'a>(&'a dyn Fn(&str) -> bool);
+    impl Visitor for Aggregates<'_> {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Function(f)
+                    if f.over.is_some()
+                        || f.name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
+                            (self.0)(&i.value.to_lowercase())
+                        }) =>
+                {
+                    ControlFlow::Break(())
+                }
+                Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => {
+                    ControlFlow::Break(())
+                }
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    ast::Visit::visit(expr, &mut Aggregates(is_aggregate))
+        .is_continue()
+        .then_some(expr)
+}
+
+/// Rewrites each correlated subquery that selects a plain expression into one DataFusion can
+/// decorrelate: `(SELECT e FROM … WHERE …)` becomes
+/// `partita_single((SELECT named_struct('n', count(*), 'v', first_value(e)) FROM … WHERE …))`.
+/// The aggregate subquery yields one row per correlation value, joined to the outer rows;
+/// `partita_single` then gives NULL for no row, `e` for one and 21000 for more, only for the
+/// outer rows that meet them, as PostgreSQL evaluates the subquery per outer row.
+fn single_row_subqueries(stmt: &mut Statement, is_aggregate: &dyn Fn(&str) -> bool) -> bool {
+    let mut changed = false;
+    let mut rewriter = Correlated::new(|q: &Query, _| {
+        let e = plain_selection(q, is_aggregate)?;
+        let projection =
+            crate::dml::parse_expr(&format!("named_struct('n', count(*), 'v', first_value({e}))"))
+                .ok()?;
+        let mut q = q.clone();
+        if let SetExpr::Select(s) = q.body.as_mut() {
+            s.projection = vec![ast::SelectItem::UnnamedExpr(projection)];
+        }
+        changed = true;
+        Some(call(SINGLE_ROW, vec![Expr::Subquery(Box::new(q))]))
+    });
+    let _ = stmt.visit(&mut rewriter);
+    drop(rewriter);
+    changed
+}
+
+/// The function that unpacks a rewritten single-row subquery (see `single_row_subqueries`).
+pub(crate) const SINGLE_ROW: &str = "partita_single";
+
+/// `partita_single(s)`: `s.v` when `s.n` is 1, NULL when it is 0 or `s` is NULL, 21000 when
+/// more than one row matched.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(crate) struct SingleRow {
+    signature: Signature,
+}
+
+impl SingleRow {
+    pub(crate) fn new() -> SingleRow {
+        SingleRow {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for SingleRow {
+    fn name(&self) -> &str {
+        SINGLE_ROW
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> datafusion::error::Result<DataType> {
+        match arg_types.first() {
+            Some(DataType::Struct(fields)) if fields.len() == 2 => {
+                Ok(fields[1].data_type().clone())
+            }
+            other => Err(DataFusionError::Plan(format!(
+                "{SINGLE_ROW} takes a struct of a count and a value, not {other:?}"
+            ))),
+        }
+    }
+
+    fn invoke_with_args(
+        &self,
+        args: ScalarFunctionArgs,
+    ) -> datafusion::error::Result<ColumnarValue> {
+        use datafusion::arrow::array::{Array, AsArray};
+        use datafusion::arrow::datatypes::Int64Type;
+        let rows = args.number_rows;
+        let packed = args.args[0].to_array(rows)?;
+        let packed = packed.as_struct();
+        let counts = datafusion::arrow::compute::cast(packed.column(0), &DataType::Int64)?;
+        let counts = counts.as_primitive::<Int64Type>();
+        let mut keep = Vec::with_capacity(rows);
+        for r in 0..rows {
+            let n = if packed.is_null(r) || counts.is_null(r) {
+                0
+            } else {
+                counts.value(r)
+            };
+            if n > 1 {
+                return Err(DataFusionError::External(Box::new(
+                    Error::SubqueryTooManyRows,
+                )));
+            }
+            keep.push(n == 1);
+        }
+        let values = packed.column(1);
+        let keep = datafusion::arrow::array::BooleanArray::from(keep);
+        let nulls = datafusion::arrow::array::new_null_array(values.data_type(), rows);
+        Ok(ColumnarValue::Array(datafusion::arrow::compute::kernels::zip::zip(
+            &keep, values, &nulls,
+        )?))
+    }
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Replaces every correlated scalar subquery of `stmt` by a call to a generated function
+/// registered in `ctx`; returns the registered names.
+fn replace_correlated(
+    stmt: &mut Statement,
+    ctx: &SessionContext,
+    interrupt: &Interrupt,
+) -> SubqueryFunctions {
+    let mut names = Vec::new();
+    let mut replacer = Correlated::new(|q: &Query, refs: Vec<Vec<Ident>>| {
+            let name = format!(
+                "__partita_subquery_{}",
+                NEXT_ID.fetch_add(1, Ordering::Relaxed)
+            );
+            let args = refs
+                .iter()
+                .map(|r| Expr::CompoundIdentifier(r.clone()))
+                .collect();
+            ctx.register_udf(ScalarUDF::new_from_impl(SubqueryFunction {
+                name: name.clone(),
+                signature: Signature::variadic_any(Volatility::Volatile),
+                query: q.clone(),
+                refs,
+                ctx: ctx.clone(),
+                interrupt: interrupt.clone(),
+                prepared: Mutex::new(HashMap::new()),
+            }));
+            names.push(name.clone());
+            Some(call(&name, args))
+    });
+    let _ = stmt.visit(&mut replacer);
+    SubqueryFunctions {
+        ctx: ctx.clone(),
+        names,
+    }
+}
+
+/// A subquery planned for one list of argument types.
+struct Prepared {
+    return_type: DataType,
+    /// The plan with the outer values as placeholders `$1`, `$2`…; `None` when the subquery
+    /// holds correlated subqueries of its own that DataFusion cannot decorrelate, so that it
+    /// is rewritten and planned again for each set of values.
+    plan: Option<LogicalPlan>,
+}
 
 /// The generated function standing for one correlated subquery.
 struct SubqueryFunction {
@@ -157,10 +581,9 @@ struct SubqueryFunction {
     signature: Signature,
     query: Query,
     refs: Vec<Vec<Ident>>,
-    arg_types: Vec<DataType>,
-    return_type: DataType,
     ctx: SessionContext,
-    interrupt: crate::interrupt::Interrupt,
+    interrupt: Interrupt,
+    prepared: Mutex<HashMap<Vec<DataType>, Arc<Prepared>>>,
 }
 
 impl std::fmt::Debug for SubqueryFunction {
@@ -184,52 +607,95 @@ impl Hash for SubqueryFunction {
 }
 
 impl SubqueryFunction {
-    /// Runs the subquery for one set of outer values, on a helper thread: UDFs are called
-    /// synchronously from inside the async executor.
-    fn evaluate(&self, values: &[ScalarValue]) -> datafusion::error::Result<ScalarValue> {
-        let bound: Vec<Expr> = values
+    /// The subquery with its outer references replaced by `values`, prepared for planning.
+    fn bound(&self, values: &[Expr]) -> Statement {
+        let mut stmt = Statement::Query(Box::new(bind_outer(&self.query, &self.refs, values)));
+        prepare(&mut stmt);
+        stmt
+    }
+
+    fn prepared(&self, types: &[DataType]) -> datafusion::error::Result<Arc<Prepared>> {
+        let mut cache = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = cache.get(types) {
+            return Ok(Arc::clone(p));
+        }
+        let placeholders: Vec<Expr> = types
             .iter()
-            .zip(&self.arg_types)
-            .map(|(v, t)| typed_literal(v, t))
+            .enumerate()
+            .map(|(i, ty)| cast_expr(&format!("${}", i + 1), ty))
             .collect();
-        let query = bind_outer(&self.query, &self.refs, &bound);
-        let ctx = self.ctx.clone();
-        let return_type = self.return_type.clone();
-        let result = std::thread::scope(|scope| {
-            scope
-                .spawn(move || -> datafusion::error::Result<ScalarValue> {
-                    let runtime = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .map_err(|e| DataFusionError::Execution(e.to_string()))?;
-                    runtime.block_on(async move {
-                        let plan = ctx
-                            .state()
-                            .statement_to_plan(datafusion::sql::parser::Statement::Statement(
-                                Box::new(Statement::Query(Box::new(query))),
-                            ))
-                            .await?;
-                        let batches = ctx.execute_logical_plan(plan).await?.collect().await?;
-                        let mut found: Option<ScalarValue> = None;
-                        for batch in batches {
-                            for r in 0..batch.num_rows() {
-                                if found.is_some() {
-                                    return Err(DataFusionError::External(Box::new(
-                                        Error::SubqueryTooManyRows,
-                                    )));
-                                }
-                                found = Some(ScalarValue::try_from_array(batch.column(0), r)?);
-                            }
-                        }
-                        match found {
-                            Some(v) => v.cast_to(&return_type),
-                            None => ScalarValue::try_from(&return_type),
-                        }
-                    })
-                })
-                .join()
+        let stmt = self.bound(&placeholders);
+        let state = self.ctx.state();
+        let plan = run_blocking(async {
+            state
+                .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
+                    stmt,
+                )))
+                .await
+        })?;
+        let fields = plan.schema().fields();
+        if fields.len() != 1 {
+            return Err(DataFusionError::External(Box::new(Error::Syntax(
+                "subquery must return only one column".into(),
+            ))));
+        }
+        let return_type = fields[0].data_type().clone();
+        let keep = decorrelated(&state, &plan);
+        let prepared = Arc::new(Prepared {
+            return_type,
+            plan: keep.then_some(plan),
         });
-        result.map_err(|_| DataFusionError::Execution("subquery evaluation panicked".into()))?
+        cache.insert(types.to_vec(), Arc::clone(&prepared));
+        Ok(prepared)
+    }
+
+    /// Runs the subquery for one set of outer values.
+    async fn evaluate(
+        &self,
+        prepared: &Prepared,
+        types: &[DataType],
+        values: &[ScalarValue],
+    ) -> datafusion::error::Result<ScalarValue> {
+        let (plan, _functions) = match &prepared.plan {
+            Some(plan) => (
+                plan.clone()
+                    .with_param_values(ParamValues::List(values.iter().cloned().map(Into::into).collect()))?,
+                None,
+            ),
+            None => {
+                let literals: Vec<Expr> = values
+                    .iter()
+                    .zip(types)
+                    .map(|(v, t)| typed_literal(v, t))
+                    .collect();
+                let mut stmt = self.bound(&literals);
+                let functions = replace_correlated(&mut stmt, &self.ctx, &self.interrupt);
+                let plan = self
+                    .ctx
+                    .state()
+                    .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
+                        stmt,
+                    )))
+                    .await?;
+                (plan, Some(functions))
+            }
+        };
+        let batches = self.ctx.execute_logical_plan(plan).await?.collect().await?;
+        let mut found: Option<ScalarValue> = None;
+        for batch in batches {
+            for r in 0..batch.num_rows() {
+                if found.is_some() {
+                    return Err(DataFusionError::External(Box::new(
+                        Error::SubqueryTooManyRows,
+                    )));
+                }
+                found = Some(ScalarValue::try_from_array(batch.column(0), r)?);
+            }
+        }
+        match found {
+            Some(v) => v.cast_to(&prepared.return_type),
+            None => ScalarValue::try_from(&prepared.return_type),
+        }
     }
 }
 
@@ -242,8 +708,8 @@ impl ScalarUDFImpl for SubqueryFunction {
         &self.signature
     }
 
-    fn return_type(&self, _arg_types: &[DataType]) -> datafusion::error::Result<DataType> {
-        Ok(self.return_type.clone())
+    fn return_type(&self, arg_types: &[DataType]) -> datafusion::error::Result<DataType> {
+        Ok(self.prepared(arg_types)?.return_type.clone())
     }
 
     fn invoke_with_args(
@@ -256,184 +722,74 @@ impl ScalarUDFImpl for SubqueryFunction {
             .iter()
             .map(|a| a.to_array(rows))
             .collect::<datafusion::error::Result<_>>()?;
-        if arrays.is_empty() {
-            return Ok(ColumnarValue::Scalar(self.evaluate(&[])?));
-        }
-        let mut cache: HashMap<Vec<ScalarValue>, ScalarValue> = HashMap::new();
-        let mut out = Vec::with_capacity(rows);
+        let types: Vec<DataType> = arrays.iter().map(|a| a.data_type().clone()).collect();
+        let prepared = self.prepared(&types)?;
+        // Each row's argument values, and the distinct ones in order of appearance.
+        let mut keys = Vec::with_capacity(rows);
+        let mut slots: HashMap<Vec<ScalarValue>, usize> = HashMap::new();
+        let mut distinct: Vec<Vec<ScalarValue>> = Vec::new();
         for r in 0..rows {
-            self.interrupt.check()?;
             let key: Vec<ScalarValue> = arrays
                 .iter()
                 .map(|a| ScalarValue::try_from_array(a, r))
                 .collect::<datafusion::error::Result<_>>()?;
-            let value = match cache.get(&key) {
-                Some(v) => v.clone(),
-                None => {
-                    let v = self.evaluate(&key)?;
-                    cache.insert(key, v.clone());
-                    v
-                }
-            };
-            out.push(value);
+            let slot = *slots.entry(key).or_insert_with_key(|key| {
+                distinct.push(key.clone());
+                distinct.len() - 1
+            });
+            keys.push(slot);
         }
-        if out.is_empty() {
-            return Ok(ColumnarValue::Array(new_null_array(&self.return_type, 0)));
+        let results = run_blocking(async {
+            let mut results = Vec::with_capacity(distinct.len());
+            for values in &distinct {
+                self.interrupt.check()?;
+                results.push(self.evaluate(&prepared, &types, values).await?);
+            }
+            Ok(results)
+        })?;
+        if rows == 0 {
+            return Ok(ColumnarValue::Array(new_null_array(&prepared.return_type, 0)));
         }
-        Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
+        Ok(ColumnarValue::Array(ScalarValue::iter_to_array(
+            keys.into_iter().map(|slot| results[slot].clone()),
+        )?))
     }
 }
 
 impl Session {
-    /// Rewrites correlated scalar subqueries of the statement's top-level SELECT into calls
-    /// of generated functions (see the module comment).
-    pub(crate) async fn rewrite_correlated_subqueries(&self, stmt: &mut Statement) -> Result<()> {
-        let Statement::Query(query) = stmt else {
-            return Ok(());
+    /// Replaces the statement's correlated scalar subqueries that DataFusion cannot
+    /// decorrelate by calls of generated functions (see the module comment). Keep the result
+    /// until the statement is planned.
+    pub(crate) async fn rewrite_correlated_subqueries(
+        &self,
+        stmt: &mut Statement,
+    ) -> Result<SubqueryFunctions> {
+        let none = SubqueryFunctions {
+            ctx: self.ctx.clone(),
+            names: Vec::new(),
         };
-        let SetExpr::Select(select) = query.body.as_mut() else {
-            return Ok(());
-        };
-        let outer = bound_names(&select.from);
-        if outer.is_empty() {
-            return Ok(());
+        if !matches!(stmt, Statement::Query(_)) || !has_correlated_subquery(stmt) {
+            return Ok(none);
         }
-        // Collect the candidates first.
-        struct Collector<'a> {
-            outer: &'a HashSet<String>,
-            found: Vec<(Query, Vec<Vec<Ident>>)>,
+        if self.decorrelates(stmt).await {
+            return Ok(none);
         }
-        impl Visitor for Collector<'_> {
-            type Break = ();
-            fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-                if let Expr::Subquery(q) = e {
-                    let refs = outer_references(q, self.outer);
-                    if !refs.is_empty() && !self.found.iter().any(|(fq, _)| fq == q.as_ref()) {
-                        self.found.push(((**q).clone(), refs));
-                    }
-                }
-                ControlFlow::Continue(())
-            }
+        let state = self.ctx.state();
+        let aggregates = state.aggregate_functions();
+        let is_aggregate = |name: &str| aggregates.contains_key(name);
+        let mut single = stmt.clone();
+        if single_row_subqueries(&mut single, &is_aggregate) && self.decorrelates(&single).await {
+            *stmt = single;
+            return Ok(none);
         }
-        let mut collector = Collector {
-            outer: &outer,
-            found: Vec::new(),
-        };
-        for item in &select.projection {
-            let _ = ast::Visit::visit(item, &mut collector);
-        }
-        if let Some(w) = &select.selection {
-            let _ = ast::Visit::visit(w, &mut collector);
-        }
-        if collector.found.is_empty() {
-            return Ok(());
-        }
-        let found = collector.found;
+        Ok(replace_correlated(stmt, &self.ctx, &self.interrupt))
+    }
 
-        // Types of the outer references: plan SELECT <refs> FROM <outer FROM> LIMIT 0.
-        let mut replacements: Vec<(Query, Expr)> = Vec::new();
-        for (q, refs) in found {
-            let probe = format!(
-                "SELECT {} FROM {} LIMIT 0",
-                refs.iter()
-                    .map(|r| r
-                        .iter()
-                        .map(|i| i.to_string())
-                        .collect::<Vec<_>>()
-                        .join("."))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                select
-                    .from
-                    .iter()
-                    .map(|t| t.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            let probe_stmt = crate::session::parse_sql(&probe)?.remove(0);
-            let plan = self.plan(probe_stmt).await?;
-            let arg_types: Vec<DataType> = plan
-                .schema()
-                .fields()
-                .iter()
-                .map(|f| f.data_type().clone())
-                .collect();
-            // The result type: the subquery with typed NULLs for the outer values.
-            let nulls: Vec<Expr> = arg_types
-                .iter()
-                .map(|t| typed_literal(&ScalarValue::Null, t))
-                .collect();
-            let typed = bind_outer(&q, &refs, &nulls);
-            let plan = self.plan(Statement::Query(Box::new(typed))).await?;
-            let Some(field) = plan.schema().fields().first() else {
-                return Err(Error::Syntax("subquery must return only one column".into()));
-            };
-            if plan.schema().fields().len() != 1 {
-                return Err(Error::Syntax("subquery must return only one column".into()));
-            }
-            let name = format!(
-                "__partita_subquery_{}",
-                NEXT_ID.fetch_add(1, Ordering::Relaxed)
-            );
-            let udf = SubqueryFunction {
-                name: name.clone(),
-                signature: Signature::exact(arg_types.clone(), Volatility::Volatile),
-                query: q.clone(),
-                refs: refs.clone(),
-                arg_types,
-                return_type: field.data_type().clone(),
-                ctx: self.ctx.clone(),
-                interrupt: self.interrupt.clone(),
-            };
-            self.ctx.register_udf(ScalarUDF::new_from_impl(udf));
-            let call = Expr::Function(ast::Function {
-                name: ObjectName::from(vec![Ident::new(name)]),
-                uses_odbc_syntax: false,
-                parameters: FunctionArguments::None,
-                args: FunctionArguments::List(FunctionArgumentList {
-                    duplicate_treatment: None,
-                    args: refs
-                        .iter()
-                        .map(|r| {
-                            FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::CompoundIdentifier(
-                                r.clone(),
-                            )))
-                        })
-                        .collect(),
-                    clauses: vec![],
-                }),
-                filter: None,
-                null_treatment: None,
-                over: None,
-                within_group: vec![],
-            });
-            replacements.push((q, call));
+    /// Whether DataFusion plans `stmt` with every subquery decorrelated.
+    async fn decorrelates(&self, stmt: &Statement) -> bool {
+        match self.plan(stmt.clone()).await {
+            Ok(plan) => decorrelated(&self.ctx.state(), &plan),
+            Err(_) => false,
         }
-
-        struct Replacer<'a> {
-            replacements: &'a [(Query, Expr)],
-        }
-        impl VisitorMut for Replacer<'_> {
-            type Break = ();
-            fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-                if let Expr::Subquery(q) = e
-                    && let Some((_, call)) =
-                        self.replacements.iter().find(|(fq, _)| fq == q.as_ref())
-                {
-                    *e = call.clone();
-                }
-                ControlFlow::Continue(())
-            }
-        }
-        let mut replacer = Replacer {
-            replacements: &replacements,
-        };
-        for item in select.projection.iter_mut() {
-            let _ = item.visit(&mut replacer);
-        }
-        if let Some(w) = select.selection.as_mut() {
-            let _ = w.visit(&mut replacer);
-        }
-        Ok(())
     }
 }
