@@ -841,8 +841,11 @@ impl Session {
         self.expand_wildcards(&mut stmt);
         let renames = crate::naming::alias_result_columns(&mut stmt);
         self.begin_statement(mentions_system_column(&stmt));
-        let functions = self.rewrite_correlated_subqueries(&mut stmt).await?;
-        let plan = self.plan(stmt).await?;
+        let mut functions = self.rewrite_correlated_subqueries(&mut stmt).await?;
+        let plan = match functions.plan.take() {
+            Some(plan) => plan,
+            None => self.plan(stmt).await?,
+        };
         drop(functions);
         let schema = rename_fields(result_schema(&plan), &renames);
         let df = self.ctx.execute_logical_plan(plan).await?;

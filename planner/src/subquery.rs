@@ -27,8 +27,7 @@ use datafusion::error::DataFusionError;
 use datafusion::execution::context::SessionContext;
 use datafusion::execution::session_state::SessionState;
 use datafusion::logical_expr::{
-    ColumnarValue, LogicalPlan, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
-    Volatility,
+    ColumnarValue, LogicalPlan, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 use datafusion::sql::sqlparser::ast::{
     self, Expr, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident,
@@ -145,7 +144,6 @@ fn bind_outer(q: &Query, refs: &[Vec<Ident>], values: &[Expr]) -> Query {
     q
 }
 
-
 /// The SQL type an outer value of Arrow type `ty` is bound as.
 fn sql_type(ty: &DataType) -> String {
     match ty {
@@ -246,6 +244,8 @@ fn run_blocking<T: Send>(
 pub(crate) struct SubqueryFunctions {
     ctx: SessionContext,
     names: Vec<String>,
+    /// The statement's plan when finding that DataFusion decorrelates it already built it.
+    pub(crate) plan: Option<LogicalPlan>,
 }
 
 impl Drop for SubqueryFunctions {
@@ -281,11 +281,20 @@ impl<F: FnMut(&Query, Vec<Vec<Ident>>) -> Option<Expr>> Correlated<F> {
     /// `q` with the common table expressions of its enclosing queries it does not shadow.
     fn with_visible_ctes(&self, q: &Query) -> Query {
         let mut q = q.clone();
-        let mut ctes: Vec<ast::Cte> = q.with.as_ref().map(|w| w.cte_tables.clone()).unwrap_or_default();
+        let mut ctes: Vec<ast::Cte> = q
+            .with
+            .as_ref()
+            .map(|w| w.cte_tables.clone())
+            .unwrap_or_default();
         let mut template = q.with.clone();
         for with in self.withs.iter().rev().flatten() {
             for cte in with.cte_tables.iter().rev() {
-                if !ctes.iter().any(|c| c.alias.name.value.eq_ignore_ascii_case(&cte.alias.name.value)) {
+                if !ctes.iter().any(|c| {
+                    c.alias
+                        .name
+                        .value
+                        .eq_ignore_ascii_case(&cte.alias.name.value)
+                }) {
                     ctes.insert(0, cte.clone());
                 }
             }
@@ -413,9 +422,11 @@ fn plain_selection<'a>(q: &'a Query, is_aggregate: &dyn Fn(&str) -> bool) -> Opt
             match e {
                 Expr::Function(f)
                     if f.over.is_some()
-                        || f.name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
-                            (self.0)(&i.value.to_lowercase())
-                        }) =>
+                        || f.name
+                            .0
+                            .last()
+                            .and_then(|p| p.as_ident())
+                            .is_some_and(|i| (self.0)(&i.value.to_lowercase())) =>
                 {
                     ControlFlow::Break(())
                 }
@@ -441,9 +452,10 @@ fn single_row_subqueries(stmt: &mut Statement, is_aggregate: &dyn Fn(&str) -> bo
     let mut changed = false;
     let mut rewriter = Correlated::new(|q: &Query, _| {
         let e = plain_selection(q, is_aggregate)?;
-        let projection =
-            crate::dml::parse_expr(&format!("named_struct('n', count(*), 'v', first_value({e}))"))
-                .ok()?;
+        let projection = crate::dml::parse_expr(&format!(
+            "named_struct('n', count(*), 'v', first_value({e}))"
+        ))
+        .ok()?;
         let mut q = q.clone();
         if let SetExpr::Select(s) = q.body.as_mut() {
             s.projection = vec![ast::SelectItem::UnnamedExpr(projection)];
@@ -522,9 +534,9 @@ impl ScalarUDFImpl for SingleRow {
         let values = packed.column(1);
         let keep = datafusion::arrow::array::BooleanArray::from(keep);
         let nulls = datafusion::arrow::array::new_null_array(values.data_type(), rows);
-        Ok(ColumnarValue::Array(datafusion::arrow::compute::kernels::zip::zip(
-            &keep, values, &nulls,
-        )?))
+        Ok(ColumnarValue::Array(
+            datafusion::arrow::compute::kernels::zip::zip(&keep, values, &nulls)?,
+        ))
     }
 }
 
@@ -539,30 +551,31 @@ fn replace_correlated(
 ) -> SubqueryFunctions {
     let mut names = Vec::new();
     let mut replacer = Correlated::new(|q: &Query, refs: Vec<Vec<Ident>>| {
-            let name = format!(
-                "__partita_subquery_{}",
-                NEXT_ID.fetch_add(1, Ordering::Relaxed)
-            );
-            let args = refs
-                .iter()
-                .map(|r| Expr::CompoundIdentifier(r.clone()))
-                .collect();
-            ctx.register_udf(ScalarUDF::new_from_impl(SubqueryFunction {
-                name: name.clone(),
-                signature: Signature::variadic_any(Volatility::Volatile),
-                query: q.clone(),
-                refs,
-                ctx: ctx.clone(),
-                interrupt: interrupt.clone(),
-                prepared: Mutex::new(HashMap::new()),
-            }));
-            names.push(name.clone());
-            Some(call(&name, args))
+        let name = format!(
+            "__partita_subquery_{}",
+            NEXT_ID.fetch_add(1, Ordering::Relaxed)
+        );
+        let args = refs
+            .iter()
+            .map(|r| Expr::CompoundIdentifier(r.clone()))
+            .collect();
+        ctx.register_udf(ScalarUDF::new_from_impl(SubqueryFunction {
+            name: name.clone(),
+            signature: Signature::variadic_any(Volatility::Volatile),
+            query: q.clone(),
+            refs,
+            ctx: ctx.clone(),
+            interrupt: interrupt.clone(),
+            prepared: Mutex::new(HashMap::new()),
+        }));
+        names.push(name.clone());
+        Some(call(&name, args))
     });
     let _ = stmt.visit(&mut replacer);
     SubqueryFunctions {
         ctx: ctx.clone(),
         names,
+        plan: None,
     }
 }
 
@@ -658,8 +671,9 @@ impl SubqueryFunction {
     ) -> datafusion::error::Result<ScalarValue> {
         let (plan, _functions) = match &prepared.plan {
             Some(plan) => (
-                plan.clone()
-                    .with_param_values(ParamValues::List(values.iter().cloned().map(Into::into).collect()))?,
+                plan.clone().with_param_values(ParamValues::List(
+                    values.iter().cloned().map(Into::into).collect(),
+                ))?,
                 None,
             ),
             None => {
@@ -748,7 +762,10 @@ impl ScalarUDFImpl for SubqueryFunction {
             Ok(results)
         })?;
         if rows == 0 {
-            return Ok(ColumnarValue::Array(new_null_array(&prepared.return_type, 0)));
+            return Ok(ColumnarValue::Array(new_null_array(
+                &prepared.return_type,
+                0,
+            )));
         }
         Ok(ColumnarValue::Array(ScalarValue::iter_to_array(
             keys.into_iter().map(|slot| results[slot].clone()),
@@ -764,32 +781,35 @@ impl Session {
         &self,
         stmt: &mut Statement,
     ) -> Result<SubqueryFunctions> {
-        let none = SubqueryFunctions {
+        let mut none = SubqueryFunctions {
             ctx: self.ctx.clone(),
             names: Vec::new(),
+            plan: None,
         };
         if !matches!(stmt, Statement::Query(_)) || !has_correlated_subquery(stmt) {
             return Ok(none);
         }
-        if self.decorrelates(stmt).await {
+        if let Some(plan) = self.decorrelated_plan(stmt).await {
+            none.plan = Some(plan);
             return Ok(none);
         }
         let state = self.ctx.state();
         let aggregates = state.aggregate_functions();
         let is_aggregate = |name: &str| aggregates.contains_key(name);
         let mut single = stmt.clone();
-        if single_row_subqueries(&mut single, &is_aggregate) && self.decorrelates(&single).await {
+        if single_row_subqueries(&mut single, &is_aggregate)
+            && let Some(plan) = self.decorrelated_plan(&single).await
+        {
             *stmt = single;
+            none.plan = Some(plan);
             return Ok(none);
         }
         Ok(replace_correlated(stmt, &self.ctx, &self.interrupt))
     }
 
-    /// Whether DataFusion plans `stmt` with every subquery decorrelated.
-    async fn decorrelates(&self, stmt: &Statement) -> bool {
-        match self.plan(stmt.clone()).await {
-            Ok(plan) => decorrelated(&self.ctx.state(), &plan),
-            Err(_) => false,
-        }
+    /// `stmt`'s plan, when DataFusion plans it with every subquery decorrelated.
+    async fn decorrelated_plan(&self, stmt: &Statement) -> Option<LogicalPlan> {
+        let plan = self.plan(stmt.clone()).await.ok()?;
+        decorrelated(&self.ctx.state(), &plan).then_some(plan)
     }
 }
