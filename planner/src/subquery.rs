@@ -18,6 +18,7 @@
 
 use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;
+use crate::pg_catalog::call;
 use crate::session::Session;
 use datafusion::arrow::array::{ArrayRef, new_null_array};
 use datafusion::arrow::datatypes::DataType;
@@ -30,8 +31,7 @@ use datafusion::logical_expr::{
     ColumnarValue, LogicalPlan, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 use datafusion::sql::sqlparser::ast::{
-    self, Expr, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident,
-    ObjectName, Query, SetExpr, Statement, TableFactor, VisitMut, Visitor, VisitorMut,
+    self, Expr, Ident, Query, SetExpr, Statement, TableFactor, VisitMut, Visitor, VisitorMut,
 };
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -355,6 +355,20 @@ impl<F: FnMut(&Query, Vec<Vec<Ident>>) -> Option<Expr>> VisitorMut for Correlate
 }
 
 fn has_correlated_subquery(stmt: &Statement) -> bool {
+    // Most statements hold no scalar subquery at all: found without copying the statement.
+    struct AnySubquery;
+    impl Visitor for AnySubquery {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Subquery(_) => ControlFlow::Break(()),
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    if ast::Visit::visit(stmt, &mut AnySubquery).is_continue() {
+        return false;
+    }
     let mut any = false;
     let mut finder = Correlated::new(|_: &Query, _| {
         any = true;
@@ -364,27 +378,6 @@ fn has_correlated_subquery(stmt: &Statement) -> bool {
     let _ = copy.visit(&mut finder);
     drop(finder);
     any
-}
-
-/// `name(args…)`.
-fn call(name: &str, args: Vec<Expr>) -> Expr {
-    Expr::Function(ast::Function {
-        name: ObjectName::from(vec![Ident::new(name)]),
-        uses_odbc_syntax: false,
-        parameters: FunctionArguments::None,
-        args: FunctionArguments::List(FunctionArgumentList {
-            duplicate_treatment: None,
-            args: args
-                .into_iter()
-                .map(|a| FunctionArg::Unnamed(FunctionArgExpr::Expr(a)))
-                .collect(),
-            clauses: vec![],
-        }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group: vec![],
-    })
 }
 
 /// The single expression a subquery selects when it is a plain filter: one SELECT of one

@@ -17,6 +17,7 @@ mod rewrite;
 mod tables;
 
 pub use functions::register;
+pub(crate) use rewrite::call;
 pub use rewrite::normalize;
 pub use tables::{CatalogSchema, Snapshot};
 

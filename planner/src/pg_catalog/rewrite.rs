@@ -245,7 +245,8 @@ fn strip_pg_catalog(name: &mut ObjectName) -> bool {
     false
 }
 
-fn call(name: &str, args: Vec<Expr>) -> Expr {
+/// `name(args…)`.
+pub(crate) fn call(name: &str, args: Vec<Expr>) -> Expr {
     Expr::Function(ast::Function {
         name: ObjectName::from(vec![Ident::new(name)]),
         uses_odbc_syntax: false,
