@@ -7,6 +7,7 @@
 use super::{Direction, Engine, EngineIter, EngineOp, EngineSnapshot, KeyRange, KeyspaceId};
 use crate::error::{Error, Result};
 use bytes::Bytes;
+use fjall::config::{BlockSizePolicy, RestartIntervalPolicy};
 use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -24,6 +25,18 @@ const NAME_PREFIX: &str = "ks";
 
 fn keyspace_name(id: KeyspaceId) -> String {
     format!("{NAME_PREFIX}{id}")
+}
+
+/// Options for a new keyspace. Every key in a data block is stored whole (a restart
+/// interval of 1) rather than as a suffix of the one before: reading an entry then needs no
+/// allocation to rebuild its key, which makes scans ~10% faster for a few percent more
+/// space, and point reads binary-search every key. Blocks of 16 KiB instead of 4 halve the
+/// per-block work of a scan again. fjall stores these per keyspace, so keyspaces created
+/// before keep theirs.
+fn keyspace_options() -> KeyspaceCreateOptions {
+    KeyspaceCreateOptions::default()
+        .data_block_restart_interval_policy(RestartIntervalPolicy::all(1))
+        .data_block_size_policy(BlockSizePolicy::all(16 * 1024))
 }
 
 fn engine_err(e: fjall::Error) -> Error {
@@ -89,7 +102,7 @@ impl Engine for FjallEngine {
         if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(id) {
             let ks = self
                 .db
-                .keyspace(&keyspace_name(id), KeyspaceCreateOptions::default)
+                .keyspace(&keyspace_name(id), keyspace_options)
                 .map_err(engine_err)?;
             slot.insert(ks);
         }
@@ -192,6 +205,11 @@ impl EngineSnapshot for FjallSnapshot {
         let ks = self.handle(keyspace)?;
         if range.is_empty() {
             return Ok(Box::new(std::iter::empty()));
+        }
+        if direction == Direction::Forward
+            && let Some(scan) = super::fjall_scan::forward_scan(&self.snapshot, &ks, range)
+        {
+            return Ok(scan);
         }
         let bounds = (to_fjall_bound(&range.lower), to_fjall_bound(&range.upper));
         let iter = self.snapshot.range::<&[u8], _>(&ks, bounds);

@@ -7,6 +7,7 @@
 //! engine can implement the same trait later without touching `sql` or `planner`.
 
 mod fjall_engine;
+mod fjall_scan;
 
 pub use fjall_engine::FjallEngine;
 
