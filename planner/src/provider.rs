@@ -987,11 +987,13 @@ impl ExecutionPlan for KeyScanExec {
             } else {
                 (group.iter().collect(), Direction::Forward)
             };
+            let mut unreported = 0;
             'ranges: for range in ranges {
                 let rows = scan
                     .reader
                     .scan(scan.def.keyspace, range, direction)
                     .map_err(ext)?;
+
                 for (n, row) in rows.enumerate() {
                     if n % 1024 == 1023 {
                         // A consumer that went away or a cancel ends the scan here, even
@@ -1003,7 +1005,8 @@ impl ExecutionPlan for KeyScanExec {
                     }
                     let row = row.map_err(ext)?;
                     batcher.push(&row)?;
-                    scanned.add(1);
+                    // Counted here, added to the shared (atomic) metric once per batch.
+                    unreported += 1;
                     // Without a residual filter every row read is returned: stop at the limit.
                     let enough = if scan.residual.is_none() {
                         remaining
@@ -1011,6 +1014,7 @@ impl ExecutionPlan for KeyScanExec {
                         target
                     };
                     if batcher.len() >= target.min(enough) {
+                        scanned.add(std::mem::take(&mut unreported));
                         if !send(&mut batcher, &mut remaining)? {
                             break 'ranges;
                         }
@@ -1018,6 +1022,7 @@ impl ExecutionPlan for KeyScanExec {
                     }
                 }
             }
+            scanned.add(unreported);
             if !batcher.is_empty() && remaining > 0 {
                 send(&mut batcher, &mut remaining)?;
             }
@@ -1336,16 +1341,17 @@ impl Batcher {
             max_stored,
             rows: 0,
         };
-        batcher.reset();
+        batcher.reset(256);
         batcher
     }
 
-    fn reset(&mut self) {
+    /// Fresh builders sized for `capacity` rows.
+    fn reset(&mut self, capacity: usize) {
         self.stored = self
             .sources
             .iter()
             .map(|s| match s {
-                ColumnSource::Stored(i) => Some(ColumnBuilder::new(self.types[*i], 256)),
+                ColumnSource::Stored(i) => Some(ColumnBuilder::new(self.types[*i], capacity)),
                 _ => None,
             })
             .collect();
@@ -1368,28 +1374,31 @@ impl Batcher {
 
     pub fn push(&mut self, row: &Row) -> DfResult<()> {
         let ext = |e: storage::Error| DataFusionError::External(Box::new(e));
-        let mut reader = RowReader::new(&row.value).map_err(ext)?;
         let mut index = 0;
-        while index < self.max_stored {
-            match self.stored_slot[index] {
-                Some(slot) => {
-                    let Some(value) = reader.next_value().map_err(ext)? else {
-                        break;
-                    };
-                    if let Some(builder) = self.stored[slot].as_mut() {
-                        builder
-                            .append(value)
-                            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        // No stored column wanted (`count(*)`, system columns only): the row is not read.
+        if self.max_stored > 0 {
+            let mut reader = RowReader::new(&row.value).map_err(ext)?;
+            while index < self.max_stored {
+                match self.stored_slot[index] {
+                    Some(slot) => {
+                        let Some(value) = reader.next_value().map_err(ext)? else {
+                            break;
+                        };
+                        if let Some(builder) = self.stored[slot].as_mut() {
+                            builder
+                                .append(value)
+                                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                        }
+                    }
+                    // A column the scan does not output is stepped over, not decoded.
+                    None => {
+                        if !reader.skip_value().map_err(ext)? {
+                            break;
+                        }
                     }
                 }
-                // A column the scan does not output is stepped over, not decoded.
-                None => {
-                    if !reader.skip_value().map_err(ext)? {
-                        break;
-                    }
-                }
+                index += 1;
             }
-            index += 1;
         }
         // Columns added after this row was written.
         while index < self.max_stored {
@@ -1434,7 +1443,9 @@ impl Batcher {
             .map(|(array, field)| in_zone(array, field.data_type()))
             .collect();
         let rows = self.rows;
-        self.reset();
+        // The next batch is likely as long as this one: builders that start at that size
+        // are not regrown row by row.
+        self.reset(rows.max(256));
         let options = RecordBatchOptions::new().with_row_count(Some(rows));
         Ok(RecordBatch::try_new_with_options(
             Arc::clone(&self.schema),
