@@ -29,10 +29,10 @@ fn keyspace_name(id: KeyspaceId) -> String {
 
 /// Options for a new keyspace. Every key in a data block is stored whole (a restart
 /// interval of 1) rather than as a suffix of the one before: reading an entry then needs no
-/// allocation to rebuild its key, which makes scans ~10% faster for a few percent more
-/// space, and point reads binary-search every key. Blocks of 16 KiB instead of 4 halve the
-/// per-block work of a scan again. fjall stores these per keyspace, so keyspaces created
-/// before keep theirs.
+/// allocation to rebuild its key, and point reads binary-search every key. Blocks are 16 KiB
+/// instead of 4, so a scan switches blocks a quarter as often. Measured on the benchmark's
+/// 1M rows of ~65 bytes: a full table read 106 -> 85 ns per row, tables ~10% larger. fjall
+/// stores these per keyspace, so keyspaces created before keep theirs.
 fn keyspace_options() -> KeyspaceCreateOptions {
     KeyspaceCreateOptions::default()
         .data_block_restart_interval_policy(RestartIntervalPolicy::all(1))

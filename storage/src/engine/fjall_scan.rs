@@ -5,8 +5,8 @@
 //! when one table is all there is. Most ranges are not that general: after compaction, or
 //! after rows are loaded in key order, the tables a range overlaps do not overlap each other,
 //! so each key lives in at most one of them and reading them in key order needs no merge.
-//! The active memtable is then the only other source, merged in two ways. This reads a
-//! full table about 1.8× faster than the general iterator.
+//! The active memtable is then the only other source, merged in two ways. On the
+//! benchmark's 1M rows the store's full scan went from 157 to 112 ns per row.
 //!
 //! The scan sees what the general iterator sees at the snapshot's sequence number: for each
 //! key, the newest version written before the snapshot, unless that version deletes it.
