@@ -82,17 +82,38 @@ pub fn in_txn<T>(
     }
 }
 
+/// The rows of a reader's scan: a snapshot's as the store reads them (no dynamic call per
+/// row on the scan path), a transaction's merged with its own writes.
+pub enum ReaderRows {
+    Snapshot(storage::Rows),
+    Txn(RowIter),
+}
+
+impl Iterator for ReaderRows {
+    type Item = storage::Result<Row>;
+
+    #[inline]
+    fn next(&mut self) -> Option<storage::Result<Row>> {
+        match self {
+            ReaderRows::Snapshot(rows) => rows.next(),
+            ReaderRows::Txn(rows) => rows.next(),
+        }
+    }
+}
+
 impl Reader {
     pub fn scan(
         &self,
         keyspace: storage::KeyspaceId,
         range: &KeyRange,
         direction: Direction,
-    ) -> storage::Result<RowIter> {
-        match self {
-            Reader::Snapshot(view) => view.scan(keyspace, range, direction),
-            Reader::Txn(txn) => with_txn(txn, |t| t.scan(keyspace, range, direction)),
-        }
+    ) -> storage::Result<ReaderRows> {
+        Ok(match self {
+            Reader::Snapshot(view) => ReaderRows::Snapshot(view.scan(keyspace, range, direction)?),
+            Reader::Txn(txn) => {
+                ReaderRows::Txn(with_txn(txn, |t| t.scan(keyspace, range, direction))?)
+            }
+        })
     }
 
     pub fn get_many(

@@ -25,7 +25,7 @@ pub use keycodec::{KeyColumn, SortOrder};
 pub use layout::{KeyLayout, MAX_KEY_BYTES};
 pub use ranges::RangePartition;
 pub use store::{
-    CATALOG_KEYSPACE, CommitInfo, KeyspaceDef, KeyspaceKind, ReadView, Row, RowIter, Store,
+    CATALOG_KEYSPACE, CommitInfo, KeyspaceDef, KeyspaceKind, ReadView, Row, RowIter, Rows, Store,
     StoreOptions,
 };
 pub use txn::{Savepoint, Transaction};

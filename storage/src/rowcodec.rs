@@ -94,6 +94,7 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+#[inline]
 pub(crate) fn get_varint(input: &mut &[u8]) -> Result<u64> {
     let mut v: u64 = 0;
     for shift in (0..64).step_by(7) {
@@ -109,6 +110,7 @@ pub(crate) fn get_varint(input: &mut &[u8]) -> Result<u64> {
     Err(corrupt("varint too long"))
 }
 
+#[cold]
 fn corrupt(what: &str) -> Error {
     Error::Corrupt(format!("row encoding: {what}"))
 }
@@ -121,6 +123,7 @@ pub struct RowReader<'a> {
 }
 
 impl<'a> RowReader<'a> {
+    #[inline]
     pub fn new(mut input: &'a [u8]) -> Result<RowReader<'a>> {
         let (&format, rest) = input.split_first().ok_or_else(|| corrupt("empty row"))?;
         if format != FORMAT_V1 {
@@ -147,6 +150,7 @@ impl<'a> RowReader<'a> {
         self.remaining
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.input.len() < n {
             return Err(corrupt("truncated field"));
@@ -156,6 +160,7 @@ impl<'a> RowReader<'a> {
         Ok(head)
     }
 
+    #[inline]
     fn take_array<const N: usize>(&mut self) -> Result<[u8; N]> {
         let bytes = self.take(N)?;
         let mut out = [0u8; N];
@@ -163,6 +168,7 @@ impl<'a> RowReader<'a> {
         Ok(out)
     }
 
+    #[inline]
     fn take_len_prefixed(&mut self) -> Result<&'a [u8]> {
         let len =
             usize::try_from(get_varint(&mut self.input)?).map_err(|_| corrupt("field length"))?;
@@ -171,6 +177,7 @@ impl<'a> RowReader<'a> {
 
     /// Steps over the next column without decoding it (a scan that does not need it);
     /// `false` past the last column.
+    #[inline]
     pub fn skip_value(&mut self) -> Result<bool> {
         if self.remaining == 0 {
             return Ok(false);
@@ -200,6 +207,7 @@ impl<'a> RowReader<'a> {
     }
 
     /// The next column's value, or `None` past the last column.
+    #[inline]
     pub fn next_value(&mut self) -> Result<Option<ValueRef<'a>>> {
         if self.remaining == 0 {
             return Ok(None);

@@ -16,7 +16,7 @@
 //! is in every snapshot taken after it was read.
 
 use crate::engine::{
-    Direction, Engine, EngineOp, EngineSnapshot, FjallEngine, KeyRange, KeyspaceId,
+    Direction, Engine, EngineIter, EngineOp, EngineSnapshot, FjallEngine, KeyRange, KeyspaceId,
 };
 use crate::error::{Error, Result};
 use crate::layout::KeyLayout;
@@ -362,6 +362,7 @@ pub struct Row {
 }
 
 impl Row {
+    #[inline]
     pub(crate) fn from_stored(key: Bytes, mut stored: Bytes) -> Result<Row> {
         if stored.len() < STAMP_BYTES {
             return Err(Error::Corrupt("value shorter than its commit stamp".into()));
@@ -391,6 +392,22 @@ impl Row {
 /// A streaming scan over rows.
 pub type RowIter = Box<dyn Iterator<Item = Result<Row>> + Send>;
 
+/// The rows of a snapshot scan, in the scan's order.
+pub struct Rows(EngineIter);
+
+impl Iterator for Rows {
+    type Item = Result<Row>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<Row>> {
+        Some(
+            self.0
+                .next()?
+                .and_then(|(key, value)| Row::from_stored(key, value)),
+        )
+    }
+}
+
 /// Reads from one consistent snapshot, without conflict tracking: for autocommit queries.
 #[derive(Clone)]
 pub struct ReadView {
@@ -414,12 +431,8 @@ impl ReadView {
         keyspace: KeyspaceId,
         range: &KeyRange,
         direction: Direction,
-    ) -> Result<RowIter> {
-        let iter = self.snapshot.scan(keyspace, range, direction)?;
-        Ok(Box::new(iter.map(|item| {
-            let (key, value) = item?;
-            Row::from_stored(key, value)
-        })))
+    ) -> Result<Rows> {
+        Ok(Rows(self.snapshot.scan(keyspace, range, direction)?))
     }
 }
 

@@ -10,8 +10,8 @@ use crate::engine::{Direction, EngineSnapshot, KeyRange, KeyspaceId};
 use crate::error::{Error, Result};
 use crate::layout::{KeyLayout, check_key_size};
 use crate::store::{
-    CommitInfo, KeyspaceDef, KeyspaceKind, ReadView, Row, RowIter, STAMP_BYTES, SYSTEM_KEYSPACE,
-    StoreInner, WriteSet,
+    CommitInfo, KeyspaceDef, KeyspaceKind, ReadView, Row, RowIter, Rows, STAMP_BYTES,
+    SYSTEM_KEYSPACE, StoreInner, WriteSet,
 };
 use bytes::Bytes;
 use std::iter::Peekable;
@@ -138,7 +138,7 @@ impl Transaction {
             .map(|((_, k), w)| (k.clone(), w.value.clone()))
             .collect();
         if own.is_empty() {
-            return Ok(base);
+            return Ok(Box::new(base));
         }
         if direction == Direction::Reverse {
             own.reverse();
@@ -317,7 +317,7 @@ fn own_row(key: Bytes, value: Bytes) -> Row {
 
 /// Merges a snapshot scan with the transaction's own writes (which win on equal keys).
 struct MergeIter {
-    base: Peekable<RowIter>,
+    base: Peekable<Rows>,
     own: Peekable<std::vec::IntoIter<(Bytes, Option<Bytes>)>>,
     direction: Direction,
 }

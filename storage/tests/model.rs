@@ -84,7 +84,7 @@ fn model_scan(
     rows
 }
 
-fn collect(iter: storage::RowIter) -> Vec<(Vec<u8>, Vec<u8>)> {
+fn collect(iter: impl Iterator<Item = storage::Result<storage::Row>>) -> Vec<(Vec<u8>, Vec<u8>)> {
     iter.map(|r| r.map(|row| (row.key.to_vec(), row.value.to_vec())))
         .collect::<Result<_, _>>()
         .unwrap()

@@ -204,7 +204,7 @@ impl EngineSnapshot for FjallSnapshot {
     ) -> Result<EngineIter> {
         let ks = self.handle(keyspace)?;
         if range.is_empty() {
-            return Ok(Box::new(std::iter::empty()));
+            return Ok(EngineIter::from_entries(std::iter::empty()));
         }
         if direction == Direction::Forward
             && let Some(scan) = super::fjall_scan::forward_scan(&self.snapshot, &ks, range)
@@ -218,8 +218,8 @@ impl EngineSnapshot for FjallSnapshot {
             Ok((Bytes::from(k), Bytes::from(v)))
         };
         Ok(match direction {
-            Direction::Forward => Box::new(iter.map(map)),
-            Direction::Reverse => Box::new(iter.rev().map(map)),
+            Direction::Forward => EngineIter::from_entries(iter.map(map)),
+            Direction::Reverse => EngineIter::from_entries(iter.rev().map(map)),
         })
     }
 }

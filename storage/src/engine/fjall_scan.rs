@@ -18,7 +18,7 @@
 //! `Memtable::items`); the versions are pinned in Cargo.lock, and a property test in this
 //! module checks the result against fjall's own iterator.
 
-use super::{EngineIter, KeyRange};
+use super::{EngineIter, EngineScan, KeyRange, SCAN_BATCH};
 use crate::error::{Error, Result};
 use bytes::Bytes;
 use fjall::{AbstractTree, Keyspace, TreeType};
@@ -72,19 +72,31 @@ pub(super) fn forward_scan(
     }
     let seqno = snapshot.seqno();
     let memtable = MemtableChunks::new(memtable, range);
-    Some(Box::new(DirectScan {
+    Some(EngineIter::new(Box::new(DirectScan {
         _snapshot: snapshot.clone(),
         tables: TableRun {
             tables: tables.into_iter(),
             bounds: (slice_bound(&range.lower), slice_bound(&range.upper)),
+            open: open_table,
             current: None,
+            opened: 0,
+            current_max: Slice::empty(),
             newest: Newest::new(seqno),
         },
         table_head: None,
         memtable: (!memtable.exhausted).then_some(memtable),
         memtable_head: None,
         memtable_newest: Newest::new(seqno),
-    }))
+        table_first: None,
+    })))
+}
+
+type Bounds = (Bound<Slice>, Bound<Slice>);
+
+/// A table's iterator over the range; a named function so that [`TableRun`] holds its
+/// (unnameable) type rather than a boxed trait object called through a vtable per entry.
+fn open_table(table: &Table, bounds: &Bounds) -> impl Iterator<Item = Entry> + Send + use<> {
+    table.range(bounds.clone())
 }
 
 fn slice_bound(b: &Bound<Bytes>) -> Bound<Slice> {
@@ -113,14 +125,18 @@ fn overlaps(min: &[u8], max: &[u8], range: &KeyRange) -> bool {
 type Entry = lsm_tree::Result<InternalValue>;
 
 /// The newest visible version of each key in key-disjoint tables, one table after another.
-struct TableRun {
+struct TableRun<I> {
     tables: std::vec::IntoIter<Table>,
-    bounds: (Bound<Slice>, Bound<Slice>),
-    current: Option<Box<dyn Iterator<Item = Entry> + Send>>,
+    bounds: Bounds,
+    open: fn(&Table, &Bounds) -> I,
+    current: Option<I>,
+    /// How many tables were opened, and the largest key of the last one.
+    opened: usize,
+    current_max: Slice,
     newest: Newest,
 }
 
-impl TableRun {
+impl<I: Iterator<Item = Entry>> TableRun<I> {
     fn next_entry(&mut self) -> Option<Entry> {
         loop {
             match self.current.as_mut().and_then(Iterator::next) {
@@ -132,7 +148,9 @@ impl TableRun {
                 Some(Err(e)) => return Some(Err(e)),
                 None => {
                     let table = self.tables.next()?;
-                    self.current = Some(Box::new(table.range(self.bounds.clone())));
+                    self.current = Some((self.open)(&table, &self.bounds));
+                    self.opened += 1;
+                    self.current_max = table.metadata.key_range.max().clone();
                 }
             }
         }
@@ -240,7 +258,9 @@ impl Newest {
         }
         let key: &[u8] = &entry.key.user_key;
         match &mut self.last {
-            Some(last) if last.as_slice() == key => false, // an older version
+            // An older version. Keys that follow each other mostly differ in their last
+            // byte: comparing it first saves the call to compare the rest.
+            Some(last) if last.last() == key.last() && last.as_slice() == key => false,
             Some(last) => {
                 last.clear();
                 last.extend_from_slice(key);
@@ -254,19 +274,24 @@ impl Newest {
     }
 }
 
-struct DirectScan {
+struct DirectScan<I> {
     /// Holds fjall's garbage-collection watermark at the snapshot while the scan runs.
     _snapshot: fjall::Snapshot,
-    tables: TableRun,
+    tables: TableRun<I>,
     table_head: Option<InternalValue>,
     /// `None` once the memtable has nothing more in the range: the common case, where the
     /// scan is the table run alone.
     memtable: Option<MemtableChunks>,
     memtable_head: Option<InternalValue>,
     memtable_newest: Newest,
+    /// Whether all of the open table's entries sort before the memtable head, so that they
+    /// are returned without comparing each with it (rows loaded in key order: the tables
+    /// hold the start of the range, the memtable its end). Decided once per open table and
+    /// memtable head: `(table, answer)`, forgotten when the head moves on.
+    table_first: Option<(usize, bool)>,
 }
 
-impl DirectScan {
+impl<I: Iterator<Item = Entry>> DirectScan<I> {
     /// The next entry of the merge of tables and memtable, tombstones included.
     fn next_entry(&mut self) -> Option<Entry> {
         let Some(memtable) = self.memtable.as_mut() else {
@@ -277,6 +302,7 @@ impl DirectScan {
         };
         if self.memtable_head.is_none() {
             self.memtable_head = memtable.find(|e| self.memtable_newest.admits(e));
+            self.table_first = None;
             if self.memtable_head.is_none() {
                 self.memtable = None;
                 return self.next_entry();
@@ -292,6 +318,18 @@ impl DirectScan {
         let (Some(t), Some(m)) = (&self.table_head, &self.memtable_head) else {
             unreachable!("both heads were filled above");
         };
+        let table = self.tables.opened;
+        let table_first = match self.table_first {
+            Some((n, first)) if n == table => first,
+            _ => {
+                let first = self.tables.current_max.as_ref() < m.key.user_key.as_ref();
+                self.table_first = Some((table, first));
+                first
+            }
+        };
+        if table_first {
+            return self.table_head.take().map(Ok);
+        }
         Some(Ok(match t.key.user_key.cmp(&m.key.user_key) {
             Ordering::Less => self.table_head.take()?,
             Ordering::Greater => self.memtable_head.take()?,
@@ -305,30 +343,26 @@ impl DirectScan {
     }
 }
 
-impl Iterator for DirectScan {
-    type Item = Result<(Bytes, Bytes)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let entry = match self.next_entry()? {
-                Ok(entry) => entry,
-                Err(e) => return Some(Err(Error::Engine(e.to_string()))),
+impl<I: Iterator<Item = Entry> + Send> EngineScan for DirectScan<I> {
+    fn next_batch(&mut self, out: &mut Vec<(Bytes, Bytes)>) -> Result<()> {
+        while out.len() < SCAN_BATCH {
+            let Some(entry) = self.next_entry() else {
+                break;
             };
+            let entry = entry.map_err(|e| Error::Engine(e.to_string()))?;
             match entry.key.value_type {
                 ValueType::Value => {
-                    return Some(Ok((
-                        Bytes::from(entry.key.user_key),
-                        Bytes::from(entry.value),
-                    )));
+                    out.push((Bytes::from(entry.key.user_key), Bytes::from(entry.value)))
                 }
-                ValueType::Tombstone | ValueType::WeakTombstone => continue,
+                ValueType::Tombstone | ValueType::WeakTombstone => {}
                 ValueType::Indirection => {
-                    return Some(Err(Error::Engine(
+                    return Err(Error::Engine(
                         "a blob indirection in a tree without key-value separation".into(),
-                    )));
+                    ));
                 }
             }
         }
+        Ok(())
     }
 }
 

@@ -92,8 +92,91 @@ pub enum EngineOp {
     },
 }
 
-/// A streaming iterator over key-value pairs in key order (or reverse).
-pub type EngineIter = Box<dyn Iterator<Item = Result<(Bytes, Bytes)>> + Send>;
+/// How many entries one [`EngineScan::next_batch`] call appends at most.
+pub const SCAN_BATCH: usize = 256;
+
+/// An engine's scan, read a batch at a time: one dynamic call per batch rather than per
+/// entry (a scan of a million rows pays for the call, and for moving each entry through it,
+/// a few thousand times instead of a million), and the natural unit for a backend whose
+/// reads cross a network.
+pub trait EngineScan: Send {
+    /// Appends up to [`SCAN_BATCH`] next entries to `out`; appends none once the scan has
+    /// ended.
+    fn next_batch(&mut self, out: &mut Vec<(Bytes, Bytes)>) -> Result<()>;
+}
+
+/// Any iterator of entries is a scan, a batch at a time.
+struct IterScan<I>(I);
+
+impl<I> EngineScan for IterScan<I>
+where
+    I: Iterator<Item = Result<(Bytes, Bytes)>> + Send,
+{
+    fn next_batch(&mut self, out: &mut Vec<(Bytes, Bytes)>) -> Result<()> {
+        for item in self.0.by_ref().take(SCAN_BATCH) {
+            out.push(item?);
+        }
+        Ok(())
+    }
+}
+
+/// A streaming iterator over key-value pairs in key order (or reverse), over an engine's
+/// batched scan.
+pub struct EngineIter {
+    scan: Box<dyn EngineScan>,
+    batch: std::vec::IntoIter<(Bytes, Bytes)>,
+    ended: bool,
+}
+
+impl EngineIter {
+    pub fn new(scan: Box<dyn EngineScan>) -> EngineIter {
+        EngineIter {
+            scan,
+            batch: Vec::new().into_iter(),
+            ended: false,
+        }
+    }
+
+    /// A scan over the entries an iterator yields.
+    pub fn from_entries<I>(iter: I) -> EngineIter
+    where
+        I: Iterator<Item = Result<(Bytes, Bytes)>> + Send + 'static,
+    {
+        EngineIter::new(Box::new(IterScan(iter)))
+    }
+
+    #[cold]
+    fn refill(&mut self) -> Result<()> {
+        let mut batch = Vec::with_capacity(SCAN_BATCH);
+        // After an error the scan ends there: entries read before it in the same batch are
+        // dropped with it.
+        let read = self.scan.next_batch(&mut batch);
+        self.ended = batch.is_empty() || read.is_err();
+        if read.is_ok() {
+            self.batch = batch.into_iter();
+        }
+        read
+    }
+}
+
+impl Iterator for EngineIter {
+    type Item = Result<(Bytes, Bytes)>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(entry) = self.batch.next() {
+                return Some(Ok(entry));
+            }
+            if self.ended {
+                return None;
+            }
+            if let Err(e) = self.refill() {
+                return Some(Err(e));
+            }
+        }
+    }
+}
 
 pub trait Engine: Send + Sync + 'static {
     /// Creates the keyspace if it does not exist; idempotent.
