@@ -1014,7 +1014,6 @@ impl ExecutionPlan for KeyScanExec {
                     .reader
                     .scan(scan.def.keyspace, range, direction)
                     .map_err(ext)?;
-
                 for (n, row) in rows.enumerate() {
                     if n % 1024 == 1023 {
                         // A consumer that went away or a cancel ends the scan here, even

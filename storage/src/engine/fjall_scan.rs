@@ -18,7 +18,7 @@
 //! `Memtable::items`); the versions are pinned in Cargo.lock, and a property test in this
 //! module checks the result against fjall's own iterator.
 
-use super::{EngineIter, EngineScan, KeyRange, SCAN_BATCH};
+use super::{EngineIter, EngineScan, KeyRange};
 use crate::error::{Error, Result};
 use bytes::Bytes;
 use fjall::{AbstractTree, Keyspace, TreeType};
@@ -344,8 +344,9 @@ impl<I: Iterator<Item = Entry>> DirectScan<I> {
 }
 
 impl<I: Iterator<Item = Entry> + Send> EngineScan for DirectScan<I> {
-    fn next_batch(&mut self, out: &mut Vec<(Bytes, Bytes)>) -> Result<()> {
-        while out.len() < SCAN_BATCH {
+    fn next_batch(&mut self, out: &mut Vec<(Bytes, Bytes)>, max: usize) -> Result<()> {
+        let end = out.len() + max;
+        while out.len() < end {
             let Some(entry) = self.next_entry() else {
                 break;
             };

@@ -92,17 +92,22 @@ pub enum EngineOp {
     },
 }
 
-/// How many entries one [`EngineScan::next_batch`] call appends at most.
+/// The most entries [`EngineIter`] asks one [`EngineScan::next_batch`] call for.
 pub const SCAN_BATCH: usize = 256;
+
+/// What [`EngineIter`] asks for first, doubling up to [`SCAN_BATCH`]: a scan that stops
+/// after a row or two (`LIMIT 1`, the newest entry of a partition) reads a few entries
+/// past them, not a whole batch.
+const FIRST_BATCH: usize = 16;
 
 /// An engine's scan, read a batch at a time: one dynamic call per batch rather than per
 /// entry (a scan of a million rows pays for the call, and for moving each entry through it,
 /// a few thousand times instead of a million), and the natural unit for a backend whose
 /// reads cross a network.
 pub trait EngineScan: Send {
-    /// Appends up to [`SCAN_BATCH`] next entries to `out`; appends none once the scan has
-    /// ended.
-    fn next_batch(&mut self, out: &mut Vec<(Bytes, Bytes)>) -> Result<()>;
+    /// Appends up to `max` (at least 1) next entries to `out`; appends none once the scan
+    /// has ended.
+    fn next_batch(&mut self, out: &mut Vec<(Bytes, Bytes)>, max: usize) -> Result<()>;
 }
 
 /// Any iterator of entries is a scan, a batch at a time.
@@ -112,8 +117,8 @@ impl<I> EngineScan for IterScan<I>
 where
     I: Iterator<Item = Result<(Bytes, Bytes)>> + Send,
 {
-    fn next_batch(&mut self, out: &mut Vec<(Bytes, Bytes)>) -> Result<()> {
-        for item in self.0.by_ref().take(SCAN_BATCH) {
+    fn next_batch(&mut self, out: &mut Vec<(Bytes, Bytes)>, max: usize) -> Result<()> {
+        for item in self.0.by_ref().take(max) {
             out.push(item?);
         }
         Ok(())
@@ -125,6 +130,8 @@ where
 pub struct EngineIter {
     scan: Box<dyn EngineScan>,
     batch: std::vec::IntoIter<(Bytes, Bytes)>,
+    /// How many entries the next batch asks for.
+    next_size: usize,
     ended: bool,
 }
 
@@ -133,6 +140,7 @@ impl EngineIter {
         EngineIter {
             scan,
             batch: Vec::new().into_iter(),
+            next_size: FIRST_BATCH,
             ended: false,
         }
     }
@@ -147,10 +155,11 @@ impl EngineIter {
 
     #[cold]
     fn refill(&mut self) -> Result<()> {
-        let mut batch = Vec::with_capacity(SCAN_BATCH);
+        let mut batch = Vec::with_capacity(self.next_size);
         // After an error the scan ends there: entries read before it in the same batch are
         // dropped with it.
-        let read = self.scan.next_batch(&mut batch);
+        let read = self.scan.next_batch(&mut batch, self.next_size);
+        self.next_size = (self.next_size * 2).min(SCAN_BATCH);
         self.ended = batch.is_empty() || read.is_err();
         if read.is_ok() {
             self.batch = batch.into_iter();
@@ -210,4 +219,75 @@ pub trait EngineSnapshot: Send + Sync {
         range: &KeyRange,
         direction: Direction,
     ) -> Result<EngineIter>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use std::sync::Mutex;
+
+    /// Entries `0..len`, recording the size of each batch asked for; fails at `fail_at`.
+    struct Counted {
+        next: u32,
+        len: u32,
+        fail_at: Option<u32>,
+        asked: Arc<Mutex<Vec<usize>>>,
+    }
+
+    impl EngineScan for Counted {
+        fn next_batch(&mut self, out: &mut Vec<(Bytes, Bytes)>, max: usize) -> Result<()> {
+            self.asked.lock().unwrap().push(max);
+            for _ in 0..max {
+                if self.fail_at == Some(self.next) {
+                    return Err(Error::Engine("read failed".into()));
+                }
+                if self.next == self.len {
+                    break;
+                }
+                let key = Bytes::copy_from_slice(&self.next.to_be_bytes());
+                out.push((key.clone(), key));
+                self.next += 1;
+            }
+            Ok(())
+        }
+    }
+
+    fn counted(len: u32, fail_at: Option<u32>) -> (EngineIter, Arc<Mutex<Vec<usize>>>) {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let scan = Counted {
+            next: 0,
+            len,
+            fail_at,
+            asked: Arc::clone(&asked),
+        };
+        (EngineIter::new(Box::new(scan)), asked)
+    }
+
+    #[test]
+    fn batches_start_small_and_double() {
+        let (mut iter, asked) = counted(1000, None);
+        assert!(iter.next().is_some());
+        assert_eq!(*asked.lock().unwrap(), vec![FIRST_BATCH]);
+
+        let (iter, asked) = counted(1000, None);
+        let keys: Vec<u32> = iter
+            .map(|e| u32::from_be_bytes(e.unwrap().0.as_ref().try_into().unwrap()))
+            .collect();
+        assert_eq!(keys, (0..1000).collect::<Vec<_>>());
+        assert_eq!(
+            *asked.lock().unwrap(),
+            vec![16, 32, 64, 128, 256, 256, 256, 256]
+        );
+    }
+
+    #[test]
+    fn an_error_ends_the_scan_after_the_entries_before_its_batch() {
+        let (iter, _) = counted(1000, Some(20));
+        let items: Vec<Result<(Bytes, Bytes)>> = iter.collect();
+        // The first batch (16 entries) arrived whole; the second failed at entry 20.
+        assert_eq!(items.len(), FIRST_BATCH + 1);
+        assert!(items[..FIRST_BATCH].iter().all(|r| r.is_ok()));
+        assert!(items[FIRST_BATCH].is_err());
+    }
 }
