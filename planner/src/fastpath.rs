@@ -326,7 +326,7 @@ impl Session {
         );
         for key in &keys {
             if let Some(row) = reader.get(def.keyspace, key).map_err(Error::from_storage)? {
-                batcher.push(&row)?;
+                batcher.push(row.as_ref())?;
             }
         }
         if let Some((ranges, reverse, limit)) = range {
@@ -338,14 +338,14 @@ impl Session {
                 ranges.iter().collect()
             };
             'ranges: for range in ordered {
-                let rows = reader
+                let mut rows = reader
                     .scan(def.keyspace, range, direction)
                     .map_err(Error::from_storage)?;
-                for row in rows {
+                while let Some(row) = rows.next_ref() {
                     if remaining == 0 {
                         break 'ranges;
                     }
-                    batcher.push(&row.map_err(Error::from_storage)?)?;
+                    batcher.push(row.map_err(Error::from_storage)?)?;
                     remaining -= 1;
                 }
             }
@@ -538,7 +538,7 @@ impl Session {
                     .get(plan.def.keyspace, &key)
                     .map_err(Error::from_storage)?
                 {
-                    batcher.push(&row)?;
+                    batcher.push(row.as_ref())?;
                 }
             }
             Some(reverse) => {
@@ -553,15 +553,15 @@ impl Session {
                 else {
                     return Ok(None);
                 };
-                let rows = reader
+                let mut rows = reader
                     .scan(
                         plan.def.keyspace,
                         &storage::KeyRange::prefix(&prefix),
                         key_direction(reverse),
                     )
                     .map_err(Error::from_storage)?;
-                for row in rows {
-                    batcher.push(&row.map_err(Error::from_storage)?)?;
+                while let Some(row) = rows.next_ref() {
+                    batcher.push(row.map_err(Error::from_storage)?)?;
                 }
             }
         }

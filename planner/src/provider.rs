@@ -41,7 +41,7 @@ use std::fmt;
 use std::ops::Bound;
 use std::sync::{Arc, Mutex};
 use storage::rowcodec::RowReader;
-use storage::{Direction, KeyRange, ReadView, Row, RowIter, Transaction, Value};
+use storage::{Direction, KeyRange, ReadView, Row, RowIter, RowRef, Transaction, Value};
 use storage::{RangePartition, Store};
 
 /// How one statement reads the store.
@@ -86,7 +86,19 @@ pub fn in_txn<T>(
 /// row on the scan path), a transaction's merged with its own writes.
 pub enum ReaderRows {
     Snapshot(storage::Rows),
-    Txn(RowIter),
+    /// The transaction's rows, and the last one lent by [`ReaderRows::next_ref`].
+    Txn(RowIter, Option<Row>),
+}
+
+impl ReaderRows {
+    /// The next row, borrowed: a snapshot's straight from the batch the store read it in.
+    #[inline]
+    pub fn next_ref(&mut self) -> Option<storage::Result<RowRef<'_>>> {
+        match self {
+            ReaderRows::Snapshot(rows) => rows.next_ref(),
+            ReaderRows::Txn(rows, lent) => Some(rows.next()?.map(|row| lent.insert(row).as_ref())),
+        }
+    }
 }
 
 impl Iterator for ReaderRows {
@@ -96,7 +108,7 @@ impl Iterator for ReaderRows {
     fn next(&mut self) -> Option<storage::Result<Row>> {
         match self {
             ReaderRows::Snapshot(rows) => rows.next(),
-            ReaderRows::Txn(rows) => rows.next(),
+            ReaderRows::Txn(rows, _) => rows.next(),
         }
     }
 }
@@ -111,7 +123,7 @@ impl Reader {
         Ok(match self {
             Reader::Snapshot(view) => ReaderRows::Snapshot(view.scan(keyspace, range, direction)?),
             Reader::Txn(txn) => {
-                ReaderRows::Txn(with_txn(txn, |t| t.scan(keyspace, range, direction))?)
+                ReaderRows::Txn(with_txn(txn, |t| t.scan(keyspace, range, direction))?, None)
             }
         })
     }
@@ -1010,12 +1022,14 @@ impl ExecutionPlan for KeyScanExec {
             };
             let mut unreported = 0;
             'ranges: for range in ranges {
-                let rows = scan
+                let mut rows = scan
                     .reader
                     .scan(scan.def.keyspace, range, direction)
                     .map_err(ext)?;
-                for (n, row) in rows.enumerate() {
-                    if n % 1024 == 1023 {
+                let mut n = 0u64;
+                while let Some(row) = rows.next_ref() {
+                    n += 1;
+                    if n.is_multiple_of(1024) {
                         // A consumer that went away or a cancel ends the scan here, even
                         // when no batch has been sent for a while (a filter rejecting all).
                         if tx.is_closed() {
@@ -1023,8 +1037,7 @@ impl ExecutionPlan for KeyScanExec {
                         }
                         scan.interrupt.check()?;
                     }
-                    let row = row.map_err(ext)?;
-                    batcher.push(&row)?;
+                    batcher.push(row.map_err(ext)?)?;
                     // Counted here, added to the shared (atomic) metric once per batch.
                     unreported += 1;
                     // Without a residual filter every row read is returned: stop at the limit.
@@ -1218,7 +1231,7 @@ impl ExecutionPlan for IndexLookupExec {
                     Arc::clone(&lookup.missing),
                 );
                 for row in rows.iter().flatten() {
-                    batcher.push(row)?;
+                    batcher.push(row.as_ref())?;
                     looked_up.add(1);
                 }
                 let out = filter_and_project(&lookup, batcher.finish()?)?;
@@ -1392,12 +1405,12 @@ impl Batcher {
         self.rows == 0
     }
 
-    pub fn push(&mut self, row: &Row) -> DfResult<()> {
+    pub fn push(&mut self, row: RowRef<'_>) -> DfResult<()> {
         let ext = |e: storage::Error| DataFusionError::External(Box::new(e));
         let mut index = 0;
         // No stored column wanted (`count(*)`, system columns only): the row is not read.
         if self.max_stored > 0 {
-            let mut reader = RowReader::new(&row.value).map_err(ext)?;
+            let mut reader = RowReader::new(row.value).map_err(ext)?;
             while index < self.max_stored {
                 match self.stored_slot[index] {
                     Some(slot) => {

@@ -25,8 +25,8 @@ pub use keycodec::{KeyColumn, SortOrder};
 pub use layout::{KeyLayout, MAX_KEY_BYTES};
 pub use ranges::RangePartition;
 pub use store::{
-    CATALOG_KEYSPACE, CommitInfo, KeyspaceDef, KeyspaceKind, ReadView, Row, RowIter, Rows, Store,
-    StoreOptions,
+    CATALOG_KEYSPACE, CommitInfo, KeyspaceDef, KeyspaceKind, ReadView, Row, RowIter, RowRef, Rows,
+    Store, StoreOptions,
 };
 pub use txn::{Savepoint, Transaction};
 pub use value::{Decimal, ScalarType, Value, ValueRef};

@@ -361,24 +361,38 @@ pub struct Row {
     pub version: u64,
 }
 
+/// A row as read, borrowed from the batch a scan read it in: see [`Rows::next_ref`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowRef<'a> {
+    pub key: &'a [u8],
+    pub value: &'a [u8],
+    /// As [`Row::commit_ts`].
+    pub commit_ts: u64,
+    /// As [`Row::version`].
+    pub version: u64,
+}
+
+/// A stored value's commit stamp: (commit time, version).
+#[inline]
+fn stamp(stored: &[u8]) -> Result<(u64, u64)> {
+    match (stored.get(..8), stored.get(8..STAMP_BYTES)) {
+        (Some(ts), Some(version)) => Ok((
+            u64::from_be_bytes(ts.try_into().map_err(|_| Error::Corrupt("stamp".into()))?),
+            u64::from_be_bytes(
+                version
+                    .try_into()
+                    .map_err(|_| Error::Corrupt("stamp".into()))?,
+            ),
+        )),
+        _ => Err(Error::Corrupt("value shorter than its commit stamp".into())),
+    }
+}
+
 impl Row {
     #[inline]
     pub(crate) fn from_stored(key: Bytes, mut stored: Bytes) -> Result<Row> {
-        if stored.len() < STAMP_BYTES {
-            return Err(Error::Corrupt("value shorter than its commit stamp".into()));
-        }
-        let commit_ts = u64::from_be_bytes(
-            stored[..8]
-                .try_into()
-                .map_err(|_| Error::Corrupt("stamp".into()))?,
-        );
-        let version = u64::from_be_bytes(
-            stored[8..16]
-                .try_into()
-                .map_err(|_| Error::Corrupt("stamp".into()))?,
-        );
-        // Moving the start in place, unlike slicing, leaves the reference count alone: a
-        // scan builds one of these per row.
+        let (commit_ts, version) = stamp(&stored)?;
+        // Moving the start in place, unlike slicing, leaves the reference count alone.
         stored.advance(STAMP_BYTES);
         Ok(Row {
             key,
@@ -387,6 +401,15 @@ impl Row {
             version,
         })
     }
+
+    pub fn as_ref(&self) -> RowRef<'_> {
+        RowRef {
+            key: &self.key,
+            value: &self.value,
+            commit_ts: self.commit_ts,
+            version: self.version,
+        }
+    }
 }
 
 /// A streaming scan over rows.
@@ -394,6 +417,23 @@ pub type RowIter = Box<dyn Iterator<Item = Result<Row>> + Send>;
 
 /// The rows of a snapshot scan, in the scan's order.
 pub struct Rows(EngineIter);
+
+impl Rows {
+    /// The next row, borrowed from the batch the scan read it in: decoding it on the spot
+    /// costs no reference counting.
+    #[inline]
+    pub fn next_ref(&mut self) -> Option<Result<RowRef<'_>>> {
+        Some(self.0.next_entry()?.and_then(|(key, stored)| {
+            let (commit_ts, version) = stamp(stored)?;
+            Ok(RowRef {
+                key,
+                value: &stored[STAMP_BYTES..],
+                commit_ts,
+                version,
+            })
+        }))
+    }
+}
 
 impl Iterator for Rows {
     type Item = Result<Row>;

@@ -4,6 +4,7 @@
 //! fsyncs it, and only then applies the batch to memtables, so a snapshot never sees a write
 //! that is not yet durable. fjall poisons itself after a failed fsync; we then refuse writes.
 
+use super::fjall_scan::{VersionWatch, forward_scan};
 use super::{Direction, Engine, EngineIter, EngineOp, EngineSnapshot, KeyRange, KeyspaceId};
 use crate::error::{Error, Result};
 use bytes::Bytes;
@@ -15,9 +16,27 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
+/// A keyspace and what the direct scan remembers about its table sets.
+#[derive(Clone)]
+struct Handle {
+    keyspace: Keyspace,
+    watch: Arc<VersionWatch>,
+}
+
+impl Handle {
+    fn new(keyspace: Keyspace) -> Handle {
+        Handle {
+            keyspace,
+            watch: Arc::default(),
+        }
+    }
+}
+
+type Keyspaces = Arc<RwLock<HashMap<KeyspaceId, Handle>>>;
+
 pub struct FjallEngine {
     db: Database,
-    keyspaces: Arc<RwLock<HashMap<KeyspaceId, Keyspace>>>,
+    keyspaces: Keyspaces,
     poisoned: AtomicBool,
 }
 
@@ -63,7 +82,7 @@ impl FjallEngine {
                 let ks = db
                     .keyspace(name, KeyspaceCreateOptions::default)
                     .map_err(engine_err)?;
-                keyspaces.insert(id, ks);
+                keyspaces.insert(id, Handle::new(ks));
             }
         }
         Ok(FjallEngine {
@@ -74,11 +93,11 @@ impl FjallEngine {
     }
 
     fn handle(&self, id: KeyspaceId) -> Result<Keyspace> {
-        lookup(&self.keyspaces, id)
+        Ok(lookup(&self.keyspaces, id)?.keyspace)
     }
 }
 
-fn lookup(map: &RwLock<HashMap<KeyspaceId, Keyspace>>, id: KeyspaceId) -> Result<Keyspace> {
+fn lookup(map: &RwLock<HashMap<KeyspaceId, Handle>>, id: KeyspaceId) -> Result<Handle> {
     map.read()
         .map_err(|_| Error::Internal("keyspace map lock poisoned".into()))?
         .get(&id)
@@ -104,7 +123,7 @@ impl Engine for FjallEngine {
                 .db
                 .keyspace(&keyspace_name(id), keyspace_options)
                 .map_err(engine_err)?;
-            slot.insert(ks);
+            slot.insert(Handle::new(ks));
         }
         Ok(())
     }
@@ -115,8 +134,10 @@ impl Engine for FjallEngine {
             .write()
             .map_err(|_| Error::Internal("keyspace map lock poisoned".into()))?
             .remove(&id);
-        if let Some(ks) = removed {
-            self.db.delete_keyspace(ks).map_err(engine_err)?;
+        if let Some(handle) = removed {
+            self.db
+                .delete_keyspace(handle.keyspace)
+                .map_err(engine_err)?;
         }
         Ok(())
     }
@@ -134,6 +155,7 @@ impl Engine for FjallEngine {
     fn snapshot(&self) -> Arc<dyn EngineSnapshot> {
         Arc::new(FjallSnapshot {
             snapshot: self.db.snapshot(),
+            db: self.db.clone(),
             keyspaces: Arc::clone(&self.keyspaces),
         })
     }
@@ -167,14 +189,15 @@ impl Engine for FjallEngine {
 
 struct FjallSnapshot {
     snapshot: fjall::Snapshot,
+    db: Database,
     /// The engine's live keyspace map: a keyspace created after the snapshot reads as empty
     /// at the snapshot's sequence number, which is what a transaction that created it needs.
-    keyspaces: Arc<RwLock<HashMap<KeyspaceId, Keyspace>>>,
+    keyspaces: Keyspaces,
 }
 
 impl FjallSnapshot {
     fn handle(&self, id: KeyspaceId) -> Result<Keyspace> {
-        lookup(&self.keyspaces, id)
+        Ok(lookup(&self.keyspaces, id)?.keyspace)
     }
 }
 
@@ -202,12 +225,21 @@ impl EngineSnapshot for FjallSnapshot {
         range: &KeyRange,
         direction: Direction,
     ) -> Result<EngineIter> {
-        let ks = self.handle(keyspace)?;
+        let Handle {
+            keyspace: ks,
+            watch,
+        } = lookup(&self.keyspaces, keyspace)?;
         if range.is_empty() {
             return Ok(EngineIter::from_entries(std::iter::empty()));
         }
         if direction == Direction::Forward
-            && let Some(scan) = super::fjall_scan::forward_scan(&self.snapshot, &ks, range)
+            && let Some(scan) = forward_scan(
+                &self.snapshot,
+                &ks,
+                &watch,
+                || self.db.visible_seqno(),
+                range,
+            )
         {
             return Ok(scan);
         }

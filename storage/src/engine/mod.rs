@@ -107,7 +107,101 @@ const FIRST_BATCH: usize = 16;
 pub trait EngineScan: Send {
     /// Appends up to `max` (at least 1) next entries to `out`; appends none once the scan
     /// has ended.
-    fn next_batch(&mut self, out: &mut Vec<(Bytes, Bytes)>, max: usize) -> Result<()>;
+    fn next_batch(&mut self, out: &mut EntryBatch, max: usize) -> Result<()>;
+}
+
+/// Where a key or a value lies: a byte range of one of a batch's buffers.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    buf: usize,
+    start: usize,
+    end: usize,
+}
+
+/// The entries one [`EngineScan::next_batch`] call hands over. Each key and value is a byte
+/// range of one of the batch's buffers: a scan that reads a table's blocks in place adds
+/// each block once and then only offsets, instead of a reference-counted slice per key and
+/// per value (four atomic operations per entry between reading it and dropping it).
+#[derive(Debug, Default)]
+pub struct EntryBatch {
+    bufs: Vec<Bytes>,
+    entries: Vec<(Span, Span)>,
+}
+
+impl EntryBatch {
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.bufs.clear();
+        self.entries.clear();
+    }
+
+    /// Adds a buffer that [`push_in`](Self::push_in) then names by the number returned.
+    pub fn add_buf(&mut self, buf: Bytes) -> usize {
+        self.bufs.push(buf);
+        self.bufs.len() - 1
+    }
+
+    /// Adds an entry whose key is a byte range of buffer `key_buf`, its value one of
+    /// `value_buf`.
+    #[inline]
+    pub fn push_in(
+        &mut self,
+        key_buf: usize,
+        key: std::ops::Range<usize>,
+        value_buf: usize,
+        value: std::ops::Range<usize>,
+    ) {
+        debug_assert!(key.end <= self.bufs[key_buf].len());
+        debug_assert!(value.end <= self.bufs[value_buf].len());
+        self.entries.push((
+            Span {
+                buf: key_buf,
+                start: key.start,
+                end: key.end,
+            },
+            Span {
+                buf: value_buf,
+                start: value.start,
+                end: value.end,
+            },
+        ));
+    }
+
+    /// Adds an entry held in buffers of its own.
+    pub fn push(&mut self, key: Bytes, value: Bytes) {
+        let (key_len, value_len) = (key.len(), value.len());
+        let key_buf = self.add_buf(key);
+        let value_buf = self.add_buf(value);
+        self.push_in(key_buf, 0..key_len, value_buf, 0..value_len);
+    }
+
+    #[inline]
+    fn bytes(&self, span: Span) -> &[u8] {
+        &self.bufs[span.buf][span.start..span.end]
+    }
+
+    /// Entry `i`, borrowed.
+    #[inline]
+    pub fn get(&self, i: usize) -> (&[u8], &[u8]) {
+        let (key, value) = self.entries[i];
+        (self.bytes(key), self.bytes(value))
+    }
+
+    /// Entry `i`, as slices that share the batch's buffers.
+    fn get_owned(&self, i: usize) -> (Bytes, Bytes) {
+        let (key, value) = self.entries[i];
+        (
+            self.bufs[key.buf].slice(key.start..key.end),
+            self.bufs[value.buf].slice(value.start..value.end),
+        )
+    }
 }
 
 /// Any iterator of entries is a scan, a batch at a time.
@@ -117,19 +211,24 @@ impl<I> EngineScan for IterScan<I>
 where
     I: Iterator<Item = Result<(Bytes, Bytes)>> + Send,
 {
-    fn next_batch(&mut self, out: &mut Vec<(Bytes, Bytes)>, max: usize) -> Result<()> {
+    fn next_batch(&mut self, out: &mut EntryBatch, max: usize) -> Result<()> {
         for item in self.0.by_ref().take(max) {
-            out.push(item?);
+            let (key, value) = item?;
+            out.push(key, value);
         }
         Ok(())
     }
 }
 
 /// A streaming iterator over key-value pairs in key order (or reverse), over an engine's
-/// batched scan.
+/// batched scan. As an [`Iterator`] it hands out owned slices; [`next_entry`]
+/// (Self::next_entry) lends each entry from its batch instead, for callers that decode it
+/// on the spot.
 pub struct EngineIter {
     scan: Box<dyn EngineScan>,
-    batch: std::vec::IntoIter<(Bytes, Bytes)>,
+    batch: EntryBatch,
+    /// The next entry of `batch` to hand out.
+    pos: usize,
     /// How many entries the next batch asks for.
     next_size: usize,
     ended: bool,
@@ -139,7 +238,8 @@ impl EngineIter {
     pub fn new(scan: Box<dyn EngineScan>) -> EngineIter {
         EngineIter {
             scan,
-            batch: Vec::new().into_iter(),
+            batch: EntryBatch::default(),
+            pos: 0,
             next_size: FIRST_BATCH,
             ended: false,
         }
@@ -153,18 +253,46 @@ impl EngineIter {
         EngineIter::new(Box::new(IterScan(iter)))
     }
 
+    /// Moves to the next entry, reading the next batch when this one is used up; `false`
+    /// at the end.
+    #[inline]
+    fn advance(&mut self) -> Result<bool> {
+        if self.pos == self.batch.len() {
+            if self.ended {
+                return Ok(false);
+            }
+            self.refill()?;
+            if self.batch.is_empty() {
+                return Ok(false);
+            }
+        }
+        self.pos += 1;
+        Ok(true)
+    }
+
     #[cold]
     fn refill(&mut self) -> Result<()> {
-        let mut batch = Vec::with_capacity(self.next_size);
+        self.batch.clear();
+        self.pos = 0;
         // After an error the scan ends there: entries read before it in the same batch are
         // dropped with it.
-        let read = self.scan.next_batch(&mut batch, self.next_size);
+        let read = self.scan.next_batch(&mut self.batch, self.next_size);
         self.next_size = (self.next_size * 2).min(SCAN_BATCH);
-        self.ended = batch.is_empty() || read.is_err();
-        if read.is_ok() {
-            self.batch = batch.into_iter();
+        if read.is_err() {
+            self.batch.clear();
         }
+        self.ended = self.batch.is_empty() || read.is_err();
         read
+    }
+
+    /// The next entry, borrowed from its batch: no reference count changes hands.
+    #[inline]
+    pub fn next_entry(&mut self) -> Option<Result<(&[u8], &[u8])>> {
+        match self.advance() {
+            Ok(true) => Some(Ok(self.batch.get(self.pos - 1))),
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
+        }
     }
 }
 
@@ -173,16 +301,10 @@ impl Iterator for EngineIter {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(entry) = self.batch.next() {
-                return Some(Ok(entry));
-            }
-            if self.ended {
-                return None;
-            }
-            if let Err(e) = self.refill() {
-                return Some(Err(e));
-            }
+        match self.advance() {
+            Ok(true) => Some(Ok(self.batch.get_owned(self.pos - 1))),
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
         }
     }
 }
@@ -236,7 +358,7 @@ mod tests {
     }
 
     impl EngineScan for Counted {
-        fn next_batch(&mut self, out: &mut Vec<(Bytes, Bytes)>, max: usize) -> Result<()> {
+        fn next_batch(&mut self, out: &mut EntryBatch, max: usize) -> Result<()> {
             self.asked.lock().unwrap().push(max);
             for _ in 0..max {
                 if self.fail_at == Some(self.next) {
@@ -246,7 +368,7 @@ mod tests {
                     break;
                 }
                 let key = Bytes::copy_from_slice(&self.next.to_be_bytes());
-                out.push((key.clone(), key));
+                out.push(key.clone(), key);
                 self.next += 1;
             }
             Ok(())
