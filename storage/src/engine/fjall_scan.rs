@@ -141,6 +141,7 @@ pub(super) fn forward_scan(
             block: BlockEntries::default(),
             blocks_read: 0,
             last_key: None,
+            past_lower: false,
             ended: false,
         },
         memtable: (!memtable.exhausted).then_some(memtable),
@@ -176,8 +177,9 @@ struct OpenTable {
     id: GlobalTableId,
     /// Opened on the first block the cache does not hold.
     file: Option<File>,
-    /// Data blocks collected from the index, and the next one to read.
-    handles: Vec<BlockHandle>,
+    /// Data blocks collected from the index with the last key of each, and the next one
+    /// to read.
+    handles: Vec<(BlockHandle, Vec<u8>)>,
     next: usize,
     /// Where the next read of the index resumes: after the data block at this offset,
     /// whose last key is this. `None` before the first read.
@@ -233,9 +235,13 @@ impl OpenTable {
         Ok(block)
     }
 
-    /// The next data block's handle, reading more of the index when the collected ones
-    /// are used up.
-    fn next_handle(&mut self, lower: &Bound<Bytes>) -> Result<Option<BlockHandle>> {
+    /// The next data block's handle, and whether all of its keys lie below `upper`;
+    /// reads more of the index when the collected handles are used up.
+    fn next_handle(
+        &mut self,
+        lower: &Bound<Bytes>,
+        upper: &Bound<Bytes>,
+    ) -> Result<Option<(BlockHandle, bool)>> {
         if self.next == self.handles.len() {
             if self.index_done {
                 return Ok(None);
@@ -246,8 +252,14 @@ impl OpenTable {
                 return Ok(None);
             }
         }
+        let (handle, last_key) = &self.handles[self.next];
         self.next += 1;
-        Ok(Some(self.handles[self.next - 1]))
+        let below_upper = match upper {
+            Bound::Included(u) => last_key.as_slice() <= u.as_ref(),
+            Bound::Excluded(u) => last_key.as_slice() < u.as_ref(),
+            Bound::Unbounded => true,
+        };
+        Ok(Some((*handle, below_upper)))
     }
 
     /// Collects the next few data block handles from the index: from the first block that
@@ -308,7 +320,7 @@ impl OpenTable {
         if let Some((handle, key)) = found.last() {
             self.resume = Some((key.clone(), handle.offset().0));
         }
-        self.handles = found.into_iter().map(|(h, _)| h).collect();
+        self.handles = found;
         self.chunk = (self.chunk * 2).min(MAX_HANDLES);
         Ok(())
     }
@@ -375,6 +387,8 @@ struct TableRun {
     /// The key of the last version decided on (returned or deleted): older versions of it
     /// that continue in the next block are skipped.
     last_key: Option<Vec<u8>>,
+    /// A key above the lower bound was read: those after it need no comparison.
+    past_lower: bool,
     /// The range's end was reached.
     ended: bool,
 }
@@ -405,10 +419,10 @@ impl TableRun {
                 return Ok(false);
             }
             let handle = match self.current.as_mut() {
-                Some(open) => open.next_handle(&self.lower)?,
+                Some(open) => open.next_handle(&self.lower, &self.upper)?,
                 None => None,
             };
-            let Some(handle) = handle else {
+            let Some((handle, below_upper)) = handle else {
                 let Some(table) = self.tables.next() else {
                     self.ended = true;
                     return Ok(false);
@@ -422,7 +436,7 @@ impl TableRun {
             let block = DataBlock::new(open.load(handle, BlockType::Data)?);
             let seek = std::mem::replace(&mut open.first_block, false);
             let global_seqno = open.table.global_seqno();
-            self.decode(&block, seek, global_seqno)?;
+            self.decode(&block, seek, below_upper, global_seqno)?;
             self.blocks_read += 1;
             if !self.block.items.is_empty() {
                 return Ok(true);
@@ -431,7 +445,15 @@ impl TableRun {
     }
 
     /// Decodes `block`'s entries that the scan returns into [`BlockEntries`].
-    fn decode(&mut self, block: &DataBlock, seek: bool, global_seqno: SeqNo) -> Result<()> {
+    /// Keys are compared with the lower bound until one lies above it, and with the upper
+    /// bound only in a block whose last key does not lie below it.
+    fn decode(
+        &mut self,
+        block: &DataBlock,
+        seek: bool,
+        below_upper: bool,
+        global_seqno: SeqNo,
+    ) -> Result<()> {
         let data: &[u8] = &block.inner.data;
         let mut items = std::mem::take(&mut self.block.items);
         items.clear();
@@ -461,19 +483,23 @@ impl TableRun {
             } else {
                 &data[key.clone()]
             };
-            let below = match &self.lower {
-                Bound::Included(l) => k < l.as_ref(),
-                Bound::Excluded(l) => k <= l.as_ref(),
-                Bound::Unbounded => false,
-            };
-            if below {
-                continue;
+            if !self.past_lower {
+                let below = match &self.lower {
+                    Bound::Included(l) => k < l.as_ref(),
+                    Bound::Excluded(l) => k <= l.as_ref(),
+                    Bound::Unbounded => false,
+                };
+                if below {
+                    continue;
+                }
+                self.past_lower = true;
             }
-            let above = match &self.upper {
-                Bound::Included(u) => k > u.as_ref(),
-                Bound::Excluded(u) => k >= u.as_ref(),
-                Bound::Unbounded => false,
-            };
+            let above = !below_upper
+                && match &self.upper {
+                    Bound::Included(u) => k > u.as_ref(),
+                    Bound::Excluded(u) => k >= u.as_ref(),
+                    Bound::Unbounded => false,
+                };
             if above {
                 self.ended = true;
                 break;
