@@ -35,6 +35,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::InFailedTransaction => "25P02",
         Error::SerializationFailure => "40001",
         Error::Unsupported(_) => "0A000",
+        Error::AmbiguousColumn(_) => "42702",
         Error::WrongObjectType(_) => "42809",
         Error::DependentObjects(_) => "2BP01",
         Error::UnknownSetting(_) => "42704",

@@ -126,7 +126,7 @@ impl WriteResult {
             vec![table_ref(&name, None)],
             None,
         )));
-        let renames = crate::naming::alias_result_columns(&mut stmt);
+        let renames = crate::naming::alias_result_columns(&mut stmt)?;
         let plan = scratch_plan(&ctx, stmt).await?;
         let schema = crate::session::rename_fields(crate::session::result_schema(&plan), &renames);
         let batches = ctx.execute_logical_plan(plan).await?.collect().await?;
@@ -568,7 +568,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
         Some(_) => {
             // INSERT … SELECT: name the source's columns, cast them, add defaults.
             let mut source = (**source.expect("matched Some")).clone();
-            crate::naming::alias_query_columns(&mut source);
+            crate::naming::alias_query_columns(&mut source)?;
             let src_cols: Vec<String> = (0..targets.len())
                 .map(|i| format!("__partita_src_{i}"))
                 .collect();

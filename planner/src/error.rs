@@ -47,6 +47,10 @@ pub enum Error {
     #[error("{0} is not supported")]
     Unsupported(String),
 
+    /// A name that could mean more than one column (`ORDER BY a` after `SELECT a, b AS a`).
+    #[error("{0}")]
+    AmbiguousColumn(String),
+
     /// The statement names an object of the wrong kind (DML on a materialized view).
     #[error("{0}")]
     WrongObjectType(String),

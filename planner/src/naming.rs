@@ -4,7 +4,10 @@
 //! given unique internal aliases before planning (DataFusion refuses two projections with the
 //! same name, such as two sub-selects) and renamed back in the result schema.
 
-use datafusion::sql::sqlparser::ast::{Expr, Ident, Query, SelectItem, SetExpr, Statement};
+use crate::error::{Error, Result};
+use datafusion::sql::sqlparser::ast::{
+    Expr, Ident, OrderByKind, Query, SelectItem, SetExpr, Statement,
+};
 
 const INTERNAL_PREFIX: &str = "__partita_col_";
 
@@ -66,24 +69,62 @@ fn first_column_name(q: &Query) -> Option<String> {
     }
 }
 
-/// Aliases the top-level SELECT's unnamed, non-column expressions, and column references
-/// whose name repeats; returns the names to show for them, by output position.
-pub fn alias_result_columns(stmt: &mut Statement) -> Vec<(usize, String)> {
+/// Aliases the top-level SELECT's unnamed, non-column expressions, and the items whose
+/// output name repeats (`SELECT t.id, u.id`, `SELECT a, b AS a`, two items `AS n`); returns
+/// the names to show for them, by output position. An ORDER BY of a repeated name sorts by
+/// the first of them when they are one expression, and is an error (42702) otherwise, as in
+/// PostgreSQL.
+pub fn alias_result_columns(stmt: &mut Statement) -> Result<Vec<(usize, String)>> {
     match stmt {
         Statement::Query(query) => alias_query_columns(query),
-        _ => vec![],
+        _ => Ok(vec![]),
     }
 }
 
+/// An identifier as PostgreSQL folds it: unquoted names are lower-cased.
+fn folded(id: &Ident) -> String {
+    match id.quote_style {
+        Some(_) => id.value.clone(),
+        None => id.value.to_lowercase(),
+    }
+}
+
+/// `expr` with its unquoted identifiers lower-cased, to compare expressions as PostgreSQL
+/// sees them (`a` and `A` are one column).
+fn identifiers_folded(expr: &Expr) -> Expr {
+    use datafusion::sql::sqlparser::ast::{VisitMut, VisitorMut};
+    use std::ops::ControlFlow;
+    struct Fold;
+    impl VisitorMut for Fold {
+        type Break = ();
+        fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
+            let fold = |id: &mut Ident| {
+                if id.quote_style.is_none() {
+                    id.value = id.value.to_lowercase();
+                }
+            };
+            match expr {
+                Expr::Identifier(id) => fold(id),
+                Expr::CompoundIdentifier(parts) => parts.iter_mut().for_each(fold),
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut expr = expr.clone();
+    let _ = expr.visit(&mut Fold);
+    expr
+}
+
 /// `alias_result_columns` for a query (an INSERT's source, say).
-pub fn alias_query_columns(query: &mut Query) -> Vec<(usize, String)> {
+pub fn alias_query_columns(query: &mut Query) -> Result<Vec<(usize, String)>> {
     let mut body = query.body.as_mut();
     let select = loop {
         match body {
             SetExpr::Select(s) => break s,
             SetExpr::SetOperation { left, .. } => body = left.as_mut(),
             SetExpr::Query(q) => body = q.body.as_mut(),
-            _ => return vec![],
+            _ => return Ok(vec![]),
         }
     };
     if select.projection.iter().any(|i| {
@@ -92,32 +133,88 @@ pub fn alias_query_columns(query: &mut Query) -> Vec<(usize, String)> {
             SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
         )
     }) {
-        return vec![];
+        return Ok(vec![]);
     }
-    let column_name = |item: &SelectItem| match item {
-        SelectItem::UnnamedExpr(e @ (Expr::Identifier(_) | Expr::CompoundIdentifier(_))) => {
-            pg_column_name(e)
+    // Each item's output name where it has one for sure: a column's, or its alias.
+    let names: Vec<Option<String>> = select
+        .projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(Expr::Identifier(id)) => Some(folded(id)),
+            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => parts.last().map(folded),
+            SelectItem::ExprWithAlias { alias, .. } => Some(folded(alias)),
+            _ => None,
+        })
+        .collect();
+    let repeated = |name: &String| names.iter().flatten().filter(|n| *n == name).count() > 1;
+    // ORDER BY a repeated name: the items must be one expression; it then sorts by the first.
+    let mut order_targets = Vec::new();
+    if let Some(order) = &query.order_by
+        && let OrderByKind::Expressions(items) = &order.kind
+    {
+        for (k, item) in items.iter().enumerate() {
+            let Expr::Identifier(id) = &item.expr else {
+                continue;
+            };
+            let name = folded(id);
+            if !repeated(&name) {
+                continue;
+            }
+            let mut exprs = select
+                .projection
+                .iter()
+                .zip(&names)
+                .filter(|(_, n)| n.as_ref() == Some(&name))
+                .map(|(item, _)| match item {
+                    SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                        identifiers_folded(e)
+                    }
+                    _ => unreachable!("only named items have a name"),
+                });
+            let first = exprs.next().expect("a repeated name names items");
+            if exprs.any(|e| e != first) {
+                return Err(Error::AmbiguousColumn(format!(
+                    "ORDER BY \"{name}\" is ambiguous"
+                )));
+            }
+            let position = names.iter().position(|n| n.as_ref() == Some(&name));
+            order_targets.push((k, position.expect("a repeated name names items")));
         }
-        _ => None,
-    };
-    let columns: Vec<Option<String>> = select.projection.iter().map(column_name).collect();
-    let repeated = |name: &String| columns.iter().flatten().filter(|n| *n == name).count() > 1;
+    }
+    let internal = |i: usize| Ident::with_quote('"', format!("{INTERNAL_PREFIX}{i}"));
     let mut renames = Vec::new();
     for (i, item) in select.projection.iter_mut().enumerate() {
-        if let SelectItem::UnnamedExpr(expr) = item {
-            let name = match &columns[i] {
-                Some(column) if !repeated(column) => continue,
-                Some(column) => column.clone(),
-                None => pg_column_name(expr).unwrap_or_else(|| "?column?".into()),
-            };
-            *item = SelectItem::ExprWithAlias {
-                expr: expr.clone(),
-                alias: Ident::with_quote('"', format!("{INTERNAL_PREFIX}{i}")),
-            };
-            renames.push((i, name));
+        match item {
+            SelectItem::UnnamedExpr(expr) => {
+                let name = match &names[i] {
+                    Some(column) if !repeated(column) => continue,
+                    Some(column) => column.clone(),
+                    None => pg_column_name(expr).unwrap_or_else(|| "?column?".into()),
+                };
+                *item = SelectItem::ExprWithAlias {
+                    expr: expr.clone(),
+                    alias: internal(i),
+                };
+                renames.push((i, name));
+            }
+            SelectItem::ExprWithAlias { alias, .. } => {
+                let name = folded(alias);
+                if repeated(&name) {
+                    *alias = internal(i);
+                    renames.push((i, name));
+                }
+            }
+            _ => {}
         }
     }
-    renames
+    if let Some(order) = &mut query.order_by
+        && let OrderByKind::Expressions(items) = &mut order.kind
+    {
+        for (k, position) in order_targets {
+            items[k].expr = Expr::Identifier(internal(position));
+        }
+    }
+    Ok(renames)
 }
 
 /// `FROM generate_series(1, 10) g` names the function's column `g`, as PostgreSQL does for
@@ -157,7 +254,7 @@ mod tests {
 
     fn names(sql: &str) -> Vec<(usize, String)> {
         let mut stmt = crate::session::parse_sql(sql).unwrap().remove(0);
-        alias_result_columns(&mut stmt)
+        alias_result_columns(&mut stmt).unwrap()
     }
 
     #[test]
@@ -181,5 +278,28 @@ mod tests {
             names("SELECT 2.5::float8::int, x::text::int, (1::int2)::bigint FROM t"),
             vec![(0, "int4".into()), (1, "x".into()), (2, "int8".into())]
         );
+    }
+
+    #[test]
+    fn repeated_output_names_are_aliased_and_order_by_follows() {
+        let mut stmt = crate::session::parse_sql("SELECT a AS x, A AS X, b FROM t ORDER BY x")
+            .unwrap()
+            .remove(0);
+        let renames = alias_result_columns(&mut stmt).unwrap();
+        assert_eq!(renames, vec![(0, "x".into()), (1, "x".into())]);
+        let text = stmt.to_string();
+        assert!(
+            text.ends_with(&format!("ORDER BY \"{INTERNAL_PREFIX}0\"")),
+            "{text}"
+        );
+
+        for ambiguous in [
+            "SELECT a, b AS a FROM t ORDER BY a",
+            "SELECT t.a, u.a FROM t, u ORDER BY a",
+        ] {
+            let mut stmt = crate::session::parse_sql(ambiguous).unwrap().remove(0);
+            let err = alias_result_columns(&mut stmt).unwrap_err();
+            assert_eq!(err.to_string(), "ORDER BY \"a\" is ambiguous");
+        }
     }
 }

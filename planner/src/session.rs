@@ -527,7 +527,7 @@ impl Session {
                 return Ok(None);
             }
             self.expand_wildcards(&mut s);
-            let renames = crate::naming::alias_result_columns(&mut s);
+            let renames = crate::naming::alias_result_columns(&mut s)?;
             let plan = self.plan(s).await?;
             let found = plan.get_parameter_types()?;
             let mut types = Vec::with_capacity(params.len());
@@ -839,7 +839,7 @@ impl Session {
 
     pub(crate) async fn run_query(&mut self, mut stmt: Statement) -> Result<Output> {
         self.expand_wildcards(&mut stmt);
-        let renames = crate::naming::alias_result_columns(&mut stmt);
+        let renames = crate::naming::alias_result_columns(&mut stmt)?;
         self.begin_statement(mentions_system_column(&stmt));
         let mut functions = self.rewrite_correlated_subqueries(&mut stmt).await?;
         let plan = match functions.plan.take() {
@@ -1377,7 +1377,7 @@ impl Session {
             Statement::Query(_) | Statement::Explain { .. } => {
                 let mut stmt = stmt.clone();
                 self.expand_wildcards(&mut stmt);
-                let renames = crate::naming::alias_result_columns(&mut stmt);
+                let renames = crate::naming::alias_result_columns(&mut stmt)?;
                 let plan = self.plan(stmt).await?;
                 merge(&plan, &mut params);
                 Some(rename_fields(result_schema(&plan), &renames))
