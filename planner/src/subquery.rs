@@ -36,7 +36,7 @@ use datafusion::sql::sqlparser::ast::{
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Names a FROM clause binds (aliases, else table names), lower-cased.
@@ -435,6 +435,65 @@ fn plain_selection<'a>(q: &'a Query, is_aggregate: &dyn Fn(&str) -> bool) -> Opt
         .then_some(expr)
 }
 
+/// Whether a subquery is one aggregate row: one SELECT of one expression that calls an
+/// aggregate function (not as a window) and holds no subquery, with no grouping, DISTINCT,
+/// ORDER BY or LIMIT. Such a subquery gives exactly one row for any outer values.
+fn aggregate_selection(q: &Query, is_aggregate: &dyn Fn(&str) -> bool) -> bool {
+    if q.order_by.is_some() || q.limit_clause.is_some() || q.fetch.is_some() {
+        return false;
+    }
+    let SetExpr::Select(s) = q.body.as_ref() else {
+        return false;
+    };
+    let grouped = match &s.group_by {
+        ast::GroupByExpr::All(_) => true,
+        ast::GroupByExpr::Expressions(exprs, modifiers) => {
+            !exprs.is_empty() || !modifiers.is_empty()
+        }
+    };
+    if grouped
+        || s.distinct.is_some()
+        || s.having.is_some()
+        || s.qualify.is_some()
+        || !s.named_window.is_empty()
+        || s.projection.len() != 1
+    {
+        return false;
+    }
+    let expr = match &s.projection[0] {
+        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
+        _ => return false,
+    };
+    struct Calls<'a> {
+        is_aggregate: &'a dyn Fn(&str) -> bool,
+        aggregate: bool,
+    }
+    impl Visitor for Calls<'_> {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Function(f) if f.over.is_some() => return ControlFlow::Break(()),
+                Expr::Function(f) => {
+                    let name = f.name.0.last().and_then(|p| p.as_ident());
+                    if name.is_some_and(|i| (self.is_aggregate)(&i.value.to_lowercase())) {
+                        self.aggregate = true;
+                    }
+                }
+                Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => {
+                    return ControlFlow::Break(());
+                }
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut calls = Calls {
+        is_aggregate,
+        aggregate: false,
+    };
+    ast::Visit::visit(expr, &mut calls).is_continue() && calls.aggregate
+}
+
 /// Rewrites each correlated subquery that selects a plain expression into one DataFusion can
 /// decorrelate: `(SELECT e FROM … WHERE …)` becomes
 /// `partita_single((SELECT named_struct('n', count(*), 'v', first_value(e)) FROM … WHERE …))`.
@@ -542,6 +601,9 @@ fn replace_correlated(
     ctx: &SessionContext,
     interrupt: &Interrupt,
 ) -> SubqueryFunctions {
+    let state = ctx.state();
+    let aggregates = state.aggregate_functions();
+    let is_aggregate = |name: &str| aggregates.contains_key(name);
     let mut names = Vec::new();
     let mut replacer = Correlated::new(|q: &Query, refs: Vec<Vec<Ident>>| {
         let name = format!(
@@ -555,6 +617,7 @@ fn replace_correlated(
         ctx.register_udf(ScalarUDF::new_from_impl(SubqueryFunction {
             name: name.clone(),
             signature: Signature::variadic_any(Volatility::Volatile),
+            batchable: AtomicBool::new(aggregate_selection(q, &is_aggregate)),
             query: q.clone(),
             refs,
             ctx: ctx.clone(),
@@ -590,6 +653,10 @@ struct SubqueryFunction {
     ctx: SessionContext,
     interrupt: Interrupt,
     prepared: Mutex<HashMap<Vec<DataType>, Arc<Prepared>>>,
+    /// Whether the subquery is one aggregate row, evaluated for a batch's outer values at
+    /// once (see [`SubqueryFunction::evaluate_batch`]); cleared when DataFusion cannot plan
+    /// that form.
+    batchable: AtomicBool,
 }
 
 impl std::fmt::Debug for SubqueryFunction {
@@ -653,6 +720,132 @@ impl SubqueryFunction {
         });
         cache.insert(types.to_vec(), Arc::clone(&prepared));
         Ok(prepared)
+    }
+
+    /// The subquery as one join of its FROM with a table of outer value sets, grouped by
+    /// set: `SELECT __v.__i, <expr> FROM <from>, (VALUES (0, …), …) AS __v(__i, __p0, …)
+    /// WHERE <where, outer references as __v.__pK> GROUP BY __v.__i, __v.__p0, …`. Only for
+    /// a subquery that is one aggregate row: a set no row joins is missing from the result
+    /// and is evaluated on its own, as its aggregate over no rows.
+    fn batched_statement(
+        &self,
+        types: &[DataType],
+        sets: &[Vec<ScalarValue>],
+    ) -> Option<Statement> {
+        let params: Vec<String> = (0..types.len()).map(|k| format!("__p{k}")).collect();
+        let param =
+            |name: &str| Expr::CompoundIdentifier(vec![Ident::new("__v"), Ident::new(name)]);
+        let values: Vec<Expr> = params.iter().map(|p| param(p)).collect();
+        let mut query = bind_outer(&self.query, &self.refs, &values);
+        let mut skeleton = crate::session::parse_sql(&format!(
+            "SELECT 1 FROM (VALUES (0)) AS __v(__i, {})",
+            params.join(", ")
+        ))
+        .ok()?
+        .pop()?;
+        let Statement::Query(skeleton_query) = &mut skeleton else {
+            return None;
+        };
+        let SetExpr::Select(skeleton_select) = skeleton_query.body.as_mut() else {
+            return None;
+        };
+        let mut from = skeleton_select.from.pop()?;
+        let TableFactor::Derived { subquery, .. } = &mut from.relation else {
+            return None;
+        };
+        let SetExpr::Values(table) = subquery.body.as_mut() else {
+            return None;
+        };
+        // A typed NULL per parameter, whose value each row replaces.
+        let templates: Vec<Expr> = types.iter().map(|t| cast_expr("NULL", t)).collect();
+        table.rows = sets
+            .iter()
+            .enumerate()
+            .map(|(i, set)| {
+                let mut row = vec![Expr::value(ast::Value::Number(i.to_string(), false))];
+                for (value, template) in set.iter().zip(&templates) {
+                    let mut cell = template.clone();
+                    if !value.is_null()
+                        && let Expr::Cast { expr, .. } = &mut cell
+                    {
+                        **expr = Expr::value(ast::Value::SingleQuotedString(value.to_string()));
+                    }
+                    row.push(cell);
+                }
+                ast::Parens::with_empty_span(row)
+            })
+            .collect();
+        let SetExpr::Select(select) = query.body.as_mut() else {
+            return None;
+        };
+        select.from.push(from);
+        select
+            .projection
+            .insert(0, ast::SelectItem::UnnamedExpr(param("__i")));
+        let mut grouping = vec![param("__i")];
+        grouping.extend(values);
+        select.group_by = ast::GroupByExpr::Expressions(grouping, vec![]);
+        let mut stmt = Statement::Query(Box::new(query));
+        prepare(&mut stmt);
+        Some(stmt)
+    }
+
+    /// Runs the subquery for every set of outer values at once (see
+    /// [`batched_statement`](Self::batched_statement)); `None` when DataFusion cannot plan or
+    /// run that form, after which this function evaluates set by set.
+    async fn evaluate_batch(
+        &self,
+        prepared: &Prepared,
+        types: &[DataType],
+        sets: &[Vec<ScalarValue>],
+    ) -> datafusion::error::Result<Option<Vec<ScalarValue>>> {
+        let Some(stmt) = self.batched_statement(types, sets) else {
+            self.batchable.store(false, Ordering::Relaxed);
+            return Ok(None);
+        };
+        let state = self.ctx.state();
+        let plan = match state
+            .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
+                stmt,
+            )))
+            .await
+        {
+            Ok(plan) => plan,
+            Err(_) => {
+                self.batchable.store(false, Ordering::Relaxed);
+                return Ok(None);
+            }
+        };
+        // An error while running (a division by zero in the aggregate, say) is left to the
+        // evaluation set by set, which raises it for the set that meets it.
+        let Ok(batches) = self.ctx.execute_logical_plan(plan).await?.collect().await else {
+            return Ok(None);
+        };
+        let mut results: Vec<Option<ScalarValue>> = vec![None; sets.len()];
+        for batch in &batches {
+            let sets_column = batch.column(0);
+            for r in 0..batch.num_rows() {
+                let ScalarValue::Int64(Some(i)) = ScalarValue::try_from_array(sets_column, r)?
+                else {
+                    return Ok(None);
+                };
+                let value = ScalarValue::try_from_array(batch.column(1), r)?;
+                if let Some(slot) = usize::try_from(i).ok().and_then(|i| results.get_mut(i)) {
+                    *slot = Some(value.cast_to(&prepared.return_type)?);
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(sets.len());
+        for (result, set) in results.into_iter().zip(sets) {
+            out.push(match result {
+                Some(v) => v,
+                None => {
+                    self.interrupt.check()?;
+                    self.evaluate(prepared, types, set).await?
+                }
+            });
+        }
+        Ok(Some(out))
     }
 
     /// Runs the subquery for one set of outer values.
@@ -747,6 +940,13 @@ impl ScalarUDFImpl for SubqueryFunction {
             keys.push(slot);
         }
         let results = run_blocking(async {
+            if distinct.len() > 1
+                && prepared.plan.is_some()
+                && self.batchable.load(Ordering::Relaxed)
+                && let Some(results) = self.evaluate_batch(&prepared, &types, &distinct).await?
+            {
+                return Ok(results);
+            }
             let mut results = Vec::with_capacity(distinct.len());
             for values in &distinct {
                 self.interrupt.check()?;

@@ -16,9 +16,15 @@ SELECT m.title, c.points FROM movies m JOIN customer c ON c.item = m.title;
 SELECT title FROM movies WHERE title IN (SELECT item FROM customer WHERE kind = 'rental');
 SELECT title FROM movies m WHERE EXISTS (SELECT 1 FROM customer c WHERE c.item = m.title);
 -- Correlated scalar subqueries: by equality without an aggregate (decorrelated into a join),
--- by inequality (evaluated per outer value), in a derived table, against a CTE, and ALL.
+-- by inequality (an aggregate: evaluated for a batch's outer values in one grouped join), in a
+-- derived table, against a CTE, and ALL.
 SELECT m.title, (SELECT c.points FROM customer c WHERE c.item = m.title) FROM movies m ORDER BY 1;
 SELECT s.title, s.better FROM (SELECT title, (SELECT count(*) FROM movies x WHERE x.rating > m.rating) AS better FROM movies m) s ORDER BY 2, 1;
+SELECT m.title, (SELECT sum(length(x.title)) FROM movies x WHERE x.rating < m.rating) FROM movies m ORDER BY 1;
+SELECT m.title, (SELECT count(*) + length(m.title) FROM movies x WHERE x.released > m.released AND x.genre <> m.genre) FROM movies m ORDER BY 1;
+SELECT m.title, (SELECT max(x.title) FROM movies x WHERE x.rating BETWEEN m.rating - 0.5 AND m.rating AND x.title <> m.title) FROM movies m ORDER BY 1;
+SELECT sum((SELECT count(*) FROM movies x WHERE x.rating < m.rating)) FROM movies m;
+SELECT m.title, (SELECT sum(10 / (length(x.title) - length(m.title))) FROM movies x WHERE length(x.title) <= length(m.title)) FROM movies m;
 WITH g AS (SELECT genre, max(rating) AS top FROM movies GROUP BY genre) SELECT genre, (SELECT count(*) FROM g h WHERE h.top > g.top) FROM g ORDER BY 1;
 SELECT title FROM movies m WHERE rating >= ALL (SELECT x.rating FROM movies x WHERE x.genre = m.genre) ORDER BY 1;
 SELECT m.title, (SELECT x.title FROM movies x WHERE x.genre = m.genre AND x.title <> m.title) FROM movies m WHERE m.genre = 'comedy';
