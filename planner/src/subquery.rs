@@ -1,4 +1,5 @@
-//! Correlated scalar subqueries DataFusion cannot decorrelate, evaluated per outer value.
+//! Correlated scalar subqueries DataFusion cannot decorrelate, evaluated per batch of outer
+//! values.
 //!
 //! DataFusion turns a correlated scalar subquery into a join when the subquery aggregates and
 //! its correlation is an equality. It refuses `(SELECT count(*) FROM t1 x WHERE x.b < t1.b)`
@@ -7,11 +8,13 @@
 //! list, WHERE, HAVING, ORDER BY, a derived table, a CTE, another subquery) is first planned as
 //! written; when DataFusion's optimizer decorrelates every subquery, that plan runs, joins and
 //! all. Otherwise each correlated scalar subquery is replaced by a call to a generated function
-//! whose arguments are the outer columns it references. For each distinct set of argument
-//! values in a batch, the function runs the subquery with those values bound, on the
-//! statement's own snapshot. The subquery is planned once per argument types, the outer values
-//! as placeholders, and each set of values only substitutes them. PostgreSQL's rules hold: no
-//! row gives NULL, more than one row is an error (21000).
+//! whose arguments are the outer columns it references, run on the statement's own snapshot.
+//! A subquery that selects one aggregate row is run once per batch: its FROM joined with a
+//! VALUES table of the batch's distinct argument sets, grouped by set; a set no row joins gets
+//! the aggregate over no rows. Any other is run for each distinct set of argument values: it
+//! is planned once per argument types, the outer values as placeholders, and each set of
+//! values only substitutes them. PostgreSQL's rules hold: no row gives NULL, more than one
+//! row is an error (21000).
 //!
 //! Only qualified outer references (`t1.b`) are recognised; a subquery referring to outer
 //! columns unqualified is left to DataFusion.
