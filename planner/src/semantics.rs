@@ -1,6 +1,7 @@
 //! The analyzer rule that gives planned expressions PostgreSQL's meaning where DataFusion's
-//! differs: numeric result scales (`numeric`) and timestamp text (`zone`). It runs after
-//! DataFusion's type coercion, so operand types are final.
+//! differs: numeric result scales (`numeric`), timestamp text (`zone`), rounding casts to
+//! integers and float division by zero. It runs after DataFusion's type coercion, so operand
+//! types are final.
 
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNode;
@@ -29,7 +30,8 @@ impl AnalyzerRule for PostgresSemantics {
                 let result = expr.transform_up(|e| {
                     crate::zone::rewrite_timestamp_text(e)?
                         .transform_data(|e| crate::numeric::rewrite_arithmetic(e, &schema))?
-                        .transform_data(|e| rounding_int_cast(e, &schema))
+                        .transform_data(|e| rounding_int_cast(e, &schema))?
+                        .transform_data(|e| float_division(e, &schema))
                 })?;
                 Ok(result.update_data(|e| saved.restore(e)))
             })?;
@@ -166,6 +168,158 @@ impl datafusion::logical_expr::ScalarUDFImpl for RoundHalfEven {
             ColumnarValue::Scalar(other) => {
                 return datafusion::common::plan_err!("{ROUND_HALF_EVEN}({other:?})");
             }
+        })
+    }
+}
+
+/// PostgreSQL refuses a float divided by zero (22012, unless the dividend is NaN) and a
+/// quotient that overflows (22003); Arrow's float division gives infinity. A float `/`
+/// becomes [`FloatDivide`].
+fn float_division(
+    expr: datafusion::logical_expr::Expr,
+    schema: &datafusion::common::DFSchema,
+) -> Result<datafusion::common::tree_node::Transformed<datafusion::logical_expr::Expr>> {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::common::tree_node::Transformed;
+    use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, Operator, ScalarUDF};
+    let Expr::BinaryExpr(BinaryExpr {
+        left,
+        op: Operator::Divide,
+        right,
+    }) = &expr
+    else {
+        return Ok(Transformed::no(expr));
+    };
+    let (l, r) = (left.get_type(schema)?, right.get_type(schema)?);
+    let float = |t: &DataType| matches!(t, DataType::Float32 | DataType::Float64);
+    // Coercion has made both operands one type; anything else is left as it is.
+    if !float(&l) || l != r {
+        return Ok(Transformed::no(expr));
+    }
+    Ok(Transformed::yes(
+        ScalarUDF::new_from_impl(FloatDivide::default())
+            .call(vec![left.as_ref().clone(), right.as_ref().clone()]),
+    ))
+}
+
+const FLOAT_DIVIDE: &str = "partita_float_divide";
+
+/// `a / b` for floats of one type, refusing a zero divisor as PostgreSQL's float4div and
+/// float8div do ("division by zero", 22012) unless the dividend is NaN, and a quotient out
+/// of the type's range (22003).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct FloatDivide {
+    signature: datafusion::logical_expr::Signature,
+}
+
+impl Default for FloatDivide {
+    fn default() -> Self {
+        use datafusion::arrow::datatypes::DataType;
+        use datafusion::logical_expr::{Signature, TypeSignature, Volatility};
+        FloatDivide {
+            signature: Signature::one_of(
+                vec![
+                    TypeSignature::Exact(vec![DataType::Float64, DataType::Float64]),
+                    TypeSignature::Exact(vec![DataType::Float32, DataType::Float32]),
+                ],
+                Volatility::Immutable,
+            ),
+        }
+    }
+}
+
+impl datafusion::logical_expr::ScalarUDFImpl for FloatDivide {
+    fn name(&self) -> &str {
+        FLOAT_DIVIDE
+    }
+
+    fn signature(&self) -> &datafusion::logical_expr::Signature {
+        &self.signature
+    }
+
+    fn return_type(
+        &self,
+        arg_types: &[datafusion::arrow::datatypes::DataType],
+    ) -> Result<datafusion::arrow::datatypes::DataType> {
+        Ok(arg_types[0].clone())
+    }
+
+    fn invoke_with_args(
+        &self,
+        args: datafusion::logical_expr::ScalarFunctionArgs,
+    ) -> Result<datafusion::logical_expr::ColumnarValue> {
+        use datafusion::arrow::array::{Array, AsArray};
+        use datafusion::arrow::compute::kernels::numeric::div;
+        use datafusion::arrow::datatypes::{Float32Type, Float64Type};
+        use datafusion::logical_expr::ColumnarValue;
+        let scalar = args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let rows = if scalar { 1 } else { args.number_rows };
+        let left = args.args[0].to_array(rows)?;
+        let right = args.args[1].to_array(rows)?;
+        let zero_divisor =
+            |i: usize, dividend_nan: bool| left.is_valid(i) && right.is_valid(i) && !dividend_nan;
+        let refused = match left.data_type() {
+            datafusion::arrow::datatypes::DataType::Float64 => {
+                let (l, r) = (
+                    left.as_primitive::<Float64Type>(),
+                    right.as_primitive::<Float64Type>(),
+                );
+                (0..rows).any(|i| r.value(i) == 0.0 && zero_divisor(i, l.value(i).is_nan()))
+            }
+            _ => {
+                let (l, r) = (
+                    left.as_primitive::<Float32Type>(),
+                    right.as_primitive::<Float32Type>(),
+                );
+                (0..rows).any(|i| r.value(i) == 0.0 && zero_divisor(i, l.value(i).is_nan()))
+            }
+        };
+        if refused {
+            return Err(datafusion::error::DataFusionError::ArrowError(
+                Box::new(datafusion::arrow::error::ArrowError::DivideByZero),
+                None,
+            ));
+        }
+        let quotient = div(&left, &right)?;
+        // As float8div: an infinite quotient of a finite dividend overflowed, a zero one of a
+        // nonzero dividend and finite divisor underflowed (22003).
+        let range = |q: f64, l: f64, r: f64| {
+            if q.is_infinite() && !l.is_infinite() {
+                Some("overflow")
+            } else if q == 0.0 && l != 0.0 && !r.is_infinite() {
+                Some("underflow")
+            } else {
+                None
+            }
+        };
+        let out_of_range = (0..rows)
+            .filter(|&i| quotient.is_valid(i))
+            .find_map(|i| match quotient.data_type() {
+                datafusion::arrow::datatypes::DataType::Float64 => range(
+                    quotient.as_primitive::<Float64Type>().value(i),
+                    left.as_primitive::<Float64Type>().value(i),
+                    right.as_primitive::<Float64Type>().value(i),
+                ),
+                _ => range(
+                    f64::from(quotient.as_primitive::<Float32Type>().value(i)),
+                    f64::from(left.as_primitive::<Float32Type>().value(i)),
+                    f64::from(right.as_primitive::<Float32Type>().value(i)),
+                ),
+            });
+        if let Some(kind) = out_of_range {
+            return Err(datafusion::error::DataFusionError::Execution(format!(
+                "value out of range: {kind}"
+            )));
+        }
+        Ok(if scalar {
+            ColumnarValue::Scalar(datafusion::common::ScalarValue::try_from_array(
+                &quotient, 0,
+            )?)
+        } else {
+            ColumnarValue::Array(quotient)
         })
     }
 }

@@ -24,6 +24,7 @@ SELECT m.title, (SELECT sum(length(x.title)) FROM movies x WHERE x.rating < m.ra
 SELECT m.title, (SELECT count(*) + length(m.title) FROM movies x WHERE x.released > m.released AND x.genre <> m.genre) FROM movies m ORDER BY 1;
 SELECT m.title, (SELECT max(x.title) FROM movies x WHERE x.rating BETWEEN m.rating - 0.5 AND m.rating AND x.title <> m.title) FROM movies m ORDER BY 1;
 SELECT sum((SELECT count(*) FROM movies x WHERE x.rating < m.rating)) FROM movies m;
+SELECT title, rating / (rating - rating) FROM movies ORDER BY title;
 SELECT m.title, (SELECT sum(10 / (length(x.title) - length(m.title))) FROM movies x WHERE length(x.title) <= length(m.title)) FROM movies m;
 WITH g AS (SELECT genre, max(rating) AS top FROM movies GROUP BY genre) SELECT genre, (SELECT count(*) FROM g h WHERE h.top > g.top) FROM g ORDER BY 1;
 SELECT title FROM movies m WHERE rating >= ALL (SELECT x.rating FROM movies x WHERE x.genre = m.genre) ORDER BY 1;
