@@ -618,7 +618,9 @@ impl AggregateUDFImpl for PgAvg {
 }
 
 /// `sum` with PostgreSQL's result types: a bigint sum is numeric, exact, where DataFusion's
-/// is a bigint that wraps around on overflow; smaller integers sum as bigint, as in both.
+/// is a bigint that wraps around on overflow; smaller integers sum as bigint, as in both; a
+/// real sum is real, where DataFusion's is double precision. DataFusion sums only doubles, so
+/// a real sum is a double sum of the values, rounded to real at the end ([`RealSum`]).
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct PgSum {
     inner: Arc<AggregateUDF>,
@@ -661,6 +663,7 @@ impl AggregateUDFImpl for PgSum {
             DataType::Int64 | DataType::UInt64 => DataType::Decimal128(MAX_DIGITS, 0),
             DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Null => DataType::Int64,
             DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => DataType::UInt64,
+            DataType::Float32 => DataType::Float32,
             t if t.is_floating() => DataType::Float64,
             DataType::Decimal128(..)
             | DataType::Decimal256(..)
@@ -671,18 +674,37 @@ impl AggregateUDFImpl for PgSum {
     }
 
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
-        self.inner.return_type(arg_types)
+        match arg_types {
+            [DataType::Float32] => Ok(DataType::Float32),
+            _ => self.inner.return_type(arg_types),
+        }
     }
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        if is_real(args.return_field.data_type()) {
+            return RealSum::double(&args, |a| self.inner.accumulator(a))
+                .map(|inner| Box::new(RealSum { inner }) as Box<dyn Accumulator>);
+        }
         self.inner.accumulator(args)
     }
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
+        if is_real(args.return_field.data_type()) {
+            let inputs: Vec<FieldRef> = args.input_fields.iter().map(|f| double_field(f)).collect();
+            return self.inner.state_fields(StateFieldsArgs {
+                input_fields: &inputs,
+                return_field: double_field(&args.return_field),
+                ..args
+            });
+        }
         self.inner.state_fields(args)
     }
 
     fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
+        if is_real(args.return_field.data_type()) {
+            return RealSum::double(&args, |a| Ok(self.inner.groups_accumulator_supported(a)))
+                .unwrap_or(false);
+        }
         self.inner.groups_accumulator_supported(args)
     }
 
@@ -690,10 +712,18 @@ impl AggregateUDFImpl for PgSum {
         &self,
         args: AccumulatorArgs,
     ) -> Result<Box<dyn GroupsAccumulator>> {
+        if is_real(args.return_field.data_type()) {
+            return RealSum::double(&args, |a| self.inner.create_groups_accumulator(a))
+                .map(|inner| Box::new(RealSum { inner }) as Box<dyn GroupsAccumulator>);
+        }
         self.inner.create_groups_accumulator(args)
     }
 
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        if is_real(args.return_field.data_type()) {
+            return RealSum::double(&args, |a| self.inner.inner().create_sliding_accumulator(a))
+                .map(|inner| Box::new(RealSum { inner }) as Box<dyn Accumulator>);
+        }
         self.inner.inner().create_sliding_accumulator(args)
     }
 
@@ -703,6 +733,141 @@ impl AggregateUDFImpl for PgSum {
 
     fn order_sensitivity(&self) -> datafusion::logical_expr::utils::AggregateOrderSensitivity {
         datafusion::logical_expr::utils::AggregateOrderSensitivity::Insensitive
+    }
+}
+
+fn is_real(ty: &DataType) -> bool {
+    matches!(ty, DataType::Float32)
+}
+
+/// `field` as a double precision field of the same name.
+fn double_field(field: &FieldRef) -> FieldRef {
+    Arc::new(field.as_ref().clone().with_data_type(DataType::Float64))
+}
+
+/// A sum of reals: DataFusion's double precision sum (`inner`) of the values widened to
+/// double, rounded to real when it is read, so that `sum(real)` is real as in PostgreSQL.
+/// PostgreSQL adds in single precision; a long sum may differ from it in the last digits.
+struct RealSum<A: ?Sized> {
+    inner: Box<A>,
+}
+
+impl<A: ?Sized> std::fmt::Debug for RealSum<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RealSum")
+    }
+}
+
+impl RealSum<()> {
+    /// Calls `make` with `args` as for a double precision sum.
+    fn double<T>(
+        args: &AccumulatorArgs,
+        make: impl FnOnce(AccumulatorArgs) -> Result<T>,
+    ) -> Result<T> {
+        let fields: Vec<FieldRef> = args.expr_fields.iter().map(double_field).collect();
+        // What DataFusion evaluates is the real input; the widened values reach the double
+        // sum through `widened`. The arguments describe them as the double sum expects.
+        let exprs: Vec<Arc<dyn datafusion::physical_expr::PhysicalExpr>> = args
+            .exprs
+            .iter()
+            .map(|e| {
+                Arc::new(datafusion::physical_expr::expressions::CastExpr::new(
+                    Arc::clone(e),
+                    DataType::Float64,
+                    None,
+                )) as Arc<dyn datafusion::physical_expr::PhysicalExpr>
+            })
+            .collect();
+        make(AccumulatorArgs {
+            return_field: double_field(&args.return_field),
+            exprs: &exprs,
+            expr_fields: &fields,
+            ..*args
+        })
+    }
+}
+
+fn widened(values: &[ArrayRef]) -> Result<Vec<ArrayRef>> {
+    values
+        .iter()
+        .map(|v| Ok(cast(v, &DataType::Float64)?))
+        .collect()
+}
+
+impl Accumulator for RealSum<dyn Accumulator> {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        self.inner.update_batch(&widened(values)?)
+    }
+
+    fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        self.inner.retract_batch(&widened(values)?)
+    }
+
+    fn supports_retract_batch(&self) -> bool {
+        self.inner.supports_retract_batch()
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
+        self.inner.merge_batch(states)
+    }
+
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        self.inner.state()
+    }
+
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        self.inner.evaluate()?.cast_to(&DataType::Float32)
+    }
+
+    fn size(&self) -> usize {
+        self.inner.size()
+    }
+}
+
+impl GroupsAccumulator for RealSum<dyn GroupsAccumulator> {
+    fn update_batch(
+        &mut self,
+        values: &[ArrayRef],
+        group_indices: &[usize],
+        opt_filter: Option<&datafusion::arrow::array::BooleanArray>,
+        total_num_groups: usize,
+    ) -> Result<()> {
+        self.inner.update_batch(
+            &widened(values)?,
+            group_indices,
+            opt_filter,
+            total_num_groups,
+        )
+    }
+
+    fn merge_batch(
+        &mut self,
+        values: &[ArrayRef],
+        group_indices: &[usize],
+        total_num_groups: usize,
+    ) -> Result<()> {
+        self.inner
+            .merge_batch(values, group_indices, total_num_groups)
+    }
+
+    fn convert_to_state(
+        &self,
+        values: &[ArrayRef],
+        opt_filter: Option<&datafusion::arrow::array::BooleanArray>,
+    ) -> Result<Vec<ArrayRef>> {
+        self.inner.convert_to_state(&widened(values)?, opt_filter)
+    }
+
+    fn evaluate(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
+        Ok(cast(&self.inner.evaluate(emit_to)?, &DataType::Float32)?)
+    }
+
+    fn state(&mut self, emit_to: EmitTo) -> Result<Vec<ArrayRef>> {
+        self.inner.state(emit_to)
+    }
+
+    fn size(&self) -> usize {
+        self.inner.size()
     }
 }
 
