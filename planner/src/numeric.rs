@@ -690,7 +690,7 @@ impl AggregateUDFImpl for PgSum {
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
         if is_real(args.return_field.data_type()) {
-            let inputs: Vec<FieldRef> = args.input_fields.iter().map(|f| double_field(f)).collect();
+            let inputs: Vec<FieldRef> = args.input_fields.iter().map(double_field).collect();
             return self.inner.state_fields(StateFieldsArgs {
                 input_fields: &inputs,
                 return_field: double_field(&args.return_field),
