@@ -568,10 +568,13 @@ impl AggregateUDFImpl for PgAvg {
                     return_field: Arc::clone(&return_field),
                     ..args
                 })?;
-                Ok(Box::new(Rounded {
+                Ok(Box::new(Adapted {
                     inner,
-                    scale,
-                    from: return_field,
+                    input: None,
+                    output: Output::Round {
+                        scale,
+                        from: return_field,
+                    },
                 }))
             }
             None => self.inner.accumulator(args),
@@ -602,10 +605,13 @@ impl AggregateUDFImpl for PgAvg {
                     return_field: Arc::clone(&return_field),
                     ..args
                 })?;
-                Ok(Box::new(Rounded {
+                Ok(Box::new(Adapted {
                     inner,
-                    scale,
-                    from: return_field,
+                    input: None,
+                    output: Output::Round {
+                        scale,
+                        from: return_field,
+                    },
                 }))
             }
             None => self.inner.create_groups_accumulator(args),
@@ -620,7 +626,7 @@ impl AggregateUDFImpl for PgAvg {
 /// `sum` with PostgreSQL's result types: a bigint sum is numeric, exact, where DataFusion's
 /// is a bigint that wraps around on overflow; smaller integers sum as bigint, as in both; a
 /// real sum is real, where DataFusion's is double precision. DataFusion sums only doubles, so
-/// a real sum is a double sum of the values, rounded to real at the end ([`RealSum`]).
+/// a real sum is a double sum of the values, rounded to real at the end ([`Output::Real`]).
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct PgSum {
     inner: Arc<AggregateUDF>,
@@ -682,8 +688,8 @@ impl AggregateUDFImpl for PgSum {
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         if is_real(args.return_field.data_type()) {
-            return RealSum::double(&args, |a| self.inner.accumulator(a))
-                .map(|inner| Box::new(RealSum { inner }) as Box<dyn Accumulator>);
+            return as_double_sum(&args, |a| self.inner.accumulator(a))
+                .map(|inner| Box::new(real_sum(inner)) as Box<dyn Accumulator>);
         }
         self.inner.accumulator(args)
     }
@@ -702,7 +708,7 @@ impl AggregateUDFImpl for PgSum {
 
     fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
         if is_real(args.return_field.data_type()) {
-            return RealSum::double(&args, |a| Ok(self.inner.groups_accumulator_supported(a)))
+            return as_double_sum(&args, |a| Ok(self.inner.groups_accumulator_supported(a)))
                 .unwrap_or(false);
         }
         self.inner.groups_accumulator_supported(args)
@@ -713,16 +719,16 @@ impl AggregateUDFImpl for PgSum {
         args: AccumulatorArgs,
     ) -> Result<Box<dyn GroupsAccumulator>> {
         if is_real(args.return_field.data_type()) {
-            return RealSum::double(&args, |a| self.inner.create_groups_accumulator(a))
-                .map(|inner| Box::new(RealSum { inner }) as Box<dyn GroupsAccumulator>);
+            return as_double_sum(&args, |a| self.inner.create_groups_accumulator(a))
+                .map(|inner| Box::new(real_sum(inner)) as Box<dyn GroupsAccumulator>);
         }
         self.inner.create_groups_accumulator(args)
     }
 
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         if is_real(args.return_field.data_type()) {
-            return RealSum::double(&args, |a| self.inner.inner().create_sliding_accumulator(a))
-                .map(|inner| Box::new(RealSum { inner }) as Box<dyn Accumulator>);
+            return as_double_sum(&args, |a| self.inner.inner().create_sliding_accumulator(a))
+                .map(|inner| Box::new(real_sum(inner)) as Box<dyn Accumulator>);
         }
         self.inner.inner().create_sliding_accumulator(args)
     }
@@ -740,158 +746,85 @@ fn is_real(ty: &DataType) -> bool {
     matches!(ty, DataType::Float32)
 }
 
+/// A real sum over DataFusion's double precision sum `inner`.
+fn real_sum<A: ?Sized>(inner: Box<A>) -> Adapted<A> {
+    Adapted {
+        inner,
+        input: Some(DataType::Float64),
+        output: Output::Real,
+    }
+}
+
 /// `field` as a double precision field of the same name.
 fn double_field(field: &FieldRef) -> FieldRef {
     Arc::new(field.as_ref().clone().with_data_type(DataType::Float64))
 }
 
-/// A sum of reals: DataFusion's double precision sum (`inner`) of the values widened to
-/// double, rounded to real when it is read, so that `sum(real)` is real as in PostgreSQL.
-/// PostgreSQL adds in single precision; a long sum may differ from it in the last digits.
-struct RealSum<A: ?Sized> {
-    inner: Box<A>,
-}
-
-impl<A: ?Sized> std::fmt::Debug for RealSum<A> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RealSum")
-    }
-}
-
-impl RealSum<()> {
-    /// Calls `make` with `args` as for a double precision sum.
-    fn double<T>(
-        args: &AccumulatorArgs,
-        make: impl FnOnce(AccumulatorArgs) -> Result<T>,
-    ) -> Result<T> {
-        let fields: Vec<FieldRef> = args.expr_fields.iter().map(double_field).collect();
-        // What DataFusion evaluates is the real input; the widened values reach the double
-        // sum through `widened`. The arguments describe them as the double sum expects.
-        let exprs: Vec<Arc<dyn datafusion::physical_expr::PhysicalExpr>> = args
-            .exprs
-            .iter()
-            .map(|e| {
-                Arc::new(datafusion::physical_expr::expressions::CastExpr::new(
-                    Arc::clone(e),
-                    DataType::Float64,
-                    None,
-                )) as Arc<dyn datafusion::physical_expr::PhysicalExpr>
-            })
-            .collect();
-        make(AccumulatorArgs {
-            return_field: double_field(&args.return_field),
-            exprs: &exprs,
-            expr_fields: &fields,
-            ..*args
-        })
-    }
-}
-
-fn widened(values: &[ArrayRef]) -> Result<Vec<ArrayRef>> {
-    values
+/// Builds the double precision sum a real sum runs on: calls `make` with `args` as for a
+/// sum of doubles. What DataFusion evaluates is the real input; [`Adapted`] widens the
+/// values before they reach the sum, and the arguments describe them as the sum expects.
+fn as_double_sum<T>(
+    args: &AccumulatorArgs,
+    make: impl FnOnce(AccumulatorArgs) -> Result<T>,
+) -> Result<T> {
+    let fields: Vec<FieldRef> = args.expr_fields.iter().map(double_field).collect();
+    let exprs: Vec<Arc<dyn datafusion::physical_expr::PhysicalExpr>> = args
+        .exprs
         .iter()
-        .map(|v| Ok(cast(v, &DataType::Float64)?))
-        .collect()
+        .map(|e| {
+            Arc::new(datafusion::physical_expr::expressions::CastExpr::new(
+                Arc::clone(e),
+                DataType::Float64,
+                None,
+            )) as Arc<dyn datafusion::physical_expr::PhysicalExpr>
+        })
+        .collect();
+    make(AccumulatorArgs {
+        return_field: double_field(&args.return_field),
+        exprs: &exprs,
+        expr_fields: &fields,
+        ..*args
+    })
 }
 
-impl Accumulator for RealSum<dyn Accumulator> {
-    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        self.inner.update_batch(&widened(values)?)
-    }
-
-    fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        self.inner.retract_batch(&widened(values)?)
-    }
-
-    fn supports_retract_batch(&self) -> bool {
-        self.inner.supports_retract_batch()
-    }
-
-    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
-        self.inner.merge_batch(states)
-    }
-
-    fn state(&mut self) -> Result<Vec<ScalarValue>> {
-        self.inner.state()
-    }
-
-    fn evaluate(&mut self) -> Result<ScalarValue> {
-        self.inner.evaluate()?.cast_to(&DataType::Float32)
-    }
-
-    fn size(&self) -> usize {
-        self.inner.size()
-    }
-}
-
-impl GroupsAccumulator for RealSum<dyn GroupsAccumulator> {
-    fn update_batch(
-        &mut self,
-        values: &[ArrayRef],
-        group_indices: &[usize],
-        opt_filter: Option<&datafusion::arrow::array::BooleanArray>,
-        total_num_groups: usize,
-    ) -> Result<()> {
-        self.inner.update_batch(
-            &widened(values)?,
-            group_indices,
-            opt_filter,
-            total_num_groups,
-        )
-    }
-
-    fn merge_batch(
-        &mut self,
-        values: &[ArrayRef],
-        group_indices: &[usize],
-        total_num_groups: usize,
-    ) -> Result<()> {
-        self.inner
-            .merge_batch(values, group_indices, total_num_groups)
-    }
-
-    fn convert_to_state(
-        &self,
-        values: &[ArrayRef],
-        opt_filter: Option<&datafusion::arrow::array::BooleanArray>,
-    ) -> Result<Vec<ArrayRef>> {
-        self.inner.convert_to_state(&widened(values)?, opt_filter)
-    }
-
-    fn evaluate(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
-        Ok(cast(&self.inner.evaluate(emit_to)?, &DataType::Float32)?)
-    }
-
-    fn state(&mut self, emit_to: EmitTo) -> Result<Vec<ArrayRef>> {
-        self.inner.state(emit_to)
-    }
-
-    fn size(&self) -> usize {
-        self.inner.size()
-    }
-}
-
-/// DataFusion's decimal average (4 extra digits, truncated) rounded to PostgreSQL's scale.
-struct Rounded<A: ?Sized> {
+/// One of DataFusion's accumulators whose result PostgreSQL types differently: the input
+/// reaches it widened to `input` when that is set, and its results pass through `output`.
+struct Adapted<A: ?Sized> {
     inner: Box<A>,
-    scale: i8,
-    from: FieldRef,
+    input: Option<DataType>,
+    output: Output,
 }
 
-impl<A: ?Sized> std::fmt::Debug for Rounded<A> {
+/// How an [`Adapted`] accumulator's results become PostgreSQL's.
+#[derive(Debug)]
+enum Output {
+    /// DataFusion's decimal average (4 extra digits, truncated), of type `from`, rounded to
+    /// PostgreSQL's scale.
+    Round { scale: i8, from: FieldRef },
+    /// A real sum computed in double precision (PostgreSQL adds in single precision, so a
+    /// long sum may differ from it in the last digits), rounded to real.
+    Real,
+}
+
+impl<A: ?Sized> std::fmt::Debug for Adapted<A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Rounded")
-            .field("scale", &self.scale)
+        f.debug_struct("Adapted")
+            .field("input", &self.input)
+            .field("output", &self.output)
             .finish()
     }
 }
 
-impl<A: ?Sized> Rounded<A> {
-    fn round(&self, array: &ArrayRef) -> Result<ArrayRef> {
-        let round = |v: i256, from: i8| -> Result<i128> {
-            fit(rescale(v, i32::from(from), i32::from(self.scale))?)
+impl Output {
+    fn apply(&self, array: &ArrayRef) -> Result<ArrayRef> {
+        let (scale, from) = match self {
+            Output::Real => return Ok(cast(array, &DataType::Float32)?),
+            Output::Round { scale, from } => (*scale, from),
         };
-        let rounded: Vec<Option<i128>> = match self.from.data_type() {
+        let round = |v: i256, from: i8| -> Result<i128> {
+            fit(rescale(v, i32::from(from), i32::from(scale))?)
+        };
+        let rounded: Vec<Option<i128>> = match from.data_type() {
             DataType::Decimal128(_, from) => array
                 .as_primitive::<Decimal128Type>()
                 .iter()
@@ -905,19 +838,35 @@ impl<A: ?Sized> Rounded<A> {
             _ => return Ok(Arc::clone(array)),
         };
         Ok(Arc::new(
-            Decimal128Array::from(rounded).with_precision_and_scale(MAX_DIGITS, self.scale)?,
+            Decimal128Array::from(rounded).with_precision_and_scale(MAX_DIGITS, scale)?,
         ))
     }
 }
 
-impl Accumulator for Rounded<dyn Accumulator> {
+impl<A: ?Sized> Adapted<A> {
+    /// `values` as the inner accumulator takes them.
+    fn input<'a>(&self, values: &'a [ArrayRef]) -> Result<std::borrow::Cow<'a, [ArrayRef]>> {
+        Ok(match &self.input {
+            None => std::borrow::Cow::Borrowed(values),
+            Some(ty) => std::borrow::Cow::Owned(
+                values
+                    .iter()
+                    .map(|v| Ok(cast(v, ty)?))
+                    .collect::<Result<_>>()?,
+            ),
+        })
+    }
+}
+
+impl Accumulator for Adapted<dyn Accumulator> {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        self.inner.update_batch(values)
+        let values = self.input(values)?;
+        self.inner.update_batch(&values)
     }
 
     fn evaluate(&mut self) -> Result<ScalarValue> {
         let value = self.inner.evaluate()?.to_array()?;
-        ScalarValue::try_from_array(&self.round(&value)?, 0)
+        ScalarValue::try_from_array(&self.output.apply(&value)?, 0)
     }
 
     fn size(&self) -> usize {
@@ -933,7 +882,8 @@ impl Accumulator for Rounded<dyn Accumulator> {
     }
 
     fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        self.inner.retract_batch(values)
+        let values = self.input(values)?;
+        self.inner.retract_batch(&values)
     }
 
     fn supports_retract_batch(&self) -> bool {
@@ -941,7 +891,7 @@ impl Accumulator for Rounded<dyn Accumulator> {
     }
 }
 
-impl GroupsAccumulator for Rounded<dyn GroupsAccumulator> {
+impl GroupsAccumulator for Adapted<dyn GroupsAccumulator> {
     fn update_batch(
         &mut self,
         values: &[ArrayRef],
@@ -949,13 +899,14 @@ impl GroupsAccumulator for Rounded<dyn GroupsAccumulator> {
         opt_filter: Option<&datafusion::arrow::array::BooleanArray>,
         total_num_groups: usize,
     ) -> Result<()> {
+        let values = self.input(values)?;
         self.inner
-            .update_batch(values, group_indices, opt_filter, total_num_groups)
+            .update_batch(&values, group_indices, opt_filter, total_num_groups)
     }
 
     fn evaluate(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
         let values = self.inner.evaluate(emit_to)?;
-        self.round(&values)
+        self.output.apply(&values)
     }
 
     fn state(&mut self, emit_to: EmitTo) -> Result<Vec<ArrayRef>> {
@@ -977,7 +928,8 @@ impl GroupsAccumulator for Rounded<dyn GroupsAccumulator> {
         values: &[ArrayRef],
         opt_filter: Option<&datafusion::arrow::array::BooleanArray>,
     ) -> Result<Vec<ArrayRef>> {
-        self.inner.convert_to_state(values, opt_filter)
+        let values = self.input(values)?;
+        self.inner.convert_to_state(&values, opt_filter)
     }
 
     fn size(&self) -> usize {

@@ -383,9 +383,9 @@ fn has_correlated_subquery(stmt: &Statement) -> bool {
     any
 }
 
-/// The single expression a subquery selects when it is a plain filter: one SELECT of one
-/// expression, no aggregate or window function, grouping, DISTINCT, ORDER BY or LIMIT.
-fn plain_selection<'a>(q: &'a Query, is_aggregate: &dyn Fn(&str) -> bool) -> Option<&'a Expr> {
+/// The expression a subquery selects when it is one SELECT of one expression with no
+/// grouping, DISTINCT, window clause, ORDER BY or LIMIT.
+fn single_selection(q: &Query) -> Option<&Expr> {
     if q.order_by.is_some() || q.limit_clause.is_some() || q.fetch.is_some() {
         return None;
     }
@@ -411,6 +411,13 @@ fn plain_selection<'a>(q: &'a Query, is_aggregate: &dyn Fn(&str) -> bool) -> Opt
         ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
         _ => return None,
     };
+    Some(expr)
+}
+
+/// The single expression a subquery selects when it is a plain filter: a
+/// [`single_selection`] with no aggregate or window function.
+fn plain_selection<'a>(q: &'a Query, is_aggregate: &dyn Fn(&str) -> bool) -> Option<&'a Expr> {
+    let expr = single_selection(q)?;
     struct Aggregates<'a>(&'a dyn Fn(&str) -> bool);
     impl Visitor for Aggregates<'_> {
         type Break = ();
@@ -438,34 +445,12 @@ fn plain_selection<'a>(q: &'a Query, is_aggregate: &dyn Fn(&str) -> bool) -> Opt
         .then_some(expr)
 }
 
-/// Whether a subquery is one aggregate row: one SELECT of one expression that calls an
-/// aggregate function (not as a window) and holds no subquery, with no grouping, DISTINCT,
-/// ORDER BY or LIMIT. Such a subquery gives exactly one row for any outer values.
+/// Whether a subquery is one aggregate row: a [`single_selection`] that calls an aggregate
+/// function (not as a window) and holds no subquery. Such a subquery gives exactly one row
+/// for any outer values.
 fn aggregate_selection(q: &Query, is_aggregate: &dyn Fn(&str) -> bool) -> bool {
-    if q.order_by.is_some() || q.limit_clause.is_some() || q.fetch.is_some() {
+    let Some(expr) = single_selection(q) else {
         return false;
-    }
-    let SetExpr::Select(s) = q.body.as_ref() else {
-        return false;
-    };
-    let grouped = match &s.group_by {
-        ast::GroupByExpr::All(_) => true,
-        ast::GroupByExpr::Expressions(exprs, modifiers) => {
-            !exprs.is_empty() || !modifiers.is_empty()
-        }
-    };
-    if grouped
-        || s.distinct.is_some()
-        || s.having.is_some()
-        || s.qualify.is_some()
-        || !s.named_window.is_empty()
-        || s.projection.len() != 1
-    {
-        return false;
-    }
-    let expr = match &s.projection[0] {
-        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
-        _ => return false,
     };
     struct Calls<'a> {
         is_aggregate: &'a dyn Fn(&str) -> bool,

@@ -93,15 +93,29 @@ impl FjallEngine {
     }
 
     fn handle(&self, id: KeyspaceId) -> Result<Keyspace> {
-        Ok(lookup(&self.keyspaces, id)?.keyspace)
+        keyspace(&self.keyspaces, id)
     }
 }
 
+/// The keyspace `id`'s handle, or (with [`keyspace`]) only its keyspace: point reads and
+/// writes take no reference to the direct scan's watch.
 fn lookup(map: &RwLock<HashMap<KeyspaceId, Handle>>, id: KeyspaceId) -> Result<Handle> {
+    with_handle(map, id, Handle::clone)
+}
+
+fn keyspace(map: &RwLock<HashMap<KeyspaceId, Handle>>, id: KeyspaceId) -> Result<Keyspace> {
+    with_handle(map, id, |h| h.keyspace.clone())
+}
+
+fn with_handle<T>(
+    map: &RwLock<HashMap<KeyspaceId, Handle>>,
+    id: KeyspaceId,
+    f: impl FnOnce(&Handle) -> T,
+) -> Result<T> {
     map.read()
         .map_err(|_| Error::Internal("keyspace map lock poisoned".into()))?
         .get(&id)
-        .cloned()
+        .map(f)
         .ok_or(Error::UnknownKeyspace { id })
 }
 
@@ -197,7 +211,7 @@ struct FjallSnapshot {
 
 impl FjallSnapshot {
     fn handle(&self, id: KeyspaceId) -> Result<Keyspace> {
-        Ok(lookup(&self.keyspaces, id)?.keyspace)
+        keyspace(&self.keyspaces, id)
     }
 }
 

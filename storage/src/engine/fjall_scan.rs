@@ -329,11 +329,16 @@ impl OpenTable {
 /// A key stored as a prefix shared with the keys before it and a rest, or whole.
 fn joined(bytes: &[u8], prefix: Option<&SliceIndexes>, rest: &SliceIndexes) -> Vec<u8> {
     let mut key = Vec::new();
-    if let Some(p) = prefix {
-        key.extend_from_slice(&bytes[p.0..p.1]);
-    }
-    key.extend_from_slice(&bytes[rest.0..rest.1]);
+    join_into(&mut key, bytes, prefix, rest);
     key
+}
+
+/// Appends the key [`joined`] returns to `out`.
+fn join_into(out: &mut Vec<u8>, bytes: &[u8], prefix: Option<&SliceIndexes>, rest: &SliceIndexes) {
+    if let Some(p) = prefix {
+        out.extend_from_slice(&bytes[p.0..p.1]);
+    }
+    out.extend_from_slice(&bytes[rest.0..rest.1]);
 }
 
 /// Where an entry of the current block lies: its key in the block or in the block's
@@ -474,7 +479,7 @@ impl TableRun {
                 None => (false, entry.key.0..entry.key.1),
                 Some(_) => {
                     let start = rebuilt.len();
-                    rebuilt.extend_from_slice(&joined(data, entry.prefix.as_ref(), &entry.key));
+                    join_into(&mut rebuilt, data, entry.prefix.as_ref(), &entry.key);
                     (true, start..rebuilt.len())
                 }
             };
