@@ -5,7 +5,7 @@
 //! An error while data is still arriving is kept, the rest of the data is read and dropped,
 //! and the error is reported at CopyDone, as PostgreSQL's protocol expects.
 
-use crate::encode::{encode_text, unconstrained_numeric_columns};
+use crate::encode::unconstrained_numeric_columns;
 use crate::errors::to_pg_error;
 use crate::handler::{Handler, status};
 use async_trait::async_trait;
@@ -21,6 +21,7 @@ use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail, CopyInResponse, CopyOutResponse};
 use planner::copy::{BATCH_ROWS, CopyDecoder, CopyFormat, CopyIn};
+use planner::output::write_text;
 use std::fmt::Debug;
 
 type Record = (usize, Vec<Option<String>>);
@@ -120,7 +121,7 @@ where
                     continue;
                 }
                 text.clear();
-                encode_text(column, r, &zone, &mut text)
+                write_text(column, r, &zone, &mut text)
                     .map_err(|e| to_pg_error(&planner::Error::Internal(e)))?;
                 if trim[c] {
                     crate::encode::trim_fraction(&mut text);

@@ -103,6 +103,8 @@ fn message_state(m: &str) -> &'static str {
     let lower = m.to_ascii_lowercase();
     if lower.contains("divide by zero") || lower.contains("division by zero") {
         "22012"
+    } else if lower.contains("subquery returned more than one row") {
+        "21000"
     } else if lower.contains("table")
         && (lower.contains("not found")
             || lower.contains("doesn't exist")
@@ -279,6 +281,9 @@ fn postgres_wording(m: &str) -> Option<String> {
     }
     if first_line == "Divide by zero error" {
         return Some("division by zero".into());
+    }
+    if first_line == "Scalar subquery returned more than one row" {
+        return Some(Error::SubqueryTooManyRows.to_string());
     }
     if let Some(parser) = m.strip_prefix("syntax error: sql parser error: ") {
         let found = parser.rsplit_once("found: ").map(|(_, f)| f);

@@ -728,7 +728,7 @@ fn param_text(bytes: &Bytes, ty: &Type, binary: bool) -> PgWireResult<String> {
         Type::DATE => {
             let days =
                 i32::from_be_bytes(arr(4)?.try_into().map_err(|_| bad("date"))?) as i64 + 10_957;
-            let (y, m, d) = crate::encode::civil_from_days(days);
+            let (y, m, d) = planner::output::civil_from_days(days);
             format!("{y:04}-{m:02}-{d:02}")
         }
         Type::TIMESTAMP | Type::TIMESTAMPTZ => {
@@ -736,7 +736,7 @@ fn param_text(bytes: &Bytes, ty: &Type, binary: bool) -> PgWireResult<String> {
                 + 10_957 * 86_400_000_000;
             let days = micros.div_euclid(86_400_000_000);
             let rem = micros.rem_euclid(86_400_000_000);
-            let (y, m, d) = crate::encode::civil_from_days(days);
+            let (y, m, d) = planner::output::civil_from_days(days);
             let s = rem / 1_000_000;
             // timestamptz values are UTC instants.
             format!(

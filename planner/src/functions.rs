@@ -11,7 +11,7 @@ use datafusion::logical_expr::{
 use std::sync::Arc;
 
 /// Registers `version()`, `current_database()`, `current_schema()`, `pg_backend_pid()`,
-/// `numeric(x)`, and `avg` and `sum` with PostgreSQL's result types and numeric scale.
+/// `numeric(x)`, `pg_typeof(x)`, and `avg` and `sum` with PostgreSQL's result types and numeric scale.
 pub fn register(ctx: &SessionContext) {
     let constant = |name: &str, value: ScalarValue| {
         let data_type = value.data_type();
@@ -47,6 +47,43 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(crate::subquery::SingleRow::new()));
     ctx.register_udf(ScalarUDF::new_from_impl(Length::new("length")));
     ctx.register_udf(ScalarUDF::new_from_impl(Length::new("octet_length")));
+    ctx.register_udf(ScalarUDF::new_from_impl(PgTypeof::default()));
+}
+
+/// `pg_typeof(x)`: the name of the argument's PostgreSQL type, from the type it was planned
+/// with. (The analyzer gives it bare integer constants as `integer` and quoted ones as
+/// `unknown`, as PostgreSQL types them.)
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct PgTypeof {
+    signature: Signature,
+}
+
+impl Default for PgTypeof {
+    fn default() -> Self {
+        PgTypeof {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for PgTypeof {
+    fn name(&self) -> &str {
+        "pg_typeof"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let oid = crate::pg_catalog::field_type_oid(&args.arg_fields[0]);
+        let name = crate::pg_catalog::format_type(i64::from(oid), None);
+        Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(name))))
+    }
 }
 
 /// `length` and `octet_length` as PostgreSQL has them: of text in characters and bytes, of

@@ -22,6 +22,7 @@ pub mod literals;
 pub mod naming;
 pub mod numeric;
 pub mod objects;
+pub mod output;
 pub mod pg_catalog;
 pub mod provider;
 pub mod schema;

@@ -1,6 +1,6 @@
 //! The analyzer rule that gives planned expressions PostgreSQL's meaning where DataFusion's
 //! differs: numeric result scales (`numeric`), timestamp text (`zone`), rounding casts to
-//! integers and float division by zero. It runs after DataFusion's type coercion, so operand
+//! integers and float arithmetic's range checks. It runs after DataFusion's type coercion, so operand
 //! types are final.
 
 use datafusion::common::config::ConfigOptions;
@@ -21,27 +21,120 @@ impl AnalyzerRule for PostgresSemantics {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        plan.transform_up_with_subqueries(|plan| {
-            let schema = input_schema(&plan);
-            // Output columns keep their names when their expressions are rewritten.
-            let names = NamePreserver::new(&plan);
-            let rewritten = plan.map_expressions(|expr| {
-                let saved = names.save(&expr);
-                let result = expr.transform_up(|e| {
-                    crate::zone::rewrite_timestamp_text(e)?
-                        .transform_data(|e| crate::numeric::rewrite_arithmetic(e, &schema))?
-                        .transform_data(|e| rounding_int_cast(e, &schema))?
-                        .transform_data(|e| float_division(e, &schema))
-                })?;
-                Ok(result.update_data(|e| saved.restore(e)))
-            })?;
-            if rewritten.transformed {
-                rewritten.map_data(|p| p.recompute_schema())
-            } else {
-                Ok(rewritten)
-            }
+        rewrite_expressions(plan, |e, schema| {
+            crate::zone::rewrite_timestamp_text(e)?
+                .transform_data(|e| crate::numeric::rewrite_arithmetic(e, schema))?
+                .transform_data(|e| rounding_int_cast(e, schema))?
+                .transform_data(|e| checked_arithmetic(e, schema))?
+                .transform_data(typeof_constant)?
+                .transform_data(|e| text_cast(e, schema))?
+                .transform_data(nullable_scalar_subquery)
         })
-        .map(|t| t.data)
+    }
+}
+
+/// Rewrites every expression of `plan` and its subqueries bottom-up with `rewrite`, given the
+/// columns the expression can name. Output columns keep their names.
+fn rewrite_expressions(
+    plan: LogicalPlan,
+    rewrite: impl Fn(
+        datafusion::logical_expr::Expr,
+        &datafusion::common::DFSchema,
+    ) -> Result<
+        datafusion::common::tree_node::Transformed<datafusion::logical_expr::Expr>,
+    >,
+) -> Result<LogicalPlan> {
+    plan.transform_up_with_subqueries(|plan| {
+        let schema = input_schema(&plan);
+        let names = NamePreserver::new(&plan);
+        let rewritten = plan.map_expressions(|expr| {
+            let saved = names.save(&expr);
+            let result = expr.transform_up(|e| rewrite(e, &schema))?;
+            Ok(result.update_data(|e| saved.restore(e)))
+        })?;
+        if rewritten.transformed {
+            rewritten.map_data(|p| p.recompute_schema())
+        } else {
+            Ok(rewritten)
+        }
+    })
+    .map(|t| t.data)
+}
+
+/// The analyzer rule that runs before DataFusion's type coercion and gives arithmetic
+/// operands the types PostgreSQL's operators take:
+/// - a `real` with another kind of number is computed in double precision (`r * 10`,
+///   `r - 7.2` are `double precision` there; `r * r` stays `real`), where DataFusion would
+///   compute in `real`, overflowing and rounding where PostgreSQL does not;
+/// - an integer constant that fits 32 bits, with an `integer` or `smallint` or another such
+///   constant, is an `integer` (`i + 1`, `7 / 2` are `integer` there; DataFusion makes the
+///   constant, and so the result, a BIGINT).
+#[derive(Debug, Default)]
+pub struct ArithmeticOperands;
+
+impl AnalyzerRule for ArithmeticOperands {
+    fn name(&self) -> &str {
+        "partita_arithmetic_operands"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        use datafusion::arrow::datatypes::DataType;
+        use datafusion::common::ScalarValue;
+        use datafusion::common::tree_node::Transformed;
+        use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, Operator, cast};
+        rewrite_expressions(plan, |e, schema| {
+            let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &e else {
+                return Ok(Transformed::no(e));
+            };
+            if !matches!(
+                op,
+                Operator::Plus
+                    | Operator::Minus
+                    | Operator::Multiply
+                    | Operator::Divide
+                    | Operator::Modulo
+            ) {
+                return Ok(Transformed::no(e));
+            }
+            // A type that cannot be worked out here (a placeholder, say) is coercion's business.
+            let (Ok(l), Ok(r)) = (left.get_type(schema), right.get_type(schema)) else {
+                return Ok(Transformed::no(e));
+            };
+            let rebuilt = |to: DataType, retype: &dyn Fn(&Expr, &DataType) -> bool| {
+                let side = |e: &Expr, t: &DataType| match retype(e, t) {
+                    true => cast(e.clone(), to.clone()),
+                    false => e.clone(),
+                };
+                Transformed::yes(Expr::BinaryExpr(BinaryExpr {
+                    left: Box::new(side(left, &l)),
+                    op: *op,
+                    right: Box::new(side(right, &r)),
+                }))
+            };
+            let other_number = |t: &DataType| {
+                t.is_integer() || matches!(t, DataType::Float64 | DataType::Decimal128(..))
+            };
+            if *op != Operator::Modulo
+                && ((l == DataType::Float32 && other_number(&r))
+                    || (r == DataType::Float32 && other_number(&l)))
+            {
+                return Ok(rebuilt(DataType::Float64, &|_, t| *t == DataType::Float32));
+            }
+            let small_constant = |e: &Expr| {
+                matches!(e, Expr::Literal(ScalarValue::Int64(Some(n)), _)
+                    if i32::try_from(*n).is_ok())
+            };
+            let integer_like = |e: &Expr, t: &DataType| {
+                small_constant(e) || matches!(t, DataType::Int16 | DataType::Int32)
+            };
+            if (small_constant(left) || small_constant(right))
+                && integer_like(left, &l)
+                && integer_like(right, &r)
+            {
+                return Ok(rebuilt(DataType::Int32, &|e, _| small_constant(e)));
+            }
+            Ok(Transformed::no(e))
+        })
     }
 }
 
@@ -172,65 +265,331 @@ impl datafusion::logical_expr::ScalarUDFImpl for RoundHalfEven {
     }
 }
 
-/// PostgreSQL refuses a float divided by zero (22012, unless the dividend is NaN) and a
-/// quotient that overflows (22003); Arrow's float division gives infinity. A float `/`
-/// becomes [`FloatDivide`].
-fn float_division(
+/// A cast to text writes the value as PostgreSQL's output function does where Arrow's cast
+/// differs: `ts::text` is `2024-01-01 10:00:00`, not `2024-01-01T10:00:00`; an interval is
+/// `1 day 02:00:00`; a float `2`, not `2.0`; bytea `\x41ff`, not its bytes as UTF-8. The
+/// cast becomes [`crate::output::OutputText`].
+fn text_cast(
+    expr: datafusion::logical_expr::Expr,
+    schema: &datafusion::common::DFSchema,
+) -> Result<datafusion::common::tree_node::Transformed<datafusion::logical_expr::Expr>> {
+    use crate::output::OutputText;
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::common::tree_node::Transformed;
+    use datafusion::logical_expr::{Cast, Expr, ExprSchemable, ScalarUDF, TryCast, cast};
+    let (inner, to) = match &expr {
+        Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field }) => {
+            (expr.as_ref(), field.data_type())
+        }
+        _ => return Ok(Transformed::no(expr)),
+    };
+    if !matches!(
+        to,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+    ) || !OutputText::handles(&inner.get_type(schema)?)
+    {
+        return Ok(Transformed::no(expr));
+    }
+    let text = ScalarUDF::new_from_impl(OutputText::default()).call(vec![inner.clone()]);
+    Ok(Transformed::yes(match to {
+        DataType::Utf8 => text,
+        other => cast(text, other.clone()),
+    }))
+}
+
+/// A scalar subquery is NULL when it returns no rows, but DataFusion gives it its first
+/// column's nullability, and a result column of `(SELECT 1 WHERE false)` or `(SELECT id FROM t
+/// WHERE id = 99)` then fails as "non-nullable but contains null values". The subquery's
+/// column goes through [`Nullable`] so that it is nullable.
+fn nullable_scalar_subquery(
+    expr: datafusion::logical_expr::Expr,
+) -> Result<datafusion::common::tree_node::Transformed<datafusion::logical_expr::Expr>> {
+    use datafusion::common::Column;
+    use datafusion::common::tree_node::Transformed;
+    use datafusion::logical_expr::{Expr, LogicalPlanBuilder, ScalarUDF, Subquery};
+    let Expr::ScalarSubquery(sq) = &expr else {
+        return Ok(Transformed::no(expr));
+    };
+    let schema = sq.subquery.schema();
+    if schema.fields().len() != 1 || schema.field(0).is_nullable() {
+        return Ok(Transformed::no(expr));
+    }
+    let (qualifier, field) = schema.qualified_field(0);
+    let column = Expr::Column(Column::from((qualifier, field)));
+    let nullable = ScalarUDF::new_from_impl(Nullable::default())
+        .call(vec![column])
+        .alias_qualified(qualifier.cloned(), field.name());
+    let plan = LogicalPlanBuilder::from(sq.subquery.as_ref().clone())
+        .project(vec![nullable])?
+        .build()?;
+    Ok(Transformed::yes(Expr::ScalarSubquery(Subquery {
+        subquery: Arc::new(plan),
+        outer_ref_columns: sq.outer_ref_columns.clone(),
+        spans: sq.spans.clone(),
+    })))
+}
+
+/// Its argument, as a nullable value.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Nullable {
+    signature: datafusion::logical_expr::Signature,
+}
+
+impl Default for Nullable {
+    fn default() -> Self {
+        use datafusion::logical_expr::{Signature, Volatility};
+        Nullable {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
+    }
+}
+
+impl datafusion::logical_expr::ScalarUDFImpl for Nullable {
+    fn name(&self) -> &str {
+        "partita_nullable"
+    }
+
+    fn signature(&self) -> &datafusion::logical_expr::Signature {
+        &self.signature
+    }
+
+    fn return_type(
+        &self,
+        arg_types: &[datafusion::arrow::datatypes::DataType],
+    ) -> Result<datafusion::arrow::datatypes::DataType> {
+        Ok(arg_types[0].clone())
+    }
+
+    fn invoke_with_args(
+        &self,
+        mut args: datafusion::logical_expr::ScalarFunctionArgs,
+    ) -> Result<datafusion::logical_expr::ColumnarValue> {
+        Ok(args.args.remove(0))
+    }
+}
+
+/// `pg_typeof` of a constant as PostgreSQL types it: a bare integer that fits 32 bits is an
+/// `integer` (DataFusion plans it as a BIGINT), a quoted string or NULL is `unknown`.
+fn typeof_constant(
+    expr: datafusion::logical_expr::Expr,
+) -> Result<datafusion::common::tree_node::Transformed<datafusion::logical_expr::Expr>> {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::common::ScalarValue;
+    use datafusion::common::tree_node::Transformed;
+    use datafusion::logical_expr::{Expr, ExprSchemable, lit};
+    let Expr::ScalarFunction(f) = &expr else {
+        return Ok(Transformed::no(expr));
+    };
+    if f.name() != "pg_typeof" {
+        return Ok(Transformed::no(expr));
+    }
+    match f.args.as_slice() {
+        [Expr::Literal(ScalarValue::Int64(Some(n)), _)] if i32::try_from(*n).is_ok() => {
+            let integer =
+                lit(*n).cast_to(&DataType::Int32, &datafusion::common::DFSchema::empty())?;
+            Ok(Transformed::yes(f.func.call(vec![integer])))
+        }
+        [Expr::Literal(ScalarValue::Utf8(_) | ScalarValue::Null, _)] => {
+            Ok(Transformed::yes(lit("unknown")))
+        }
+        _ => Ok(Transformed::no(expr)),
+    }
+}
+
+/// PostgreSQL checks arithmetic where Arrow wraps integers and gives floats infinities and
+/// zeros: an integer result out of its type's range is 22003 ("integer out of range"), so is
+/// a float result that overflows or underflows, and a float divided by zero is 22012 (unless
+/// the dividend is NaN). Integer `+`, `-`, `*` and float `+`, `-`, `*`, `/` of one type become
+/// [`CheckedArithmetic`]; integer division by zero DataFusion already refuses.
+fn checked_arithmetic(
     expr: datafusion::logical_expr::Expr,
     schema: &datafusion::common::DFSchema,
 ) -> Result<datafusion::common::tree_node::Transformed<datafusion::logical_expr::Expr>> {
     use datafusion::arrow::datatypes::DataType;
     use datafusion::common::tree_node::Transformed;
-    use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, Operator, ScalarUDF};
-    let Expr::BinaryExpr(BinaryExpr {
-        left,
-        op: Operator::Divide,
-        right,
-    }) = &expr
-    else {
+    use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, ScalarUDF};
+    let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &expr else {
+        return Ok(Transformed::no(expr));
+    };
+    let Some(op) = ArithmeticOp::of(*op) else {
         return Ok(Transformed::no(expr));
     };
     let (l, r) = (left.get_type(schema)?, right.get_type(schema)?);
-    let float = |t: &DataType| matches!(t, DataType::Float32 | DataType::Float64);
+    let checked = match l {
+        DataType::Float32 | DataType::Float64 => true,
+        DataType::Int16 | DataType::Int32 | DataType::Int64 => op != ArithmeticOp::Divide,
+        _ => false,
+    };
     // Coercion has made both operands one type; anything else is left as it is.
-    if !float(&l) || l != r {
+    if !checked || l != r {
         return Ok(Transformed::no(expr));
     }
     Ok(Transformed::yes(
-        ScalarUDF::new_from_impl(FloatDivide::default())
+        ScalarUDF::new_from_impl(CheckedArithmetic::new(op))
             .call(vec![left.as_ref().clone(), right.as_ref().clone()]),
     ))
 }
 
-const FLOAT_DIVIDE: &str = "partita_float_divide";
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum ArithmeticOp {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+}
 
-/// `a / b` for floats of one type, refusing a zero divisor as PostgreSQL's float4div and
-/// float8div do ("division by zero", 22012) unless the dividend is NaN, and a quotient out
-/// of the type's range (22003).
+impl ArithmeticOp {
+    fn of(op: datafusion::logical_expr::Operator) -> Option<ArithmeticOp> {
+        use datafusion::logical_expr::Operator;
+        Some(match op {
+            Operator::Plus => ArithmeticOp::Add,
+            Operator::Minus => ArithmeticOp::Subtract,
+            Operator::Multiply => ArithmeticOp::Multiply,
+            Operator::Divide => ArithmeticOp::Divide,
+            _ => return None,
+        })
+    }
+
+    /// Why PostgreSQL's float8pl, float8mi, float8mul or float8div (and their float4 forms)
+    /// refuse `result` of `l` and `r`: an infinite result of finite operands overflowed; a zero
+    /// product of nonzero factors, or a zero quotient of a nonzero dividend and finite
+    /// divisor, underflowed.
+    fn out_of_range(self, result: f64, l: f64, r: f64) -> Option<&'static str> {
+        let infinite_operand = match self {
+            ArithmeticOp::Divide => l.is_infinite(),
+            _ => l.is_infinite() || r.is_infinite(),
+        };
+        let zero_allowed = match self {
+            ArithmeticOp::Add | ArithmeticOp::Subtract => true,
+            ArithmeticOp::Multiply => l == 0.0 || r == 0.0,
+            ArithmeticOp::Divide => l == 0.0 || r.is_infinite(),
+        };
+        if result.is_infinite() && !infinite_operand {
+            Some("overflow")
+        } else if result == 0.0 && !zero_allowed {
+            Some("underflow")
+        } else {
+            None
+        }
+    }
+}
+
+/// `a + b`, `a - b`, `a * b` or `a / b` for numbers of one type, as PostgreSQL computes
+/// them: an integer result out of the type's range is refused ("integer out of range",
+/// 22003), and so is a float result that overflows or underflows, or a float zero divisor
+/// ("division by zero", 22012) unless the dividend is NaN.
 #[derive(Debug, PartialEq, Eq, Hash)]
-struct FloatDivide {
+struct CheckedArithmetic {
+    op: ArithmeticOp,
     signature: datafusion::logical_expr::Signature,
 }
 
-impl Default for FloatDivide {
-    fn default() -> Self {
+impl CheckedArithmetic {
+    fn new(op: ArithmeticOp) -> CheckedArithmetic {
         use datafusion::arrow::datatypes::DataType;
         use datafusion::logical_expr::{Signature, TypeSignature, Volatility};
-        FloatDivide {
+        let same = |t: DataType| TypeSignature::Exact(vec![t.clone(), t]);
+        CheckedArithmetic {
+            op,
             signature: Signature::one_of(
                 vec![
-                    TypeSignature::Exact(vec![DataType::Float64, DataType::Float64]),
-                    TypeSignature::Exact(vec![DataType::Float32, DataType::Float32]),
+                    same(DataType::Float64),
+                    same(DataType::Float32),
+                    same(DataType::Int64),
+                    same(DataType::Int32),
+                    same(DataType::Int16),
                 ],
                 Volatility::Immutable,
             ),
         }
     }
+
+    /// Floats: refuses a zero divisor before, and a result out of range after.
+    fn float(
+        &self,
+        left: &datafusion::arrow::array::ArrayRef,
+        right: &datafusion::arrow::array::ArrayRef,
+    ) -> Result<datafusion::arrow::array::ArrayRef> {
+        use datafusion::arrow::array::{Array, ArrayRef, AsArray};
+        use datafusion::arrow::compute::kernels::numeric;
+        use datafusion::arrow::datatypes::{DataType, Float32Type, Float64Type};
+        let rows = left.len();
+        // Row i's operands as f64 (a float4's widening is exact).
+        let value = |a: &ArrayRef, i: usize| match a.data_type() {
+            DataType::Float64 => a.as_primitive::<Float64Type>().value(i),
+            _ => f64::from(a.as_primitive::<Float32Type>().value(i)),
+        };
+        if self.op == ArithmeticOp::Divide {
+            let zero_divisor = (0..rows).any(|i| {
+                left.is_valid(i)
+                    && right.is_valid(i)
+                    && value(right, i) == 0.0
+                    && !value(left, i).is_nan()
+            });
+            if zero_divisor {
+                return Err(datafusion::error::DataFusionError::ArrowError(
+                    Box::new(datafusion::arrow::error::ArrowError::DivideByZero),
+                    None,
+                ));
+            }
+        }
+        let result = match self.op {
+            ArithmeticOp::Add => numeric::add(left, right)?,
+            ArithmeticOp::Subtract => numeric::sub(left, right)?,
+            ArithmeticOp::Multiply => numeric::mul(left, right)?,
+            ArithmeticOp::Divide => numeric::div(left, right)?,
+        };
+        let out_of_range = (0..rows).filter(|&i| result.is_valid(i)).find_map(|i| {
+            self.op
+                .out_of_range(value(&result, i), value(left, i), value(right, i))
+        });
+        match out_of_range {
+            Some(kind) => Err(datafusion::error::DataFusionError::Execution(format!(
+                "value out of range: {kind}"
+            ))),
+            None => Ok(result),
+        }
+    }
+
+    /// Integers: Arrow's checked kernels, their overflow in PostgreSQL's words.
+    fn integer(
+        &self,
+        left: &datafusion::arrow::array::ArrayRef,
+        right: &datafusion::arrow::array::ArrayRef,
+    ) -> Result<datafusion::arrow::array::ArrayRef> {
+        use datafusion::arrow::compute::kernels::numeric;
+        use datafusion::arrow::datatypes::DataType;
+        use datafusion::arrow::error::ArrowError;
+        let result = match self.op {
+            ArithmeticOp::Add => numeric::add(left, right),
+            ArithmeticOp::Subtract => numeric::sub(left, right),
+            ArithmeticOp::Multiply => numeric::mul(left, right),
+            ArithmeticOp::Divide => numeric::div(left, right),
+        };
+        match result {
+            Err(ArrowError::ArithmeticOverflow(_)) => {
+                let ty = match left.data_type() {
+                    DataType::Int16 => "smallint",
+                    DataType::Int32 => "integer",
+                    _ => "bigint",
+                };
+                Err(datafusion::error::DataFusionError::Execution(format!(
+                    "{ty} out of range"
+                )))
+            }
+            other => Ok(other?),
+        }
+    }
 }
 
-impl datafusion::logical_expr::ScalarUDFImpl for FloatDivide {
+impl datafusion::logical_expr::ScalarUDFImpl for CheckedArithmetic {
     fn name(&self) -> &str {
-        FLOAT_DIVIDE
+        match self.op {
+            ArithmeticOp::Add => "partita_add",
+            ArithmeticOp::Subtract => "partita_subtract",
+            ArithmeticOp::Multiply => "partita_multiply",
+            ArithmeticOp::Divide => "partita_divide",
+        }
     }
 
     fn signature(&self) -> &datafusion::logical_expr::Signature {
@@ -248,9 +607,6 @@ impl datafusion::logical_expr::ScalarUDFImpl for FloatDivide {
         &self,
         args: datafusion::logical_expr::ScalarFunctionArgs,
     ) -> Result<datafusion::logical_expr::ColumnarValue> {
-        use datafusion::arrow::array::{Array, AsArray};
-        use datafusion::arrow::compute::kernels::numeric::div;
-        use datafusion::arrow::datatypes::{Float32Type, Float64Type};
         use datafusion::logical_expr::ColumnarValue;
         let scalar = args
             .args
@@ -259,67 +615,15 @@ impl datafusion::logical_expr::ScalarUDFImpl for FloatDivide {
         let rows = if scalar { 1 } else { args.number_rows };
         let left = args.args[0].to_array(rows)?;
         let right = args.args[1].to_array(rows)?;
-        let zero_divisor =
-            |i: usize, dividend_nan: bool| left.is_valid(i) && right.is_valid(i) && !dividend_nan;
-        let refused = match left.data_type() {
-            datafusion::arrow::datatypes::DataType::Float64 => {
-                let (l, r) = (
-                    left.as_primitive::<Float64Type>(),
-                    right.as_primitive::<Float64Type>(),
-                );
-                (0..rows).any(|i| r.value(i) == 0.0 && zero_divisor(i, l.value(i).is_nan()))
-            }
-            _ => {
-                let (l, r) = (
-                    left.as_primitive::<Float32Type>(),
-                    right.as_primitive::<Float32Type>(),
-                );
-                (0..rows).any(|i| r.value(i) == 0.0 && zero_divisor(i, l.value(i).is_nan()))
-            }
-        };
-        if refused {
-            return Err(datafusion::error::DataFusionError::ArrowError(
-                Box::new(datafusion::arrow::error::ArrowError::DivideByZero),
-                None,
-            ));
-        }
-        let quotient = div(&left, &right)?;
-        // As float8div: an infinite quotient of a finite dividend overflowed, a zero one of a
-        // nonzero dividend and finite divisor underflowed (22003).
-        let range = |q: f64, l: f64, r: f64| {
-            if q.is_infinite() && !l.is_infinite() {
-                Some("overflow")
-            } else if q == 0.0 && l != 0.0 && !r.is_infinite() {
-                Some("underflow")
-            } else {
-                None
-            }
-        };
-        let out_of_range = (0..rows)
-            .filter(|&i| quotient.is_valid(i))
-            .find_map(|i| match quotient.data_type() {
-                datafusion::arrow::datatypes::DataType::Float64 => range(
-                    quotient.as_primitive::<Float64Type>().value(i),
-                    left.as_primitive::<Float64Type>().value(i),
-                    right.as_primitive::<Float64Type>().value(i),
-                ),
-                _ => range(
-                    f64::from(quotient.as_primitive::<Float32Type>().value(i)),
-                    f64::from(left.as_primitive::<Float32Type>().value(i)),
-                    f64::from(right.as_primitive::<Float32Type>().value(i)),
-                ),
-            });
-        if let Some(kind) = out_of_range {
-            return Err(datafusion::error::DataFusionError::Execution(format!(
-                "value out of range: {kind}"
-            )));
-        }
-        Ok(if scalar {
-            ColumnarValue::Scalar(datafusion::common::ScalarValue::try_from_array(
-                &quotient, 0,
-            )?)
+        let result = if left.data_type().is_floating() {
+            self.float(&left, &right)?
         } else {
-            ColumnarValue::Array(quotient)
+            self.integer(&left, &right)?
+        };
+        Ok(if scalar {
+            ColumnarValue::Scalar(datafusion::common::ScalarValue::try_from_array(&result, 0)?)
+        } else {
+            ColumnarValue::Array(result)
         })
     }
 }
@@ -480,7 +784,8 @@ fn operand_type(
 
 /// The analyzer rules of a Partita session: ours around DataFusion's defaults.
 pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
-    let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> = vec![Arc::new(OperandTypes)];
+    let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> =
+        vec![Arc::new(OperandTypes), Arc::new(ArithmeticOperands)];
     rules.extend(datafusion::optimizer::Analyzer::new().rules);
     rules.push(Arc::new(PostgresSemantics));
     rules

@@ -379,13 +379,24 @@ impl Session {
     /// the wire layer prints timestamps in it.
     fn set_zone(&mut self, zone: Zone) {
         self.settings.insert("timezone".into(), zone.shown.clone());
-        self.ctx
-            .state_ref()
-            .write()
-            .config_mut()
-            .options_mut()
-            .execution
-            .time_zone = Some(zone.arrow.clone());
+        {
+            let state_ref = self.ctx.state_ref();
+            let mut state = state_ref.write();
+            state.config_mut().options_mut().execution.time_zone = Some(zone.arrow.clone());
+            // Functions that read the zone when built (`now()` types its result with it) are
+            // rebuilt, as DataFusion's own SET does.
+            let options = state.config().options();
+            let rebuilt: Vec<_> = state
+                .scalar_functions()
+                .values()
+                .filter_map(|f| f.inner().with_updated_config(options).map(Arc::new))
+                .collect();
+            for function in rebuilt {
+                // The session state's registry replaces a function; it never refuses one.
+                let _ =
+                    datafusion::execution::FunctionRegistry::register_udf(&mut *state, function);
+            }
+        }
         self.scope.lock().unwrap_or_else(|e| e.into_inner()).zone = Arc::from(zone.arrow.as_str());
         // Kept plans have the old zone in their table schemas.
         self.kept_plans.clear();
@@ -540,7 +551,7 @@ impl Session {
             if found.len() != params.len() {
                 return Ok(None);
             }
-            let schema = rename_fields(result_schema(&plan), &renames);
+            let schema = rename_fields(self.coerced_result_schema(&plan), &renames);
             if self.kept_plans.len() >= 256 {
                 self.kept_plans.clear();
             }
@@ -826,9 +837,7 @@ impl Session {
     /// Plans a query (SELECT, VALUES, EXPLAIN …) in DataFusion.
     pub(crate) async fn plan(&self, mut stmt: Statement) -> Result<LogicalPlan> {
         // Again here: describe() plans statements that never went through execute().
-        crate::naming::name_function_columns(&mut stmt);
-        crate::numeric::rewrite_numeric_casts(&mut stmt);
-        crate::semantics::int4_result_constants(&mut stmt);
+        crate::subquery::prepare(&mut stmt);
         self.expand_wildcards(&mut stmt);
         self.begin_statement(mentions_system_column(&stmt));
         let state = self.ctx.state();
@@ -837,6 +846,20 @@ impl Session {
             .await?)
     }
 
+    /// The result columns of a planned query with the types DataFusion's coercion gives them
+    /// (`CASE WHEN … THEN 1 ELSE 2.5 END` is numeric, not its first branch's bigint), for
+    /// RowDescription. A plan the analyzer refuses (a correlated subquery run row by row) keeps
+    /// the planner's types.
+    fn coerced_result_schema(&self, plan: &LogicalPlan) -> SchemaRef {
+        let state = self.ctx.state();
+        match state
+            .analyzer()
+            .execute_and_check(plan.clone(), state.config_options(), |_, _| {})
+        {
+            Ok(analyzed) => result_schema(&analyzed),
+            Err(_) => result_schema(plan),
+        }
+    }
     pub(crate) async fn run_query(&mut self, mut stmt: Statement) -> Result<Output> {
         self.expand_wildcards(&mut stmt);
         let renames = crate::naming::alias_result_columns(&mut stmt)?;
@@ -847,7 +870,7 @@ impl Session {
             None => self.plan(stmt).await?,
         };
         drop(functions);
-        let schema = rename_fields(result_schema(&plan), &renames);
+        let schema = rename_fields(self.coerced_result_schema(&plan), &renames);
         let df = self.ctx.execute_logical_plan(plan).await?;
         let stream = self.db.executor.stream(df).await?;
         Ok(Output::Rows {
@@ -1380,7 +1403,7 @@ impl Session {
                 let renames = crate::naming::alias_result_columns(&mut stmt)?;
                 let plan = self.plan(stmt).await?;
                 merge(&plan, &mut params);
-                Some(rename_fields(result_schema(&plan), &renames))
+                Some(rename_fields(self.coerced_result_schema(&plan), &renames))
             }
             Statement::ShowVariable { variable } => {
                 let name = show_name(variable);

@@ -182,10 +182,58 @@ fn typed_literal(value: &ScalarValue, ty: &DataType) -> Expr {
 
 /// The rewrites `Session::plan` applies before DataFusion sees a statement, minus those that
 /// need the session.
-fn prepare(stmt: &mut Statement) {
+pub(crate) fn prepare(stmt: &mut Statement) {
     crate::naming::name_function_columns(stmt);
     crate::numeric::rewrite_numeric_casts(stmt);
     crate::semantics::int4_result_constants(stmt);
+    separate_set_comparisons(stmt);
+}
+
+/// DataFusion turns `x > ALL (SELECT …)` and `x = ANY (SELECT …)` into EXISTS subqueries
+/// whose join then confuses the subquery's columns with the outer query's when both read a
+/// table of the same name (`FROM emp WHERE salary > ALL (SELECT salary FROM emp …)` compares
+/// each row with itself). Such a subquery, when it names nothing of the outer query, is read
+/// through a derived table of its own name, `SELECT * FROM (…) AS __partita_set`.
+fn separate_set_comparisons(stmt: &mut Statement) {
+    struct Separate {
+        scopes: Vec<HashSet<String>>,
+    }
+    impl VisitorMut for Separate {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+            self.scopes.push(query_scope(q));
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+            self.scopes.pop();
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            let (Expr::AnyOp { right, .. } | Expr::AllOp { right, .. }) = e else {
+                return ControlFlow::Continue(());
+            };
+            let (Expr::Subquery(q), Some(outer)) = (right.as_mut(), self.scopes.last()) else {
+                return ControlFlow::Continue(());
+            };
+            let shared = query_scope(q).iter().any(|name| outer.contains(name));
+            if !shared || !outer_references(q, outer).is_empty() {
+                return ControlFlow::Continue(());
+            }
+            let wrapper = crate::session::parse_sql("SELECT * FROM (SELECT 1) AS __partita_set");
+            let Some(Statement::Query(mut wrapper)) = wrapper.ok().and_then(|mut s| s.pop()) else {
+                return ControlFlow::Continue(());
+            };
+            if let SetExpr::Select(select) = wrapper.body.as_mut()
+                && let Some(TableFactor::Derived { subquery, .. }) =
+                    select.from.first_mut().map(|t| &mut t.relation)
+            {
+                std::mem::swap(subquery, q);
+                *q = wrapper;
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = ast::VisitMut::visit(stmt, &mut Separate { scopes: Vec::new() });
 }
 
 /// Whether `plan`, once optimized, holds no correlated subquery: DataFusion decorrelated

@@ -77,4 +77,23 @@ with conn.cursor() as cur:
             out.append(r)
     assert out[0] == ("200", "copied 200") and len(out) == 50, out[:3]
 
+# Result types as PostgreSQL describes them, and values in the binary format: arrays,
+# intervals (a difference of timestamps too), row numbers, a CASE mixing integer and numeric.
+with conn.cursor(binary=True) as cur:
+    cur.execute(
+        "SELECT ARRAY[1, 2], ARRAY['a', 'b c'], timestamp '2024-01-03 10:00' - timestamp '2024-01-01',"
+        " interval '1 month 2 days 3 hours', row_number() OVER (), CASE WHEN bib > 0 THEN 1 ELSE 2.5 END"
+        " FROM runners WHERE race = 'la' AND bib = 200"
+    )
+    row = cur.fetchone()
+    assert row == (
+        [1, 2],
+        ["a", "b c"],
+        datetime.timedelta(days=2, hours=10),
+        datetime.timedelta(days=32, hours=3),
+        1,
+        decimal.Decimal(1),
+    ), row
+    assert [d.type_code for d in cur.description][3:] == [1186, 20, 1700], cur.description
+
 print("psycopg ok")

@@ -287,9 +287,11 @@ pub fn format_type(type_oid: i64, typmod: Option<i64>) -> String {
         23 => "integer".to_string(),
         700 => "real".to_string(),
         701 => "double precision".to_string(),
-        1042 => match modifier {
-            Some(n) => format!("character({n})"),
-            None => "bpchar".to_string(),
+        // As PostgreSQL: `character` when no modifier is given, `bpchar` when it is -1.
+        1042 => match (typmod, modifier) {
+            (_, Some(n)) => format!("character({n})"),
+            (Some(_), None) => "bpchar".to_string(),
+            (None, None) => "character".to_string(),
         },
         1043 => match modifier {
             Some(n) => format!("character varying({n})"),

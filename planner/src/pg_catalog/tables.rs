@@ -286,6 +286,58 @@ pub fn builtin_type(oid: i32) -> Option<(String, i32, i32)> {
     None
 }
 
+/// The PostgreSQL type of a column or expression: its declared type where Arrow cannot tell it
+/// (varchar, char, uuid, json, the catalogs' `oid` and `name` …), otherwise the type its Arrow
+/// type stands for. What the wire layer sends as the type OID and `pg_typeof` names.
+pub fn field_type_oid(field: &Field) -> i32 {
+    if let Some(declared) = sql::types::declared_type_name(field) {
+        let base = declared.split('(').next().unwrap_or(declared);
+        let declared_oid = match base {
+            "character varying" => Some(1043),
+            "character" => Some(1042),
+            "\"char\"" => Some(18),
+            "uuid" => Some(2950),
+            "json" => Some(114),
+            "jsonb" => Some(3802),
+            "oid" => Some(26),
+            "int2vector" => Some(22),
+            "oidvector" => Some(30),
+            "name" => Some(19),
+            _ => None,
+        };
+        if let Some(oid) = declared_oid {
+            return oid;
+        }
+    }
+    match field.data_type() {
+        DataType::Boolean => 16,
+        DataType::Int8 | DataType::Int16 | DataType::UInt8 => 21,
+        DataType::Int32 | DataType::UInt16 => 23,
+        // Unsigned 64-bit values are row numbers, ranks and counts: bigint, as PostgreSQL's.
+        DataType::Int64 | DataType::UInt32 | DataType::UInt64 => 20,
+        DataType::Decimal128(..) | DataType::Decimal256(..) => 1700,
+        DataType::Float16 | DataType::Float32 => 700,
+        DataType::Float64 => 701,
+        DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView
+        | DataType::FixedSizeBinary(_) => 17,
+        DataType::Date32 | DataType::Date64 => 1082,
+        DataType::Timestamp(_, None) => 1114,
+        DataType::Timestamp(_, Some(_)) => 1184,
+        DataType::Time32(_) | DataType::Time64(_) => 1083,
+        DataType::Interval(_) | DataType::Duration(_) => 1186,
+        DataType::List(f) | DataType::LargeList(f) => {
+            let element = field_type_oid(f);
+            BUILTIN_TYPES
+                .iter()
+                .find(|t| t.0 == element && t.4 != 0)
+                .map_or(1009, |t| t.4)
+        }
+        _ => 25,
+    }
+}
+
 /// The type's OID by name (`int4`, `integer`, `_text` …).
 pub fn builtin_type_oid(name: &str) -> Option<i32> {
     let name = name.trim().to_ascii_lowercase();
