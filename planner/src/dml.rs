@@ -126,6 +126,12 @@ impl WriteResult {
             vec![table_ref(&name, None)],
             None,
         )));
+        // `RETURNING *` is the table's columns without `_timestamp` and `_etag`, as `SELECT *`.
+        let visible: Vec<String> = (returning.def.columns.iter())
+            .filter(|c| !c.hidden)
+            .map(|c| c.name.clone())
+            .collect();
+        crate::wildcard::expand_wildcards(&mut stmt, &|_| Some(visible.clone()));
         let renames = crate::naming::alias_result_columns(&mut stmt)?;
         let plan = scratch_plan(&ctx, stmt).await?;
         let schema = crate::session::rename_fields(crate::session::result_schema(&plan), &renames);
@@ -616,9 +622,20 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
         Some(OnInsert::OnConflict(c)) => Some(c.clone()),
         Some(other) => return Err(Error::Unsupported(format!("INSERT … {other}"))),
     };
+    let arbiter = on_conflict
+        .as_ref()
+        .map(|c| conflict_arbiter(&def, c))
+        .transpose()?
+        .flatten();
     let mut written = Vec::new();
     let mut count = 0usize;
     let mut updates: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+    // Rows this statement inserted or is updating: DO UPDATE may not touch one twice.
+    let mut touched: std::collections::HashSet<Vec<u8>> = Default::default();
+    let do_update = matches!(
+        on_conflict.as_ref().map(|c| &c.action),
+        Some(OnConflictAction::DoUpdate(_))
+    );
     for batch in &batches {
         for r in 0..batch.num_rows() {
             let mut values = Vec::with_capacity(def.columns.len());
@@ -642,15 +659,34 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             }
             check_not_null(&def, &values)?;
             let key = row_key(&def, &layout, &values)?;
-            let existing = with_txn(&txn, |t| t.get(def.keyspace, &key))?;
-            if let Some(existing) = existing {
+            // The arbiter's existing row: by primary key, or by the unique index the
+            // conflict target names.
+            let existing = match arbiter {
+                Some(Arbiter::Unique(i)) => {
+                    match crate::index::unique_holder(&def, &def.indexes[i], &txn, &values)? {
+                        Some(old) => Some(old),
+                        None if with_txn(&txn, |t| t.get(def.keyspace, &key))?.is_some() => {
+                            return Err(duplicate_key(&def, &values));
+                        }
+                        None => None,
+                    }
+                }
+                _ => with_txn(&txn, |t| t.get(def.keyspace, &key))?
+                    .map(|existing| -> Result<Vec<Value>> {
+                        let (_, mut old) = storage::rowcodec::decode_row(&existing.value)?;
+                        old.resize(def.columns.len(), Value::Null);
+                        Ok(old)
+                    })
+                    .transpose()?,
+            };
+            if let Some(old) = existing {
                 match on_conflict.as_ref().map(|c| &c.action) {
                     None => return Err(duplicate_key(&def, &values)),
                     Some(OnConflictAction::DoNothing) => continue,
                     Some(OnConflictAction::DoUpdate(_)) => {
-                        let (_, old) = storage::rowcodec::decode_row(&existing.value)?;
-                        let mut old = old;
-                        old.resize(def.columns.len(), Value::Null);
+                        if !touched.insert(row_key(&def, &layout, &old)?) {
+                            return Err(Error::UpsertRowTwice);
+                        }
                         updates.push((old, values));
                         continue;
                     }
@@ -666,6 +702,9 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             }
             with_txn(&txn, |t| t.put(def.keyspace, &key, encode(&def, &values)))?;
             crate::index::maintain(&def, &txn, None, Some(&values))?;
+            if do_update {
+                touched.insert(key);
+            }
             count += 1;
             if insert.returning.is_some() {
                 written.push(WrittenRow {
@@ -708,6 +747,64 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             zone: session.zone().arrow.clone(),
         }),
     })
+}
+
+/// The constraint an ON CONFLICT target names, as PostgreSQL infers it.
+#[derive(Debug, Clone, Copy)]
+enum Arbiter {
+    PrimaryKey,
+    /// The table's unique index at this position.
+    Unique(usize),
+}
+
+/// The arbiter of `ON CONFLICT (columns)`, the primary key or a unique index over exactly
+/// those columns, or of `ON CONFLICT ON CONSTRAINT table_pkey`; `None` without a target (any
+/// conflict).
+fn conflict_arbiter(def: &TableDef, on_conflict: &ast::OnConflict) -> Result<Option<Arbiter>> {
+    use std::collections::BTreeSet;
+    let unique = || def.indexes.iter().enumerate().filter(|(_, i)| i.unique);
+    match &on_conflict.conflict_target {
+        None => Ok(None),
+        Some(ast::ConflictTarget::Columns(columns)) => {
+            let named = columns
+                .iter()
+                .map(|c| {
+                    let name = normalize_ident(c);
+                    def.columns
+                        .iter()
+                        .position(|col| col.name == name && !col.hidden)
+                        .ok_or_else(|| {
+                            Error::Sql(sql::Error::UnknownColumn {
+                                table: def.name.clone(),
+                                column: name,
+                            })
+                        })
+                })
+                .collect::<Result<BTreeSet<usize>>>()?;
+            let key: BTreeSet<usize> = (def.partition_key.iter().copied())
+                .chain(def.row_key.iter().map(|p| p.column))
+                .collect();
+            if named == key {
+                return Ok(Some(Arbiter::PrimaryKey));
+            }
+            unique()
+                .find(|(_, i)| i.columns.iter().map(|p| p.column).collect::<BTreeSet<_>>() == named)
+                .map(|(n, _)| Some(Arbiter::Unique(n)))
+                .ok_or(Error::NoConflictArbiter)
+        }
+        Some(ast::ConflictTarget::OnConstraint(name)) => {
+            let name = name.to_string().trim_matches('"').to_string();
+            // A unique index is not a constraint (as CREATE UNIQUE INDEX in PostgreSQL):
+            // only the primary key can be named.
+            if name == format!("{}_pkey", def.name) {
+                return Ok(Some(Arbiter::PrimaryKey));
+            }
+            Err(Error::UnknownConstraint {
+                constraint: name,
+                table: def.name.clone(),
+            })
+        }
+    }
 }
 
 /// ON CONFLICT DO UPDATE: evaluates the assignments over (existing row, `excluded` row) pairs

@@ -77,6 +77,15 @@ pub enum Error {
     #[error("more than one row returned by a subquery used as an expression")]
     SubqueryTooManyRows,
 
+    #[error("ON CONFLICT DO UPDATE command cannot affect row a second time")]
+    UpsertRowTwice,
+
+    #[error("there is no unique or exclusion constraint matching the ON CONFLICT specification")]
+    NoConflictArbiter,
+
+    #[error("constraint \"{constraint}\" for table \"{table}\" does not exist")]
+    UnknownConstraint { constraint: String, table: String },
+
     #[error("canceling statement due to user request")]
     Canceled,
 

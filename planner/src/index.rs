@@ -215,6 +215,55 @@ pub fn unique_conflict(def: &TableDef, txn: &SharedTxn, new: &[Value]) -> Result
     })
 }
 
+/// The row `index` (unique) already holds for `values`' index columns: the arbiter's
+/// existing row for `INSERT … ON CONFLICT (its columns)`. `None` when none does or an index
+/// column is NULL.
+pub fn unique_holder(
+    def: &TableDef,
+    index: &IndexDef,
+    txn: &SharedTxn,
+    values: &[Value],
+) -> Result<Option<Vec<Value>>> {
+    let shape = IndexShape::of(def, index)?;
+    if index.columns.iter().any(|p| values[p.column].is_null()) {
+        return Ok(None);
+    }
+    let prefix = shape.unique_prefix(index, values)?;
+    in_txn(txn, |t| {
+        let entry = t
+            .scan(
+                index.keyspace,
+                &KeyRange::prefix(&prefix),
+                Direction::Forward,
+            )?
+            .next()
+            .transpose()?;
+        let Some(entry) = entry else {
+            return Ok(None);
+        };
+        // The entry holds the base row's key columns: enough to read the row.
+        let (_, entry_values) = storage::rowcodec::decode_row(&entry.value)?;
+        let mut base = vec![Value::Null; def.columns.len()];
+        for (&c, v) in shape.columns.iter().zip(entry_values) {
+            base[c] = v;
+        }
+        let layout = def.layout()?;
+        let pick = |cols: &mut dyn Iterator<Item = usize>| -> Vec<Value> {
+            cols.map(|c| base[c].clone()).collect()
+        };
+        let key = layout.encode(
+            &pick(&mut def.partition_key.iter().copied()),
+            &pick(&mut def.row_key.iter().map(|p| p.column)),
+        )?;
+        let Some(row) = t.get(def.keyspace, &key)? else {
+            return Ok(None);
+        };
+        let (_, mut row) = storage::rowcodec::decode_row(&row.value)?;
+        row.resize(def.columns.len(), Value::Null);
+        Ok(Some(row))
+    })
+}
+
 fn maintain_one(
     def: &TableDef,
     index: &IndexDef,
