@@ -544,6 +544,13 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                         "INSERT has more expressions than target columns".into(),
                     ));
                 }
+                // Without a column list the last columns may be left out; with one, each
+                // named column needs its value.
+                if row.len() < targets.len() && !insert.columns.is_empty() {
+                    return Err(Error::Syntax(
+                        "INSERT has more target columns than expressions".into(),
+                    ));
+                }
                 let mut out = Vec::with_capacity(stored.len());
                 for &i in &stored {
                     let given = targets
