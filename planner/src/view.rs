@@ -164,7 +164,7 @@ pub async fn create_view(session: &mut Session, create: &ast::CreateView) -> Res
         predicate,
     });
     // Check the condition compiles before anything is written.
-    predicate_expr(&base, &view)?;
+    predicate_expr(&view, &base_schema(&base))?;
 
     let txn = session.open_txn()?;
     let catalog = session.db.catalog.clone();
@@ -383,8 +383,10 @@ pub fn entry(
     )))
 }
 
-/// Compiled view conditions, by view keyspace (a view's condition never changes).
-type Compiled = HashMap<storage::KeyspaceId, Arc<dyn PhysicalExpr>>;
+/// Compiled view conditions by their SQL text, each with the base schema it was compiled
+/// against. The key is the content, not the view's keyspace: keyspace numbers are only
+/// unique within one database, and one process may open several.
+type Compiled = HashMap<String, Vec<(Arc<Schema>, Arc<dyn PhysicalExpr>)>>;
 static CONDITIONS: LazyLock<Mutex<Compiled>> = LazyLock::new(Default::default);
 
 fn base_schema(base: &TableDef) -> Arc<Schema> {
@@ -396,34 +398,42 @@ fn base_schema(base: &TableDef) -> Arc<Schema> {
     ))
 }
 
-fn predicate_expr(base: &TableDef, view: &TableDef) -> Result<Option<Arc<dyn PhysicalExpr>>> {
-    let Some(text) = view.view.as_ref().and_then(|v| v.predicate.clone()) else {
+/// The view's condition compiled against `schema` (the base table's), or `None` when the
+/// view has none.
+fn predicate_expr(view: &TableDef, schema: &Arc<Schema>) -> Result<Option<Arc<dyn PhysicalExpr>>> {
+    let Some(text) = view.view.as_ref().and_then(|v| v.predicate.as_deref()) else {
         return Ok(None);
     };
-    if view.keyspace != 0
-        && let Some(e) = CONDITIONS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&view.keyspace)
-    {
-        return Ok(Some(Arc::clone(e)));
+    let cached = CONDITIONS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(text)
+        .and_then(|compiled| {
+            compiled
+                .iter()
+                .find(|(s, _)| s == schema)
+                .map(|(_, e)| Arc::clone(e))
+        });
+    if let Some(e) = cached {
+        return Ok(Some(e));
     }
     let ctx = SessionContext::new();
-    let schema = DFSchema::try_from(base_schema(base).as_ref().clone())?;
-    let expr = ctx.parse_sql_expr(&text, &schema)?;
-    let physical = ctx.create_physical_expr(expr, &schema)?;
-    if view.keyspace != 0 {
-        CONDITIONS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(view.keyspace, Arc::clone(&physical));
-    }
+    let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
+    let expr = ctx.parse_sql_expr(text, &df_schema)?;
+    let physical = ctx.create_physical_expr(expr, &df_schema)?;
+    CONDITIONS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(text.to_string())
+        .or_default()
+        .push((Arc::clone(schema), Arc::clone(&physical)));
     Ok(Some(physical))
 }
 
 /// Whether a base row meets the view's condition (NULL counts as not met, as in WHERE).
 fn accepts(base: &TableDef, view: &TableDef, values: &[Value]) -> Result<bool> {
-    let Some(condition) = predicate_expr(base, view)? else {
+    let schema = base_schema(base);
+    let Some(condition) = predicate_expr(view, &schema)? else {
         return Ok(true);
     };
     let columns = base
@@ -435,7 +445,7 @@ fn accepts(base: &TableDef, view: &TableDef, values: &[Value]) -> Result<bool> {
                 .ok_or_else(|| Error::Internal(format!("column {} does not convert", c.name)))
         })
         .collect::<Result<Vec<_>>>()?;
-    let batch = datafusion::arrow::array::RecordBatch::try_new(base_schema(base), columns)
+    let batch = datafusion::arrow::array::RecordBatch::try_new(schema, columns)
         .map_err(datafusion::error::DataFusionError::from)?;
     let result = condition.evaluate(&batch)?.into_array(1)?;
     let result = datafusion::arrow::array::AsArray::as_boolean_opt(&result)

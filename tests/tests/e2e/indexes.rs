@@ -134,3 +134,47 @@ async fn concurrent_writes_keep_every_index_exact() {
         .get(0);
     assert_eq!(dup, 0);
 }
+
+/// Two databases in one process whose views have the same keyspace number and different
+/// conditions: each view keeps its own condition (they once shared a process-wide compiled
+/// condition keyed by keyspace, and the second database's view took the first one's rows).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_of_two_databases_keep_their_own_conditions() {
+    let mut counts = Vec::new();
+    for condition in ["age < 24", "age >= 24"] {
+        let server = TestServer::start();
+        let client = server.connect().await;
+        client
+            .batch_execute(&format!(
+                "CREATE TABLE reg (tenant int, id int, age int, PRIMARY KEY ((tenant), id));
+                 CREATE MATERIALIZED VIEW reg_view WITH (primary_key = '((age), tenant, id)') \
+                   AS SELECT age, tenant, id FROM reg WHERE {condition};
+                 INSERT INTO reg SELECT 1, g, 18 + g % 10 FROM generate_series(1, 20) g;"
+            ))
+            .await
+            .unwrap();
+        let row = client
+            .query_one(
+                "SELECT expected, missing, stray FROM partita_check('reg') WHERE object = 'reg_view'",
+                &[],
+            )
+            .await
+            .unwrap();
+        let (expected, missing, stray): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
+        assert_eq!((missing, stray), (0, 0), "{condition}");
+        let stored: i64 = client
+            .query_one(
+                &format!("SELECT count(*) FROM reg_view WHERE NOT ({condition})"),
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(
+            stored, 0,
+            "{condition}: the view holds rows its condition rejects"
+        );
+        counts.push(expected);
+    }
+    assert_eq!(counts, vec![12, 8]);
+}
