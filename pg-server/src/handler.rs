@@ -34,8 +34,8 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::cancel::CancelRequest;
 use pgwire::messages::data::{NoData, ParameterDescription, RowDescription};
 use pgwire::messages::extendedquery::{
-    Bind, BindComplete, Describe, Execute, Parse, ParseComplete, PortalSuspended,
-    TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
+    Bind, BindComplete, Close, CloseComplete, Describe, Execute, Flush, Parse, ParseComplete,
+    PortalSuspended, Sync as PgSync, TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
 };
 use pgwire::messages::response::{
     CommandComplete, EmptyQueryResponse, NoticeResponse, ReadyForQuery, TransactionStatus,
@@ -57,6 +57,8 @@ pub struct Connection {
     prepared: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The COPY FROM STDIN in progress, if any.
     pub(crate) copy: tokio::sync::Mutex<Option<crate::copy::CopyState>>,
+    /// A write whose result waits for the next message (see `Held`).
+    held: std::sync::Mutex<Option<Held>>,
     /// The session's interrupt, reachable without the session lock (which the running
     /// statement holds).
     interrupt: Interrupt,
@@ -70,9 +72,22 @@ impl Connection {
             session: tokio::sync::Mutex::new(session),
             copy: Default::default(),
             prepared: Default::default(),
+            held: Default::default(),
             cancels,
         }
     }
+}
+
+/// The write that opened the extended protocol's implicit transaction (the Executes up to
+/// Sync), while it is the transaction's only statement and the client has not seen its
+/// result. At Sync its result is finished with the commit, so RETURNING shows `_etag` and
+/// `_timestamp` as in autocommit; if the commit conflicts, the write runs again on its own,
+/// retried as an autocommit statement is, and the client sees only that run's result. Any
+/// other message first sends the result as a transaction block would show it: the
+/// transaction is then the client's to retry.
+struct Held {
+    portal: Arc<Portal<Prepared>>,
+    result: planner::dml::WriteResult,
 }
 
 /// Every connection's cancel key, server-wide: a CancelRequest arrives on a connection of its
@@ -303,6 +318,7 @@ impl SimpleQueryHandler for Handler {
         if !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
             return Err(PgWireError::NotReadyForQuery);
         }
+        self.release_held(client).await?;
         client.set_state(PgWireConnectionState::QueryInProgress);
         let mut session = self.conn.session.lock().await;
         let result = async {
@@ -327,6 +343,14 @@ impl SimpleQueryHandler for Handler {
                     .await?;
             }
             let last = statements.len().saturating_sub(1);
+            // Several statements run as one implicit transaction, as in PostgreSQL (a COPY
+            // FROM STDIN, always last, keeps its batch commits).
+            session.set_implicit_block(
+                last > 0
+                    && !statements
+                        .iter()
+                        .any(|s| matches!(s, Statement::Copy { to: false, .. })),
+            );
             for (i, stmt) in statements.into_iter().enumerate() {
                 if i < last && matches!(stmt, Statement::Copy { to: false, .. }) {
                     return Err(to_pg_error(&planner::Error::Unsupported(
@@ -353,6 +377,10 @@ impl SimpleQueryHandler for Handler {
             Ok(None)
         }
         .await;
+        let result = match (session.end_implicit(result.is_ok()).await, result) {
+            (Err(e), Ok(_)) => Err(to_pg_error(&e)),
+            (_, result) => result,
+        };
         client.set_transaction_status(status(&session));
         drop(session);
         let result = match result {
@@ -432,6 +460,15 @@ async fn execute_guarded(
     guarded(session.execute(stmt, params)).await
 }
 
+/// Runs a held write again as a statement of its own, in autocommit (retried on conflict).
+async fn rerun_alone(session: &mut Session, portal: &Portal<Prepared>) -> PgWireResult<Output> {
+    let params = bind_params(portal)?;
+    let prepared = &portal.statement.statement;
+    guarded(session.execute_prepared(&prepared.stmt, &params, &prepared.fast))
+        .await
+        .map_err(|e| to_pg_error(&e))
+}
+
 /// Runs a statement's future; a panic inside it becomes an error for this session only.
 async fn guarded<T>(
     run: impl std::future::Future<Output = planner::Result<T>>,
@@ -499,7 +536,18 @@ where
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
 {
     client.set_transaction_status(status(session));
+    let output = match output {
+        // The rest of the query string can still fail the implicit transaction: the write
+        // shows what a transaction block would.
+        Ok(Output::Uncommitted(result)) => result.finish(None).await,
+        other => other,
+    };
     match output.map_err(|e| to_pg_error(&e))? {
+        Output::Uncommitted(_) => {
+            return Err(to_pg_error(&planner::Error::Internal(
+                "a finished write is uncommitted".into(),
+            )));
+        }
         Output::Command(tag) => {
             client
                 .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
@@ -855,6 +903,7 @@ impl ExtendedQueryHandler for Handler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        self.release_held(client).await?;
         let name = message.name.as_deref().unwrap_or(DEFAULT_NAME).to_owned();
         if name != DEFAULT_NAME {
             self.prepared().insert(name.clone());
@@ -876,6 +925,7 @@ impl ExtendedQueryHandler for Handler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        self.release_held(client).await?;
         let statement_name = message.statement_name.as_deref().unwrap_or(DEFAULT_NAME);
         let portal_name = message.portal_name.as_deref().unwrap_or(DEFAULT_NAME);
         match client.portal_store().get_statement(statement_name) {
@@ -911,6 +961,7 @@ impl ExtendedQueryHandler for Handler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        self.release_held(client).await?;
         let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
         let (params, fields) = match message.target_type {
             TARGET_TYPE_BYTE_STATEMENT => match client.portal_store().get_statement(name) {
@@ -969,6 +1020,7 @@ impl ExtendedQueryHandler for Handler {
         if !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
             return Err(PgWireError::NotReadyForQuery);
         }
+        self.release_held(client).await?;
         client.set_state(PgWireConnectionState::QueryInProgress);
         let portal_name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
         let max_rows = message.max_rows.max(0) as usize;
@@ -995,6 +1047,50 @@ impl ExtendedQueryHandler for Handler {
             client.set_state(PgWireConnectionState::ReadyForQuery);
         }
         outcome
+    }
+
+    async fn on_sync<C>(&self, client: &mut C, _message: PgSync) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        self.sync(client).await
+    }
+
+    async fn on_flush<C>(&self, client: &mut C, _message: Flush) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        self.release_held(client).await?;
+        client.flush().await?;
+        Ok(())
+    }
+
+    async fn on_close<C>(&self, client: &mut C, message: Close) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        self.release_held(client).await?;
+        let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        match message.target_type {
+            TARGET_TYPE_BYTE_STATEMENT => {
+                self.prepared().remove(name);
+                client.portal_store().rm_statement(name);
+            }
+            TARGET_TYPE_BYTE_PORTAL => client.portal_store().rm_portal(name),
+            _ => {}
+        }
+        client
+            .feed(PgWireBackendMessage::CloseComplete(CloseComplete::new()))
+            .await?;
+        Ok(())
     }
 
     async fn do_query<C>(
@@ -1054,6 +1150,134 @@ impl ExtendedQueryHandler for Handler {
 }
 
 impl Handler {
+    /// Sends the held write's result (see `Held`): a message other than Sync came.
+    async fn release_held<C>(&self, client: &mut C) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let held = self
+            .conn
+            .held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(held) = held {
+            let output = held.result.finish(None).await;
+            self.send_result(client, &held.portal, output.map_err(|e| to_pg_error(&e)))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Sends a write's whole result for `portal`: its rows (RETURNING) and CommandComplete,
+    /// or its error.
+    async fn send_result<C>(
+        &self,
+        client: &mut C,
+        portal: &Portal<Prepared>,
+        output: PgWireResult<Output>,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let complete: CommandComplete = match output {
+            Ok(Output::Command(tag)) => CommandComplete::new(tag),
+            Ok(Output::Rows {
+                schema,
+                stream,
+                tag,
+            }) => {
+                let fields = Arc::new(field_infos(&schema, |i| {
+                    portal.result_column_format.format_for(i)
+                }));
+                let zone = self.conn.session.lock().await.zone().clone();
+                let mut rows = row_stream(stream, &schema, fields, &zone);
+                let mut count = 0usize;
+                while let Some(row) = rows.next().await {
+                    client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+                    count += 1;
+                }
+                Tag::new(&tag).with_rows(count).into()
+            }
+            Ok(_) => {
+                return Err(to_pg_error(&planner::Error::Internal(
+                    "a write returned neither rows nor a command tag".into(),
+                )));
+            }
+            Err(e) => {
+                let info: ErrorInfo = e.into();
+                client
+                    .feed(PgWireBackendMessage::ErrorResponse(info.into()))
+                    .await?;
+                return Ok(());
+            }
+        };
+        client
+            .feed(PgWireBackendMessage::CommandComplete(complete))
+            .await?;
+        Ok(())
+    }
+
+    /// Sync: ends the implicit transaction (committing it unless a message since the last
+    /// Sync failed), then sends the held write's result, or the commit's error.
+    async fn sync<C>(&self, client: &mut C) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Prepared>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let failed = matches!(client.state(), PgWireConnectionState::AwaitingSync);
+        let held = self
+            .conn
+            .held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let mut session = self.conn.session.lock().await;
+        let ended = session.end_implicit(!failed).await;
+        let reply = match (ended, held) {
+            (Ok(commit), Some(held)) => {
+                let output = held.result.finish(commit).await;
+                Some((held.portal, output.map_err(|e| to_pg_error(&e))))
+            }
+            (Ok(_), None) => None,
+            (Err(planner::Error::SerializationFailure), Some(held)) => {
+                let output = rerun_alone(&mut session, &held.portal).await;
+                Some((held.portal, output))
+            }
+            (Err(e), Some(held)) => Some((held.portal, Err(to_pg_error(&e)))),
+            (Err(e), None) => {
+                let info: ErrorInfo = to_pg_error(&e).into();
+                client
+                    .feed(PgWireBackendMessage::ErrorResponse(info.into()))
+                    .await?;
+                None
+            }
+        };
+        drop(session);
+        if let Some((portal, output)) = reply {
+            self.send_result(client, &portal, output).await?;
+        }
+        let mut session = self.conn.session.lock().await;
+        send_notices(client, &mut session).await?;
+        let status = status(&session);
+        drop(session);
+        client.set_transaction_status(status);
+        client.portal_store().rm_portal(DEFAULT_NAME);
+        client
+            .send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(
+                status,
+            )))
+            .await?;
+        client.flush().await?;
+        Ok(())
+    }
+
     async fn execute_portal<C>(
         &self,
         client: &mut C,
@@ -1081,20 +1305,39 @@ impl Handler {
             let params = bind_params(portal)?;
             let mut session = self.conn.session.lock().await;
             let prepared = &portal.statement.statement;
+            session.set_implicit_block(true);
             let output =
                 guarded(session.execute_prepared(&prepared.stmt, &params, &prepared.fast)).await;
+            session.set_implicit_block(false);
             client.set_transaction_status(status(&session));
             send_notices(client, &mut session).await?;
             let zone = session.zone().clone();
             drop(session);
+            let output = match output {
+                Ok(Output::Uncommitted(result)) if max_rows == 0 => {
+                    *state = PortalExecutionState::Finished;
+                    *self.conn.held.lock().unwrap_or_else(|e| e.into_inner()) = Some(Held {
+                        portal: Arc::clone(portal),
+                        result,
+                    });
+                    return Ok(());
+                }
+                Ok(Output::Uncommitted(result)) => result.finish(None).await,
+                other => other,
+            };
             match output.map_err(|e| to_pg_error(&e))? {
+                Output::Uncommitted(_) => {
+                    return Err(to_pg_error(&planner::Error::Internal(
+                        "a finished write is uncommitted".into(),
+                    )));
+                }
                 Output::Command(tag) => {
+                    *state = PortalExecutionState::Finished;
                     client
                         .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
                             tag,
                         )))
                         .await?;
-                    *state = PortalExecutionState::Finished;
                     return Ok(());
                 }
                 Output::Rows {

@@ -430,10 +430,13 @@ impl Session {
         let reference = datafusion::common::TableReference::partial("pg_temp", COPY_SOURCE);
         self.ctx
             .register_table(reference.clone(), std::sync::Arc::new(source))?;
+        // Outside a transaction each batch commits on its own, in an implicit block too.
+        let block = std::mem::replace(&mut self.implicit_block, false);
         let result = match crate::session::parse_sql(&insert) {
             Ok(mut stmts) => self.execute(stmts.remove(0), &[]).await.map(|_| ()),
             Err(e) => Err(e),
         };
+        self.implicit_block = block;
         self.ctx.deregister_table(reference)?;
         result
     }

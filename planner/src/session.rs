@@ -81,6 +81,11 @@ pub enum Output {
         stream: SendableRecordBatchStream,
         format: crate::copy::CopyFormat,
     },
+    /// A write that opened an implicit block's transaction (see `set_implicit_block`). Its
+    /// result is finished with the block's commit (`end_implicit`), so that RETURNING shows
+    /// the system columns the commit assigned, or with `None` when the client must see it
+    /// before the block ends.
+    Uncommitted(dml::WriteResult),
 }
 
 impl Output {
@@ -121,6 +126,20 @@ pub(crate) struct OpenTxn {
     pub failed: bool,
     /// SAVEPOINTs, oldest first: name, the transaction's writes and catalog changes then.
     pub savepoints: Vec<(String, storage::Savepoint, CatalogChanges)>,
+    /// Opened by a write of an implicit block (see `Session::set_implicit_block`), not by
+    /// BEGIN: the wire layer ends it with `end_implicit`.
+    pub implicit: bool,
+}
+
+impl OpenTxn {
+    fn begin(db: &Database, implicit: bool) -> OpenTxn {
+        OpenTxn {
+            txn: Arc::new(Mutex::new(Some(db.store.begin()))),
+            failed: false,
+            savepoints: Vec::new(),
+            implicit,
+        }
+    }
 }
 
 pub struct Session {
@@ -141,6 +160,9 @@ pub struct Session {
     zone: Zone,
     /// Changed settings not yet reported to the client (see `take_reported`).
     reported: Vec<(String, String)>,
+    /// Whether a write outside a transaction block opens an implicit transaction that
+    /// stays open for the statements after it (see `set_implicit_block`).
+    pub(crate) implicit_block: bool,
 }
 
 /// A prepared query's plan with its placeholders, valid while the catalog is unchanged.
@@ -368,6 +390,7 @@ impl Session {
             simple_points: Default::default(),
             zone: Zone::utc(),
             reported: Vec::new(),
+            implicit_block: false,
         };
         session.set_zone(Zone::utc());
         session.reported.clear();
@@ -423,6 +446,43 @@ impl Session {
         }
     }
 
+    /// Starts or stops an implicit block, PostgreSQL's implicit transaction: the statements
+    /// of a multi-statement simple query, or the Executes of the extended protocol up to
+    /// Sync, run as one transaction when no transaction block is open. Outside one, each
+    /// statement commits on its own (a conflicting write is retried). Inside one, the first
+    /// write opens the transaction and `end_implicit` commits or rolls it back; reads
+    /// before it read the committed state as in autocommit.
+    pub fn set_implicit_block(&mut self, on: bool) {
+        self.implicit_block = on;
+    }
+
+    /// Whether an implicit block's transaction is open.
+    pub fn in_implicit_transaction(&self) -> bool {
+        self.txn.as_ref().is_some_and(|t| t.implicit)
+    }
+
+    /// Ends the implicit block: its transaction, if a write opened one, commits when
+    /// `commit` is true and no statement of it failed (the commit is returned), and rolls
+    /// back otherwise. A write conflict at commit is 40001.
+    pub async fn end_implicit(&mut self, commit: bool) -> Result<Option<storage::CommitInfo>> {
+        self.implicit_block = false;
+        let Some(open) = self.txn.take_if(|t| t.implicit) else {
+            return Ok(None);
+        };
+        if commit && !open.failed {
+            return match self.commit_open(open).await {
+                Ok(info) => Ok(Some(info)),
+                Err(Error::Storage(storage::Error::Conflict)) => Err(Error::SerializationFailure),
+                Err(e) => Err(e),
+            };
+        }
+        if let Some(txn) = open.txn.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            txn.rollback();
+        }
+        self.end_scope();
+        Ok(None)
+    }
+
     /// The handle a cancel request uses to stop this session's running statement.
     pub fn interrupt(&self) -> Interrupt {
         self.interrupt.clone()
@@ -431,6 +491,8 @@ impl Session {
     pub fn status(&self) -> TxnStatus {
         match &self.txn {
             None => TxnStatus::Idle,
+            // Outside a transaction block, whatever happens in the implicit one.
+            Some(t) if t.implicit => TxnStatus::Idle,
             Some(t) if t.failed => TxnStatus::Failed,
             Some(_) => TxnStatus::InBlock,
         }
@@ -653,15 +715,15 @@ impl Session {
     }
 
     fn begin(&mut self) -> Output {
-        if self.txn.is_some() {
+        if let Some(open) = self.txn.as_mut().filter(|t| t.implicit) {
+            // As in PostgreSQL, BEGIN inside an implicit block makes it a transaction
+            // block, the statements before it included.
+            open.implicit = false;
+        } else if self.txn.is_some() {
             self.notices
                 .push("there is already a transaction in progress".into());
         } else {
-            self.txn = Some(OpenTxn {
-                txn: Arc::new(Mutex::new(Some(self.db.store.begin()))),
-                failed: false,
-                savepoints: Vec::new(),
-            });
+            self.txn = Some(OpenTxn::begin(&self.db, false));
         }
         Output::Command("BEGIN".into())
     }
@@ -672,6 +734,11 @@ impl Session {
                 .push("there is no transaction in progress".into());
             return Ok(Output::Command("COMMIT".into()));
         };
+        if open.implicit {
+            // PostgreSQL warns so too, and commits the implicit block's writes so far.
+            self.notices
+                .push("there is no transaction in progress".into());
+        }
         if open.failed {
             self.end_scope();
             return Ok(Output::Command("ROLLBACK".into()));
@@ -707,6 +774,10 @@ impl Session {
     fn rollback(&mut self) -> Output {
         match self.txn.take() {
             Some(open) => {
+                if open.implicit {
+                    self.notices
+                        .push("there is no transaction in progress".into());
+                }
                 if let Some(txn) = open.txn.lock().unwrap_or_else(|e| e.into_inner()).take() {
                     txn.rollback();
                 }
@@ -728,7 +799,7 @@ impl Session {
             .unwrap_or_else(|e| e.into_inner())
             .changes
             .clone();
-        let Some(open) = self.txn.as_mut() else {
+        let Some(open) = self.txn.as_mut().filter(|t| !t.implicit) else {
             return Err(Error::NoTransaction("SAVEPOINT".into()));
         };
         let point = crate::provider::with_txn(&open.txn, |t| Ok(t.savepoint()))?;
@@ -883,17 +954,21 @@ impl Session {
     /// Runs a writing statement in the session's transaction, or in an implicit one that
     /// commits (and is retried on conflict) when there is none.
     async fn run_write(&mut self, stmt: Statement) -> Result<Output> {
+        let opens_implicit = self.txn.is_none() && self.implicit_block;
+        if opens_implicit {
+            self.txn = Some(OpenTxn::begin(&self.db, true));
+        }
         if self.txn.is_some() {
-            let result = self.exec_write(&stmt).await?;
+            let mut result = self.exec_write(&stmt).await?;
+            if opens_implicit {
+                result.evaluate_before_commit().await?;
+                return Ok(Output::Uncommitted(result));
+            }
             return result.finish(None).await;
         }
         let mut attempt = 0u32;
         loop {
-            self.txn = Some(OpenTxn {
-                txn: Arc::new(Mutex::new(Some(self.db.store.begin()))),
-                failed: false,
-                savepoints: Vec::new(),
-            });
+            self.txn = Some(OpenTxn::begin(&self.db, false));
             let result = self.exec_write(&stmt).await;
             let open = self.txn.take().expect("set above");
             let result = match result {
@@ -1492,11 +1567,17 @@ impl Session {
                         }
                     }
                 }
-                if let Some(selection) = &update.selection {
-                    let plan = self
-                        .plan(where_probe(name, alias.clone(), selection.clone()))
-                        .await?;
-                    merge(&plan, &mut params);
+                // Placeholders inside expressions (`n + $1`) and in the condition.
+                let expressions: Vec<&Expr> = update
+                    .assignments
+                    .iter()
+                    .map(|a| &a.value)
+                    .filter(|v| placeholder_index(v).is_none())
+                    .collect();
+                if !expressions.is_empty() || update.selection.is_some() {
+                    let probe =
+                        where_probe(name, alias.clone(), &expressions, update.selection.as_ref());
+                    merge(&self.plan(probe).await?, &mut params);
                 }
                 self.returning_schema(
                     &def,
@@ -1520,10 +1601,8 @@ impl Session {
                 };
                 let def = self.table_def(&sql::ddl::table_name(name)?)?;
                 if let Some(selection) = &delete.selection {
-                    let plan = self
-                        .plan(where_probe(name, alias.clone(), selection.clone()))
-                        .await?;
-                    merge(&plan, &mut params);
+                    let probe = where_probe(name, alias.clone(), &[], Some(selection));
+                    merge(&self.plan(probe).await?, &mut params);
                 }
                 self.returning_schema(
                     &def,
@@ -1567,13 +1646,26 @@ impl Session {
 }
 
 /// `SELECT 1 FROM t WHERE …`, to let DataFusion infer the types of a WHERE clause's `$n`.
+/// `SELECT items FROM name [alias] [WHERE selection]`: a query whose plan types the
+/// placeholders of a write's expressions and condition from the table's columns.
 fn where_probe(
     name: &ast::ObjectName,
     alias: Option<ast::TableAlias>,
-    selection: Expr,
+    items: &[&Expr],
+    selection: Option<&Expr>,
 ) -> Statement {
     let alias_text = alias.map(|a| format!(" AS {}", a.name)).unwrap_or_default();
-    let text = format!("SELECT 1 FROM {name}{alias_text} WHERE {selection}");
+    let items = if items.is_empty() {
+        "1".to_string()
+    } else {
+        items
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let condition = selection.map(|s| format!(" WHERE {s}")).unwrap_or_default();
+    let text = format!("SELECT {items} FROM {name}{alias_text}{condition}");
     parse_sql(&text)
         .ok()
         .and_then(|mut v| v.pop())

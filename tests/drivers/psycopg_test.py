@@ -96,4 +96,31 @@ with conn.cursor(binary=True) as cur:
     ), row
     assert [d.type_code for d in cur.description][3:] == [1186, 20, 1700], cur.description
 
+# executemany and pipelines run up to their Sync as one implicit transaction, as in
+# PostgreSQL: a failing row leaves none of the batch; a read in the pipeline sees its writes.
+conn.execute("CREATE TABLE batch (k int PRIMARY KEY, v text)")
+try:
+    conn.cursor().executemany(
+        "INSERT INTO batch VALUES (%s, %s)", [(1, "a"), (2, "b"), (1, "dup"), (3, "c")]
+    )
+    raise AssertionError("a duplicate key in executemany did not fail")
+except psycopg.errors.UniqueViolation:
+    pass
+assert conn.execute("SELECT count(*) FROM batch").fetchone()[0] == 0
+with conn.pipeline():
+    conn.execute("INSERT INTO batch VALUES (10, 'x')")
+    seen = conn.execute("SELECT count(*) FROM batch")
+assert seen.fetchone()[0] == 1
+assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+# A multi-statement simple query is one transaction too.
+try:
+    conn.execute("INSERT INTO batch VALUES (20, 'y'); INSERT INTO batch VALUES (10, 'dup')", prepare=False)
+    raise AssertionError("a duplicate key in a multi-statement query did not fail")
+except psycopg.errors.UniqueViolation:
+    pass
+assert conn.execute("SELECT array_agg(k) FROM batch").fetchone()[0] == [10]
+# A write alone before its Sync commits there, and RETURNING shows the commit's etag.
+etag = conn.execute("UPDATE batch SET v = %s WHERE k = 10 RETURNING _etag", ("z",), prepare=True).fetchone()[0]
+assert etag is not None and etag == conn.execute("SELECT _etag FROM batch WHERE k = 10").fetchone()[0]
+
 print("psycopg ok")

@@ -224,6 +224,45 @@ async fn concurrent_transactions_conflict_with_40001() {
     assert_eq!(bal, 11);
 }
 
+/// An autocommit write through the extended protocol commits at Sync; one that conflicts
+/// there runs again on its own, as an autocommit statement is retried, so concurrent
+/// increments of one row all land once and none fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conflicting_autocommit_writes_are_retried_at_sync() {
+    let server = TestServer::start();
+    let setup = server.connect().await;
+    setup
+        .batch_execute("CREATE TABLE counter (id int PRIMARY KEY, n int)")
+        .await
+        .unwrap();
+    setup
+        .batch_execute("INSERT INTO counter VALUES (1, 0)")
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        let client = server.connect().await;
+        tasks.push(tokio::spawn(async move {
+            let add = client
+                .prepare("UPDATE counter SET n = n + $1 WHERE id = 1")
+                .await
+                .unwrap();
+            for _ in 0..50 {
+                assert_eq!(client.execute(&add, &[&1i32]).await.unwrap(), 1);
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let n: i32 = setup
+        .query_one("SELECT n FROM counter WHERE id = 1", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 200);
+}
+
 /// A prepared range query keeps its plan across executions, yet every execution reads its
 /// own snapshot, honours the current settings and sees schema changes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
