@@ -48,6 +48,7 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(Length::new("length")));
     ctx.register_udf(ScalarUDF::new_from_impl(Length::new("octet_length")));
     ctx.register_udf(ScalarUDF::new_from_impl(PgTypeof::default()));
+    ctx.register_udf(ScalarUDF::new_from_impl(crate::to_char::ToChar::default()));
 }
 
 /// `pg_typeof(x)`: the name of the argument's PostgreSQL type, from the type it was planned

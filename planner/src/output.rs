@@ -181,7 +181,7 @@ fn utc_offset_seconds(zone: &Tz, micros: i64) -> i32 {
 }
 
 /// `+HH`, `+HH:MM` or `+HH:MM:SS`, as PostgreSQL writes a UTC offset.
-fn push_offset(seconds: i32, out: &mut String) {
+pub(crate) fn push_offset(seconds: i32, out: &mut String) {
     use std::fmt::Write;
     let sign = if seconds < 0 { '-' } else { '+' };
     let s = seconds.unsigned_abs();

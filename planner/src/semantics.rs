@@ -1,7 +1,7 @@
 //! The analyzer rule that gives planned expressions PostgreSQL's meaning where DataFusion's
 //! differs: numeric result scales (`numeric`), timestamp text (`zone`), rounding casts to
-//! integers and float arithmetic's range checks. It runs after DataFusion's type coercion, so operand
-//! types are final.
+//! integers, float arithmetic's range checks, interval comparisons and ordering
+//! (`interval`). It runs after DataFusion's type coercion, so operand types are final.
 
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNode;
@@ -28,8 +28,11 @@ impl AnalyzerRule for PostgresSemantics {
                 .transform_data(|e| checked_arithmetic(e, schema))?
                 .transform_data(typeof_constant)?
                 .transform_data(|e| text_cast(e, schema))?
+                .transform_data(|e| crate::interval::compare_spans(e, schema))?
                 .transform_data(nullable_scalar_subquery)
-        })
+        })?
+        .transform_up_with_subqueries(crate::interval::sort_by_span)
+        .map(|t| t.data)
     }
 }
 
@@ -78,7 +81,7 @@ impl AnalyzerRule for ArithmeticOperands {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        use datafusion::arrow::datatypes::DataType;
+        use datafusion::arrow::datatypes::{DataType, TimeUnit};
         use datafusion::common::ScalarValue;
         use datafusion::common::tree_node::Transformed;
         use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, Operator, cast};
@@ -111,6 +114,16 @@ impl AnalyzerRule for ArithmeticOperands {
                     right: Box::new(side(right, &r)),
                 }))
             };
+            // date ± interval is a timestamp, as in PostgreSQL (DataFusion keeps a date).
+            let date_and_interval = |a: &DataType, b: &DataType| {
+                *a == DataType::Date32 && matches!(b, DataType::Interval(_))
+            };
+            if matches!(op, Operator::Plus | Operator::Minus)
+                && (date_and_interval(&l, &r) || date_and_interval(&r, &l))
+            {
+                let timestamp = DataType::Timestamp(TimeUnit::Microsecond, None);
+                return Ok(rebuilt(timestamp, &|_, t| *t == DataType::Date32));
+            }
             let other_number = |t: &DataType| {
                 t.is_integer() || matches!(t, DataType::Float64 | DataType::Decimal128(..))
             };

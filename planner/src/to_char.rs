@@ -1,0 +1,669 @@
+//! `to_char` with PostgreSQL's template patterns. DataFusion's `to_char` takes chrono's
+//! `%Y-%m-%d` patterns and returns a PostgreSQL pattern such as `YYYY-MM-DD` unchanged; this
+//! one, registered under the same name, formats timestamps, timestamptz (in their zone),
+//! dates and numbers as PostgreSQL does for the common template patterns.
+
+use crate::output::timestamp_micros;
+use chrono::{Datelike, NaiveDate, NaiveDateTime, Offset, TimeZone, Timelike};
+use datafusion::arrow::array::timezone::Tz;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringBuilder};
+use datafusion::arrow::datatypes::{
+    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type,
+};
+use datafusion::arrow::datatypes::{Int16Type, Int32Type, Int64Type};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
+};
+use std::fmt::Write;
+use std::sync::Arc;
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct ToChar {
+    signature: Signature,
+}
+
+impl Default for ToChar {
+    fn default() -> Self {
+        ToChar {
+            signature: Signature::any(2, Volatility::Stable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for ToChar {
+    fn name(&self) -> &str {
+        "to_char"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let n = args.number_rows;
+        let value = args.args[0].to_array(n)?;
+        let format = datafusion::arrow::compute::cast(&args.args[1].to_array(n)?, &DataType::Utf8)?;
+        let format = format.as_string::<i32>();
+        let zone = match value.data_type() {
+            DataType::Timestamp(_, Some(tz)) => Some(
+                tz.parse::<Tz>()
+                    .map_err(|e| DataFusionError::Execution(e.to_string()))?,
+            ),
+            _ => None,
+        };
+        let mut out = StringBuilder::new();
+        let mut text = String::new();
+        for r in 0..n {
+            if value.is_null(r) || format.is_null(r) {
+                out.append_null();
+                continue;
+            }
+            text.clear();
+            let template = format.value(r);
+            match value.data_type() {
+                DataType::Timestamp(unit, _) => {
+                    let micros = timestamp_micros(&value, r, unit);
+                    let utc = chrono::DateTime::from_timestamp_micros(micros).ok_or_else(|| {
+                        DataFusionError::Execution("timestamp out of range".into())
+                    })?;
+                    match &zone {
+                        Some(tz) => {
+                            let local = tz.from_utc_datetime(&utc.naive_utc());
+                            let offset = local.offset().fix().local_minus_utc();
+                            // A named zone's abbreviation (EST); a fixed offset is written
+                            // as PostgreSQL names it (UTC, +05).
+                            let mut abbreviation = local.offset().to_string();
+                            if abbreviation.starts_with(['+', '-']) {
+                                abbreviation = match offset {
+                                    0 => "UTC".to_string(),
+                                    _ => {
+                                        let mut text = String::new();
+                                        crate::output::push_offset(offset, &mut text);
+                                        text
+                                    }
+                                };
+                            }
+                            let moment = Moment {
+                                at: local.naive_local(),
+                                zone: Some((offset, abbreviation)),
+                            };
+                            format_datetime(&moment, template, &mut text);
+                        }
+                        None => {
+                            let moment = Moment {
+                                at: utc.naive_utc(),
+                                zone: None,
+                            };
+                            format_datetime(&moment, template, &mut text);
+                        }
+                    }
+                }
+                DataType::Date32 => {
+                    let days = value.as_primitive::<Date32Type>().value(r);
+                    let date = NaiveDate::from_num_days_from_ce_opt(days + 719_163)
+                        .ok_or_else(|| DataFusionError::Execution("date out of range".into()))?;
+                    let moment = Moment {
+                        at: date.and_hms_opt(0, 0, 0).unwrap_or_default(),
+                        zone: None,
+                    };
+                    format_datetime(&moment, template, &mut text);
+                }
+                _ => format_number(&number(&value, r)?, template, &mut text),
+            }
+            out.append_value(&text);
+        }
+        Ok(ColumnarValue::Array(Arc::new(out.finish())))
+    }
+}
+
+/// A local date and time with, for timestamptz, its UTC offset in seconds and zone name.
+struct Moment {
+    at: NaiveDateTime,
+    zone: Option<(i32, String)>,
+}
+
+/// The template patterns of dates and times, longest first where one begins another.
+const DATETIME_PATTERNS: &[&str] = &[
+    "Y,YYY", "YYYY", "YYY", "YY", "Y", "IYYY", "HH24", "HH12", "HH", "MI", "SSSS", "SS", "MS",
+    "US", "A.M.", "P.M.", "AM", "PM", "MONTH", "MON", "MM", "DAY", "DDD", "DD", "DY", "D", "IW",
+    "ID", "WW", "W", "Q", "J", "CC", "TZ", "OF",
+];
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const DAYS: [&str; 7] = [
+    "Sunday",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+];
+
+/// The pattern `template` starts with (case-insensitive), if any.
+fn pattern_at(template: &str) -> Option<&'static str> {
+    DATETIME_PATTERNS.iter().copied().find(|p| {
+        template.len() >= p.len()
+            && template.is_char_boundary(p.len())
+            && template[..p.len()].eq_ignore_ascii_case(p)
+    })
+}
+
+/// A name in the case its pattern was written in: `MONTH`, `Month` or `month`.
+fn cased(name: &str, written: &str, out: &mut String) {
+    let mut letters = written.chars().filter(|c| c.is_ascii_alphabetic());
+    let first_upper = letters.next().is_some_and(|c| c.is_ascii_uppercase());
+    let second_upper = letters.next().is_some_and(|c| c.is_ascii_uppercase());
+    match (first_upper, second_upper) {
+        (true, true) => out.push_str(&name.to_ascii_uppercase()),
+        (true, false) => out.push_str(name),
+        _ => out.push_str(&name.to_ascii_lowercase()),
+    }
+}
+
+fn ordinal_suffix(n: i64, upper: bool) -> &'static str {
+    let suffix = match (n % 100, n % 10) {
+        (11..=13, _) => "th",
+        (_, 1) => "st",
+        (_, 2) => "nd",
+        (_, 3) => "rd",
+        _ => "th",
+    };
+    match (upper, suffix) {
+        (false, s) => s,
+        (true, "st") => "ST",
+        (true, "nd") => "ND",
+        (true, "rd") => "RD",
+        (true, _) => "TH",
+    }
+}
+
+fn format_datetime(moment: &Moment, template: &str, out: &mut String) {
+    let at = moment.at;
+    let mut rest = template;
+    while !rest.is_empty() {
+        // FM: no padding for the pattern that follows.
+        let fill = !(rest.len() >= 2 && rest[..2].eq_ignore_ascii_case("FM"));
+        if !fill {
+            rest = &rest[2..];
+        }
+        if let Some(stripped) = rest.strip_prefix('"') {
+            let end = stripped.find('"').unwrap_or(stripped.len());
+            out.push_str(&stripped[..end]);
+            rest = stripped.get(end + 1..).unwrap_or("");
+            continue;
+        }
+        if let Some(stripped) = rest.strip_prefix('\\')
+            && let Some(c) = stripped.chars().next()
+        {
+            out.push(c);
+            rest = &stripped[c.len_utf8()..];
+            continue;
+        }
+        let Some(pattern) = pattern_at(rest) else {
+            let c = rest.chars().next().unwrap_or(' ');
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+            continue;
+        };
+        let written = &rest[..pattern.len()];
+        rest = &rest[pattern.len()..];
+        let number = |value: i64, width: usize, out: &mut String| {
+            if fill {
+                let _ = write!(out, "{value:0width$}");
+            } else {
+                let _ = write!(out, "{value}");
+            }
+        };
+        let hour12 = match at.hour() % 12 {
+            0 => 12,
+            h => h,
+        } as i64;
+        let numeric: Option<i64> = match pattern {
+            "Y,YYY" => {
+                let y = at.year() as i64;
+                let _ = write!(out, "{},{:03}", y / 1000, y % 1000);
+                None
+            }
+            "YYYY" => {
+                number(at.year() as i64, 4, out);
+                Some(at.year() as i64)
+            }
+            "YYY" => {
+                number(at.year() as i64 % 1000, 3, out);
+                Some(at.year() as i64 % 1000)
+            }
+            "YY" => {
+                number(at.year() as i64 % 100, 2, out);
+                Some(at.year() as i64 % 100)
+            }
+            "Y" => {
+                number(at.year() as i64 % 10, 1, out);
+                Some(at.year() as i64 % 10)
+            }
+            "IYYY" => {
+                number(at.iso_week().year() as i64, 4, out);
+                Some(at.iso_week().year() as i64)
+            }
+            "HH24" => {
+                number(at.hour() as i64, 2, out);
+                Some(at.hour() as i64)
+            }
+            "HH12" | "HH" => {
+                number(hour12, 2, out);
+                Some(hour12)
+            }
+            "MI" => {
+                number(at.minute() as i64, 2, out);
+                Some(at.minute() as i64)
+            }
+            "SSSS" => {
+                let s = at.num_seconds_from_midnight() as i64;
+                number(s, 1, out);
+                Some(s)
+            }
+            "SS" => {
+                number(at.second() as i64, 2, out);
+                Some(at.second() as i64)
+            }
+            "MS" => {
+                number((at.nanosecond() / 1_000_000) as i64, 3, out);
+                None
+            }
+            "US" => {
+                number((at.nanosecond() / 1_000) as i64, 6, out);
+                None
+            }
+            "AM" | "PM" | "A.M." | "P.M." => {
+                let pm = at.hour() >= 12;
+                let text = match (pattern.len() == 2, pm) {
+                    (true, false) => "AM",
+                    (true, true) => "PM",
+                    (false, false) => "A.M.",
+                    (false, true) => "P.M.",
+                };
+                cased(text, &written.replace('.', ""), out);
+                None
+            }
+            "MONTH" | "MON" => {
+                let name = MONTHS[at.month0() as usize];
+                let name = if pattern == "MON" { &name[..3] } else { name };
+                let start = out.len();
+                cased(name, written, out);
+                if fill && pattern == "MONTH" {
+                    let width = out.len() - start;
+                    out.extend(std::iter::repeat_n(' ', 9usize.saturating_sub(width)));
+                }
+                None
+            }
+            "DAY" | "DY" => {
+                let name = DAYS[at.weekday().num_days_from_sunday() as usize];
+                let name = if pattern == "DY" { &name[..3] } else { name };
+                let start = out.len();
+                cased(name, written, out);
+                if fill && pattern == "DAY" {
+                    let width = out.len() - start;
+                    out.extend(std::iter::repeat_n(' ', 9usize.saturating_sub(width)));
+                }
+                None
+            }
+            "MM" => {
+                number(at.month() as i64, 2, out);
+                Some(at.month() as i64)
+            }
+            "DDD" => {
+                number(at.ordinal() as i64, 3, out);
+                Some(at.ordinal() as i64)
+            }
+            "DD" => {
+                number(at.day() as i64, 2, out);
+                Some(at.day() as i64)
+            }
+            "D" => {
+                let d = at.weekday().number_from_sunday() as i64;
+                number(d, 1, out);
+                Some(d)
+            }
+            "ID" => {
+                let d = at.weekday().number_from_monday() as i64;
+                number(d, 1, out);
+                Some(d)
+            }
+            "IW" => {
+                number(at.iso_week().week() as i64, 2, out);
+                Some(at.iso_week().week() as i64)
+            }
+            "WW" => {
+                let w = (at.ordinal0() / 7 + 1) as i64;
+                number(w, 2, out);
+                Some(w)
+            }
+            "W" => {
+                let w = (at.day0() / 7 + 1) as i64;
+                number(w, 1, out);
+                Some(w)
+            }
+            "Q" => {
+                let q = (at.month0() / 3 + 1) as i64;
+                number(q, 1, out);
+                Some(q)
+            }
+            "J" => {
+                let j = at.date().num_days_from_ce() as i64 + 1_721_425;
+                number(j, 1, out);
+                Some(j)
+            }
+            "CC" => {
+                let y = at.year() as i64;
+                let c = if y > 0 {
+                    (y + 99) / 100
+                } else {
+                    -((99 - y) / 100)
+                };
+                number(c, 2, out);
+                Some(c)
+            }
+            "TZ" | "OF" => {
+                if let Some((offset, name)) = &moment.zone {
+                    if pattern == "TZ" {
+                        cased(name, if written == "tz" { "tz" } else { "TZ" }, out);
+                    } else {
+                        crate::output::push_offset(*offset, out);
+                    }
+                }
+                None
+            }
+            _ => None,
+        };
+        // TH / th after a number: its ordinal suffix.
+        if let Some(n) = numeric
+            && rest.len() >= 2
+            && rest[..2].eq_ignore_ascii_case("TH")
+        {
+            out.push_str(ordinal_suffix(n, &rest[..2] == "TH"));
+            rest = &rest[2..];
+        }
+    }
+}
+
+/// A number as its sign and decimal digits (exact for integers and numerics).
+enum Number {
+    Exact {
+        negative: bool,
+        digits: String,
+        scale: usize,
+    },
+    Float(f64),
+}
+
+fn number(array: &ArrayRef, r: usize) -> Result<Number> {
+    let exact = |v: i128, scale: usize| Number::Exact {
+        negative: v < 0,
+        digits: v.unsigned_abs().to_string(),
+        scale,
+    };
+    Ok(match array.data_type() {
+        DataType::Int16 => exact(array.as_primitive::<Int16Type>().value(r) as i128, 0),
+        DataType::Int32 => exact(array.as_primitive::<Int32Type>().value(r) as i128, 0),
+        DataType::Int64 => exact(array.as_primitive::<Int64Type>().value(r) as i128, 0),
+        DataType::Decimal128(_, scale) => exact(
+            array.as_primitive::<Decimal128Type>().value(r),
+            (*scale).max(0) as usize,
+        ),
+        DataType::Float32 => Number::Float(array.as_primitive::<Float32Type>().value(r) as f64),
+        DataType::Float64 => Number::Float(array.as_primitive::<Float64Type>().value(r)),
+        other => {
+            return Err(DataFusionError::Plan(format!(
+                "function to_char({other}, text) does not exist"
+            )));
+        }
+    })
+}
+
+/// The integer and fraction digits of `n` rounded to `frac` places (half away from zero).
+fn rounded(n: &Number, frac: usize) -> (bool, String, String) {
+    let (negative, mut digits, scale) = match n {
+        Number::Exact {
+            negative,
+            digits,
+            scale,
+        } => (*negative, digits.clone(), *scale),
+        Number::Float(v) => {
+            let text = format!("{:.*}", frac, v.abs());
+            let (int, fraction) = text.split_once('.').unwrap_or((&text, ""));
+            return (
+                *v < 0.0,
+                int.trim_start_matches('0').to_string(),
+                fraction.to_string(),
+            );
+        }
+    };
+    if digits.len() <= scale {
+        digits = format!("{}{digits}", "0".repeat(scale + 1 - digits.len()));
+    }
+    let mut all: Vec<u8> = digits.bytes().map(|b| b - b'0').collect();
+    let point = all.len() - scale;
+    if scale > frac {
+        let round_up = all[point + frac] >= 5;
+        all.truncate(point + frac);
+        if round_up {
+            let mut i = all.len();
+            loop {
+                if i == 0 {
+                    all.insert(0, 1);
+                    break;
+                }
+                i -= 1;
+                if all[i] == 9 {
+                    all[i] = 0;
+                } else {
+                    all[i] += 1;
+                    break;
+                }
+            }
+        }
+    } else {
+        all.extend(std::iter::repeat_n(0, frac - scale));
+    }
+    let point = all.len() - frac;
+    let text: String = all.iter().map(|d| (b'0' + d) as char).collect();
+    let int = text[..point].trim_start_matches('0').to_string();
+    let zero = text.bytes().all(|b| b == b'0');
+    (negative && !zero, int, text[point..].to_string())
+}
+
+/// A number under a numeric template: `9` a digit (a blank when a leading zero), `0` a
+/// digit, `.`/`D` the point, `,`/`G` a separator, `S`/`MI`/`PL` the sign, `FM` no padding.
+fn format_number(n: &Number, template: &str, out: &mut String) {
+    let upper = template.to_ascii_uppercase();
+    let fm = upper.contains("FM");
+    let point = upper.find(['.', 'D']);
+    let is_digit = |c: char| c == '9' || c == '0';
+    let int_slots = upper[..point.unwrap_or(upper.len())]
+        .chars()
+        .filter(|&c| is_digit(c))
+        .count();
+    let frac_slots = point.map_or(0, |p| upper[p..].chars().filter(|&c| is_digit(c)).count());
+    let (negative, mut int, frac) = rounded(n, frac_slots);
+    if int.is_empty() && frac_slots == 0 {
+        int.push('0');
+    }
+    let explicit_sign = upper.contains('S') || upper.contains("MI") || upper.contains("PL");
+    let overflow = int.len() > int_slots;
+    let first_zero = upper[..point.unwrap_or(upper.len())]
+        .chars()
+        .filter(|&c| is_digit(c))
+        .position(|c| c == '0')
+        .unwrap_or(int_slots);
+    let lead = int_slots.saturating_sub(int.len());
+    let mut body = String::new();
+    let mut slot = 0usize;
+    let mut frac_digit = 0usize;
+    let mut in_fraction = false;
+    let mut started = false;
+    let mut leading_sign = None;
+    let bytes = upper.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i] as char;
+        if upper[i..].starts_with("FM") {
+            i += 2;
+            continue;
+        }
+        if upper[i..].starts_with("MI") {
+            body.push(if negative { '-' } else { ' ' });
+            i += 2;
+            continue;
+        }
+        if upper[i..].starts_with("PL") {
+            body.push(if negative { ' ' } else { '+' });
+            i += 2;
+            continue;
+        }
+        match c {
+            '9' | '0' if !in_fraction => {
+                let ch = if overflow {
+                    '#'
+                } else if slot >= lead {
+                    started = true;
+                    int.as_bytes()[slot - lead] as char
+                } else if slot >= first_zero {
+                    started = true;
+                    '0'
+                } else {
+                    ' '
+                };
+                body.push(ch);
+                slot += 1;
+            }
+            '9' | '0' => {
+                let ch = if overflow {
+                    '#'
+                } else {
+                    frac.as_bytes().get(frac_digit).map_or('0', |b| *b as char)
+                };
+                body.push(ch);
+                frac_digit += 1;
+            }
+            '.' | 'D' if !in_fraction => {
+                in_fraction = true;
+                body.push('.');
+            }
+            ',' | 'G' => body.push(if started || in_fraction { ',' } else { ' ' }),
+            // A leading S puts the sign just before the first digit, as the default does.
+            'S' if slot == 0 && !in_fraction => {
+                leading_sign = Some(if negative { '-' } else { '+' })
+            }
+            'S' => body.push(if negative { '-' } else { '+' }),
+            // The currency symbol: none in the C locale.
+            'L' => body.push(' '),
+            _ => body.push(template[i..].chars().next().unwrap_or(' ')),
+        }
+        i += template[i..].chars().next().map_or(1, char::len_utf8);
+    }
+    if let Some(sign) = leading_sign {
+        let first = body
+            .find(|c: char| c.is_ascii_digit() || c == '.' || c == '#')
+            .unwrap_or(body.len());
+        body.insert(first, sign);
+    }
+    if !explicit_sign {
+        // One place for the sign, just before the first digit.
+        let mut with_sign = String::with_capacity(body.len() + 1);
+        with_sign.push(' ');
+        with_sign.push_str(&body);
+        if negative
+            && let Some(first) =
+                with_sign.find(|c: char| c.is_ascii_digit() || c == '.' || c == '#')
+        {
+            with_sign.replace_range(first - 1..first, "-");
+        }
+        body = with_sign;
+    }
+    if fm {
+        // No padding: leading blanks go, so do the fraction's trailing zeros written as 9.
+        let mut trimmed = body.trim_start().to_string();
+        if let Some(p) = point {
+            let nines_after = upper[p..].ends_with('9');
+            if nines_after && trimmed.contains('.') {
+                while trimmed.ends_with('0') {
+                    trimmed.pop();
+                }
+            }
+        }
+        body = trimmed;
+    }
+    out.push_str(&body);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dt(template: &str) -> String {
+        let moment = Moment {
+            at: NaiveDate::from_ymd_opt(2024, 3, 5)
+                .unwrap()
+                .and_hms_micro_opt(14, 7, 9, 123_456)
+                .unwrap(),
+            zone: None,
+        };
+        let mut out = String::new();
+        format_datetime(&moment, template, &mut out);
+        out
+    }
+
+    fn num(v: i128, scale: usize, template: &str) -> String {
+        let n = Number::Exact {
+            negative: v < 0,
+            digits: v.unsigned_abs().to_string(),
+            scale,
+        };
+        let mut out = String::new();
+        format_number(&n, template, &mut out);
+        out
+    }
+
+    #[test]
+    fn datetime_patterns_as_postgresql_writes_them() {
+        assert_eq!(dt("YYYY-MM-DD HH24:MI:SS"), "2024-03-05 14:07:09");
+        assert_eq!(dt("Day, DD Month YYYY"), "Tuesday  , 05 March     2024");
+        assert_eq!(dt("FMDay, FMDD FMMonth"), "Tuesday, 5 March");
+        assert_eq!(dt("HH12:MI am"), "02:07 pm");
+        assert_eq!(dt("Mon DDth \"of\" YY"), "Mar 05th of 24");
+        assert_eq!(dt("MS US Q IW DDD"), "123 123456 1 10 065");
+    }
+
+    #[test]
+    fn numeric_patterns_as_postgresql_writes_them() {
+        assert_eq!(num(12345, 1, "9999.99"), " 1234.50");
+        assert_eq!(num(-12345, 1, "9999.99"), "-1234.50");
+        assert_eq!(num(5, 0, "9999"), "    5");
+        assert_eq!(num(-5, 0, "9999"), "   -5");
+        assert_eq!(num(5, 0, "0009"), " 0005");
+        assert_eq!(num(12345, 1, "FM9999.99"), "1234.5");
+        assert_eq!(num(1234567, 0, "9,999,999"), " 1,234,567");
+        assert_eq!(num(12345, 0, "999"), " ###");
+        assert_eq!(num(5, 1, "9.99"), "  .50");
+        assert_eq!(num(-12, 0, "S999"), " -12");
+        assert_eq!(num(12, 0, "999MI"), " 12 ");
+    }
+}
