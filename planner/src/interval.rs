@@ -10,8 +10,8 @@ use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::error::Result;
 use datafusion::logical_expr::{
-    BinaryExpr, ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator, ScalarFunctionArgs,
-    ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+    BinaryExpr, ColumnarValue, Expr, ExprSchemable, LogicalPlan, ScalarFunctionArgs, ScalarUDF,
+    ScalarUDFImpl, Signature, Volatility,
 };
 use std::sync::Arc;
 
@@ -87,18 +87,7 @@ pub fn compare_spans(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>>
     let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &expr else {
         return Ok(Transformed::no(expr));
     };
-    let comparison = matches!(
-        op,
-        Operator::Eq
-            | Operator::NotEq
-            | Operator::Lt
-            | Operator::LtEq
-            | Operator::Gt
-            | Operator::GtEq
-            | Operator::IsDistinctFrom
-            | Operator::IsNotDistinctFrom
-    );
-    if !comparison {
+    if !crate::semantics::is_comparison(op) {
         return Ok(Transformed::no(expr));
     }
     let (Ok(l), Ok(r)) = (left.get_type(schema), right.get_type(schema)) else {

@@ -687,25 +687,13 @@ impl AnalyzerRule for OperandTypes {
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
         use datafusion::common::tree_node::TreeNodeRecursion;
-        use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
+        use datafusion::logical_expr::{Between, BinaryExpr, Expr};
         plan.apply_with_subqueries(|node| {
             let schema = input_schema(node);
             node.apply_expressions(|expr| {
                 expr.apply(|e| {
                     match e {
-                        Expr::BinaryExpr(BinaryExpr { left, op, right })
-                            if matches!(
-                                op,
-                                Operator::Eq
-                                    | Operator::NotEq
-                                    | Operator::Lt
-                                    | Operator::LtEq
-                                    | Operator::Gt
-                                    | Operator::GtEq
-                                    | Operator::IsDistinctFrom
-                                    | Operator::IsNotDistinctFrom
-                            ) =>
-                        {
+                        Expr::BinaryExpr(BinaryExpr { left, op, right }) if is_comparison(op) => {
                             refuse_text_number(left, &op.to_string(), right, &schema)?
                         }
                         Expr::InList(list) => {
@@ -796,6 +784,22 @@ fn operand_type(
 }
 
 /// The analyzer rules of a Partita session: ours around DataFusion's defaults.
+/// `=`, `<>`, `<`, `<=`, `>`, `>=` and IS [NOT] DISTINCT FROM.
+pub(crate) fn is_comparison(op: &datafusion::logical_expr::Operator) -> bool {
+    use datafusion::logical_expr::Operator;
+    matches!(
+        op,
+        Operator::Eq
+            | Operator::NotEq
+            | Operator::Lt
+            | Operator::LtEq
+            | Operator::Gt
+            | Operator::GtEq
+            | Operator::IsDistinctFrom
+            | Operator::IsNotDistinctFrom
+    )
+}
+
 pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
     let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> =
         vec![Arc::new(OperandTypes), Arc::new(ArithmeticOperands)];
