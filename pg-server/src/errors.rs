@@ -54,6 +54,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::ObjectStore(_) => "58030",
         Error::UnknownSavepoint(_) => "3B001",
         Error::UndefinedOperator(_) => "42883",
+        Error::InvalidParameterValue(_) => "22023",
         Error::Context { source, .. } => sql_state(source),
         Error::Internal(_) => "XX000",
     }

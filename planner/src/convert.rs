@@ -303,13 +303,22 @@ pub fn value_from_array(array: &ArrayRef, row: usize, ty: SqlType, column: &str)
                     })?)
                 }
                 SqlType::Json | SqlType::Jsonb => {
-                    if serde_json::from_str::<serde_json::Value>(text).is_err() {
-                        return Err(Error::InvalidText {
-                            ty: ty.to_string(),
-                            value: text.to_string(),
-                        });
+                    let invalid = |_| Error::InvalidText {
+                        ty: ty.to_string(),
+                        value: text.to_string(),
+                    };
+                    // json keeps its text; jsonb is stored in its normal form.
+                    match ty {
+                        SqlType::Json => {
+                            crate::json::value::Json::parse(text).map_err(invalid)?;
+                            Value::Json(text.to_string())
+                        }
+                        _ => Value::Json(
+                            crate::json::value::Json::parse_jsonb(text)
+                                .map_err(invalid)?
+                                .to_jsonb_text(),
+                        ),
                     }
-                    Value::Json(text.to_string())
                 }
                 _ => Value::Text(text.to_string()),
             }

@@ -196,6 +196,7 @@ fn scratch_context(zone: &str) -> SessionContext {
     let state = datafusion::execution::session_state::SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
+        .with_type_planner(std::sync::Arc::new(crate::casts::PostgresTypes))
         .with_analyzer_rules(crate::semantics::analyzer_rules())
         .build();
     let ctx = SessionContext::new_with_state(state);

@@ -100,6 +100,10 @@ pub enum Error {
     #[error("operator does not exist: {0}")]
     UndefinedOperator(String),
 
+    /// A value a function cannot take (`jsonb_array_length` of an object): 22023.
+    #[error("{0}")]
+    InvalidParameterValue(String),
+
     #[error("savepoint \"{0}\" does not exist")]
     UnknownSavepoint(String),
 

@@ -49,6 +49,12 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(Length::new("octet_length")));
     ctx.register_udf(ScalarUDF::new_from_impl(PgTypeof::default()));
     ctx.register_udf(ScalarUDF::new_from_impl(crate::to_char::ToChar::default()));
+    crate::json::register(ctx);
+    // After DataFusion's own planners, which keep `@>` and `||` of arrays.
+    let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
+        &mut ctx.clone(),
+        Arc::new(crate::json::JsonOperators),
+    );
 }
 
 /// `pg_typeof(x)`: the name of the argument's PostgreSQL type, from the type it was planned

@@ -5,6 +5,7 @@
 //! protocol and no sockets here.
 
 pub mod autoparam;
+pub mod casts;
 pub mod classify;
 pub mod convert;
 pub mod copy;
@@ -19,6 +20,7 @@ pub mod functions;
 pub mod index;
 pub mod interrupt;
 pub mod interval;
+pub mod json;
 pub mod literals;
 pub mod naming;
 pub mod numeric;

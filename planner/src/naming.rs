@@ -48,12 +48,18 @@ fn cast_type_name(ty: &str) -> String {
         "real" => "float4".into(),
         "boolean" | "bool" => "bool".into(),
         "text" => "text".into(),
-        other => other
-            .split('(')
-            .next()
-            .unwrap_or("?column?")
-            .trim()
-            .to_string(),
+        other => match other.split('(').next().unwrap_or("").trim() {
+            "character varying" | "varchar" => "varchar".into(),
+            "character" | "char" => "bpchar".into(),
+            "timestamp with time zone" => "timestamptz".into(),
+            "timestamp" | "timestamp without time zone" => "timestamp".into(),
+            _ => other
+                .split('(')
+                .next()
+                .unwrap_or("?column?")
+                .trim()
+                .to_string(),
+        },
     }
 }
 

@@ -27,6 +27,7 @@ impl AnalyzerRule for PostgresSemantics {
                 .transform_data(|e| rounding_int_cast(e, schema))?
                 .transform_data(|e| checked_arithmetic(e, schema))?
                 .transform_data(typeof_constant)?
+                .transform_data(|e| crate::casts::typed_input(e, schema))?
                 .transform_data(|e| text_cast(e, schema))?
                 .transform_data(|e| crate::interval::compare_spans(e, schema))?
                 .transform_data(nullable_scalar_subquery)
@@ -282,7 +283,7 @@ impl datafusion::logical_expr::ScalarUDFImpl for RoundHalfEven {
 /// differs: `ts::text` is `2024-01-01 10:00:00`, not `2024-01-01T10:00:00`; an interval is
 /// `1 day 02:00:00`; a float `2`, not `2.0`; bytea `\x41ff`, not its bytes as UTF-8. The
 /// cast becomes [`crate::output::OutputText`].
-fn text_cast(
+pub(crate) fn text_cast(
     expr: datafusion::logical_expr::Expr,
     schema: &datafusion::common::DFSchema,
 ) -> Result<datafusion::common::tree_node::Transformed<datafusion::logical_expr::Expr>> {

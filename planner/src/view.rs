@@ -418,6 +418,7 @@ fn predicate_expr(view: &TableDef, schema: &Arc<Schema>) -> Result<Option<Arc<dy
         return Ok(Some(e));
     }
     let ctx = SessionContext::new();
+    crate::functions::register(&ctx);
     let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
     let expr = ctx.parse_sql_expr(text, &df_schema)?;
     let physical = ctx.create_physical_expr(expr, &df_schema)?;

@@ -1,0 +1,395 @@
+//! `json` and `jsonb`: their operators and functions, as PostgreSQL has them.
+//!
+//! Values are text in Arrow (a column's declared type, or an expression's, is in its field
+//! metadata); `value` reads and writes them. The operators (`->`, `->>`, `#>`, `#>>`, `@>`,
+//! `<@`, `?`, `?|`, `?&`, and jsonb's `||`, `-`, `#-`) are planned as calls of `functions`'
+//! scalar functions by [`JsonOperators`]. The aggregates and set-returning functions are
+//! rewritten on the parsed statement ([`rewrite`]) into DataFusion's own `array_agg` and
+//! `unnest` around those functions:
+//!
+//! - `json_agg(x ORDER BY y)` is `json_agg(array_agg(to_json(x) ORDER BY y))`, where the
+//!   outer `json_agg` is a scalar function making the array of the collected values; so
+//!   ordering, DISTINCT and FILTER work as for `array_agg`;
+//! - `json_object_agg(k, v)` collects `partita_json_member(k, v)`'s `"k" : v` texts;
+//! - `jsonb_array_elements(doc)` in a select list is `unnest(partita_json_elements(doc))`; in
+//!   FROM it is a derived table of that, and `jsonb_each(doc)` one of two unnested lists
+//!   (keys and values), which DataFusion zips.
+//!
+//! FROM functions take constants or outer columns DataFusion can plan in a derived table;
+//! a lateral reference to a column of an earlier FROM item is not supported.
+
+pub mod functions;
+pub mod value;
+
+pub use functions::Kind;
+use functions::{JsonFunction, KeyMatch, Op};
+
+use datafusion::common::DFSchema;
+use datafusion::error::Result;
+use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
+use datafusion::logical_expr::{ExprSchemable, ScalarUDF};
+use datafusion::sql::sqlparser::ast::{
+    self, BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
+    SelectItem, Statement, TableFactor, VisitMut, VisitorMut,
+};
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+/// Registers the JSON functions.
+pub fn register(ctx: &SessionContext) {
+    for function in JsonFunction::all() {
+        ctx.register_udf(ScalarUDF::new_from_impl(function));
+    }
+}
+
+/// The input function of `kind` (what a cast from text runs).
+pub fn input_function(kind: Kind) -> Arc<ScalarUDF> {
+    let name = match kind {
+        Kind::Json => "partita_json_in",
+        Kind::Jsonb => "partita_jsonb_in",
+    };
+    Arc::new(ScalarUDF::new_from_impl(JsonFunction::new(
+        name,
+        Op::Input(kind),
+    )))
+}
+
+/// Plans the JSON operators on text operands as calls of the JSON functions.
+#[derive(Debug, Default)]
+pub struct JsonOperators;
+
+impl ExprPlanner for JsonOperators {
+    fn plan_binary_op(
+        &self,
+        expr: RawBinaryExpr,
+        schema: &DFSchema,
+    ) -> Result<PlannerResult<RawBinaryExpr>> {
+        use datafusion::arrow::datatypes::DataType;
+        let field = |e: &datafusion::logical_expr::Expr| e.to_field(schema).ok().map(|(_, f)| f);
+        let (left, right) = (field(&expr.left), field(&expr.right));
+        let text = |f: &Option<Arc<datafusion::arrow::datatypes::Field>>| {
+            f.as_ref().is_some_and(|f| {
+                matches!(
+                    f.data_type(),
+                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
+                )
+            })
+        };
+        let declared = |f: &Option<Arc<datafusion::arrow::datatypes::Field>>| {
+            f.as_ref().and_then(|f| Kind::declared(f))
+        };
+        let jsonb = |f| declared(f) == Some(Kind::Jsonb);
+        // PostgreSQL's lexer drops a trailing minus from an operator (`doc->-1` is
+        // `doc -> -1`); sqlparser reads `->-` as one operator.
+        if let BinaryOperator::Custom(custom) = &expr.op
+            && let Some(op) = match custom.as_str() {
+                "->-" => Some(BinaryOperator::Arrow),
+                "->>-" => Some(BinaryOperator::LongArrow),
+                _ => None,
+            }
+        {
+            let negated = RawBinaryExpr {
+                op,
+                left: expr.left,
+                right: datafusion::logical_expr::Expr::Negative(Box::new(expr.right)),
+            };
+            return self.plan_binary_op(negated, schema);
+        }
+        let (name, op, swap) = match expr.op {
+            BinaryOperator::Arrow => ("->", Op::Get { text: false }, false),
+            BinaryOperator::LongArrow => ("->>", Op::Get { text: true }, false),
+            BinaryOperator::HashArrow => ("#>", Op::Path { text: false }, false),
+            BinaryOperator::HashLongArrow => ("#>>", Op::Path { text: true }, false),
+            BinaryOperator::AtArrow if text(&right) => ("@>", Op::Contains, false),
+            BinaryOperator::ArrowAt if text(&left) => ("<@", Op::Contains, true),
+            BinaryOperator::Question => ("?", Op::HasKey(KeyMatch::One), false),
+            BinaryOperator::QuestionPipe => ("?|", Op::HasKey(KeyMatch::Any), false),
+            BinaryOperator::QuestionAnd => ("?&", Op::HasKey(KeyMatch::All), false),
+            BinaryOperator::StringConcat if jsonb(&left) || jsonb(&right) => {
+                ("||", Op::Concat, false)
+            }
+            BinaryOperator::Minus if jsonb(&left) => ("-", Op::Delete, false),
+            BinaryOperator::HashMinus => ("#-", Op::DeletePath, false),
+            _ => return Ok(PlannerResult::Original(expr)),
+        };
+        if !text(if swap { &right } else { &left }) {
+            return Ok(PlannerResult::Original(expr));
+        }
+        let (subject, other) = match swap {
+            true => (expr.right, expr.left),
+            false => (expr.left, expr.right),
+        };
+        let function = JsonFunction::new(&format!("partita_operator {name}"), op);
+        Ok(PlannerResult::Planned(
+            ScalarUDF::new_from_impl(function).call(vec![subject, other]),
+        ))
+    }
+}
+
+/// Rewrites the JSON aggregates and set-returning functions of `stmt` (see the module
+/// comment).
+pub fn rewrite(stmt: &mut Statement) -> crate::Result<()> {
+    match stmt.visit(&mut Rewriter) {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+struct Rewriter;
+
+/// The lowercased unqualified name of a function.
+fn function_name(name: &ObjectName) -> Option<String> {
+    Some(name.0.last()?.as_ident()?.value.to_ascii_lowercase())
+}
+
+/// `name(args…)`.
+fn call(name: &str, args: Vec<Expr>) -> Expr {
+    Expr::Function(ast::Function {
+        name: ObjectName::from(vec![Ident::new(name)]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: args
+                .into_iter()
+                .map(|a| FunctionArg::Unnamed(FunctionArgExpr::Expr(a)))
+                .collect(),
+            clauses: vec![],
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: vec![],
+    })
+}
+
+/// The plain positional arguments of a call, or `None` when it has others.
+fn plain_args(args: &[FunctionArg]) -> Option<Vec<Expr>> {
+    args.iter()
+        .map(|a| match a {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A set-returning JSON function: the lists it unnests, each with its column name.
+fn set_returning(name: &str, arg: &Expr) -> Option<Vec<(Expr, &'static str)>> {
+    // The json_… functions read their argument as json, the jsonb_… ones as jsonb.
+    let family = if name.starts_with("jsonb_") {
+        "jsonb"
+    } else {
+        "json"
+    };
+    let list = |helper: &str, column| {
+        let helper = format!("partita_{family}_{helper}");
+        (call(&helper, vec![arg.clone()]), column)
+    };
+    let column = match name {
+        "json_object_keys" => "json_object_keys",
+        "jsonb_object_keys" => "jsonb_object_keys",
+        _ => "value",
+    };
+    Some(match name.strip_prefix(family)?.strip_prefix('_')? {
+        "array_elements" => vec![list("elements", column)],
+        "array_elements_text" => vec![list("elements_text", column)],
+        "object_keys" => vec![list("object_keys", column)],
+        "each" => vec![list("object_keys", "key"), list("object_values", "value")],
+        "each_text" => vec![
+            list("object_keys", "key"),
+            list("object_values_text", "value"),
+        ],
+        _ => return None,
+    })
+}
+
+fn unnest(list: Expr) -> Expr {
+    call("unnest", vec![list])
+}
+
+impl VisitorMut for Rewriter {
+    type Break = crate::Error;
+
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<crate::Error> {
+        let Expr::Function(f) = e else {
+            return ControlFlow::Continue(());
+        };
+        let Some(name) = function_name(&f.name) else {
+            return ControlFlow::Continue(());
+        };
+        let convert = match name.as_str() {
+            "json_agg" => "to_json",
+            "jsonb_agg" => "to_jsonb",
+            "json_object_agg" => "partita_json_member",
+            "jsonb_object_agg" => "partita_jsonb_member",
+            _ => return ControlFlow::Continue(()),
+        };
+        let FunctionArguments::List(list) = &f.args else {
+            return ControlFlow::Continue(());
+        };
+        let Some(args) = plain_args(&list.args) else {
+            return ControlFlow::Continue(());
+        };
+        // Already rewritten (a statement read back from its text): the final step, of the
+        // collected values.
+        if let [Expr::Function(inner), ..] = args.as_slice()
+            && function_name(&inner.name).as_deref() == Some("array_agg")
+        {
+            return ControlFlow::Continue(());
+        }
+        // PostgreSQL collects DISTINCT values sorted; the final step sorts them when no
+        // ORDER BY says otherwise.
+        let distinct = matches!(
+            list.duplicate_treatment,
+            Some(ast::DuplicateTreatment::Distinct)
+        ) && !list
+            .clauses
+            .iter()
+            .any(|c| matches!(c, ast::FunctionArgumentClause::OrderBy(_)));
+        let mut collect = f.clone();
+        collect.name = ObjectName::from(vec![Ident::new("array_agg")]);
+        if let FunctionArguments::List(list) = &mut collect.args {
+            list.args = vec![FunctionArg::Unnamed(FunctionArgExpr::Expr(call(
+                convert, args,
+            )))];
+        }
+        let mut final_args = vec![Expr::Function(collect)];
+        if distinct {
+            final_args.push(Expr::value(ast::Value::Boolean(true)));
+        }
+        *e = call(&name, final_args);
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_select(&mut self, select: &mut ast::Select) -> ControlFlow<crate::Error> {
+        for item in &mut select.projection {
+            let (expr, alias) = match item {
+                SelectItem::UnnamedExpr(e) => (e.clone(), None),
+                SelectItem::ExprWithAlias { expr, alias } => (expr.clone(), Some(alias.clone())),
+                _ => continue,
+            };
+            let Expr::Function(f) = &expr else { continue };
+            let (Some(name), FunctionArguments::List(list)) = (function_name(&f.name), &f.args)
+            else {
+                continue;
+            };
+            let Some(arg) = plain_args(&list.args).and_then(|a| <[Expr; 1]>::try_from(a).ok())
+            else {
+                continue;
+            };
+            let Some(lists) = set_returning(&name, &arg[0]) else {
+                continue;
+            };
+            // `json_each` in a select list returns records, which Partita does not have.
+            let [(list, _)] = lists.as_slice() else {
+                continue;
+            };
+            *item = SelectItem::ExprWithAlias {
+                expr: unnest(list.clone()),
+                alias: alias.unwrap_or_else(|| Ident::new(name)),
+            };
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<crate::Error> {
+        let TableFactor::Table {
+            name,
+            args: Some(args),
+            alias,
+            with_ordinality,
+            ..
+        } = factor
+        else {
+            return ControlFlow::Continue(());
+        };
+        let Some(function) = function_name(name) else {
+            return ControlFlow::Continue(());
+        };
+        let Some(arg) = plain_args(&args.args).and_then(|a| <[Expr; 1]>::try_from(a).ok()) else {
+            return ControlFlow::Continue(());
+        };
+        let Some(lists) = set_returning(&function, &arg[0]) else {
+            return ControlFlow::Continue(());
+        };
+        let columns: Vec<String> = lists
+            .iter()
+            .map(|(list, column)| format!("{} AS {column}", unnest(list.clone())))
+            .collect();
+        if *with_ordinality {
+            return ControlFlow::Break(crate::Error::Unsupported(format!(
+                "WITH ORDINALITY on {function}"
+            )));
+        }
+        let alias = alias.clone().unwrap_or_else(|| ast::TableAlias {
+            explicit: true,
+            name: Ident::new(&function),
+            columns: vec![],
+            at: None,
+        });
+        let text = format!("(SELECT {})", columns.join(", "));
+        let dialect = datafusion::sql::sqlparser::dialect::PostgreSqlDialect {};
+        let parsed = datafusion::sql::sqlparser::parser::Parser::new(&dialect)
+            .try_with_sql(&text)
+            .and_then(|mut p| p.parse_table_factor());
+        match parsed {
+            Ok(TableFactor::Derived {
+                lateral, subquery, ..
+            }) => {
+                *factor = TableFactor::Derived {
+                    lateral,
+                    subquery,
+                    alias: Some(alias),
+                    sample: None,
+                }
+            }
+            Ok(other) => unreachable!("a parenthesized query is a derived table: {other}"),
+            Err(e) => return ControlFlow::Break(crate::Error::Syntax(e.to_string())),
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn rewritten(sql: &str) -> String {
+        crate::session::parse_sql(sql)
+            .unwrap()
+            .remove(0)
+            .to_string()
+    }
+
+    #[test]
+    fn aggregates_collect_with_array_agg() {
+        let once = rewritten("SELECT json_agg(x ORDER BY y) FILTER (WHERE y > 1) FROM t");
+        assert_eq!(
+            once,
+            "SELECT json_agg(array_agg(to_json(x) ORDER BY y) FILTER (WHERE y > 1)) FROM t"
+        );
+        // A statement read back from its rewritten text is not rewritten again.
+        assert_eq!(rewritten(&once), once);
+        assert_eq!(
+            rewritten("SELECT jsonb_object_agg(k, v) FROM t"),
+            "SELECT jsonb_object_agg(array_agg(partita_jsonb_member(k, v))) FROM t"
+        );
+    }
+
+    #[test]
+    fn set_returning_functions_unnest() {
+        assert_eq!(
+            rewritten("SELECT jsonb_array_elements(doc) FROM t"),
+            "SELECT unnest(partita_jsonb_elements(doc)) AS jsonb_array_elements FROM t"
+        );
+        assert_eq!(
+            rewritten("SELECT * FROM json_each_text('{}') AS e(k, v)"),
+            "SELECT * FROM (SELECT unnest(partita_json_object_keys('{}')) AS key, \
+             unnest(partita_json_object_values_text('{}')) AS value) AS e (k, v)"
+        );
+        assert_eq!(
+            rewritten("SELECT value FROM jsonb_array_elements_text('[]')"),
+            "SELECT value FROM (SELECT unnest(partita_jsonb_elements_text('[]')) AS value) AS \
+             jsonb_array_elements_text"
+        );
+    }
+}

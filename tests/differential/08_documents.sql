@@ -1,0 +1,20 @@
+-- Student-card purchases with a jsonb document per purchase (what was bought, with which
+-- device): the documents are read with ->, ->>, @> and ?, rebuilt with jsonb_set and ||,
+-- aggregated with jsonb_agg and jsonb_object_agg, and taken apart with jsonb_each.
+CREATE TABLE card_purchases (card int, seq int, detail jsonb, receipt json, PRIMARY KEY ((card), seq));
+INSERT INTO card_purchases VALUES (15, 1, '{"item": "coffee", "price": 2.50, "device": {"id": 15, "kind": "till"}}', '{"lines": [1,  2]}'), (15, 2, '{"item": "bagel", "price": 3, "tags": ["food", "hot"]}', '[]'), (42, 1, '{"item": "book", "price": 12.00, "device": {"id": 99, "kind": "kiosk"}}', NULL), (100, 1, '{"price": 1e1, "item": "ticket"}', '{"a": 1, "a": 2}');
+SELECT card, seq, detail, receipt FROM card_purchases ORDER BY card, seq;
+SELECT card, seq, detail->>'item', (detail->>'price')::numeric(10,2), detail->'device'->>'kind', detail#>>'{device,id}' FROM card_purchases ORDER BY card, seq;
+SELECT card, seq FROM card_purchases WHERE detail @> '{"device": {"kind": "till"}}' ORDER BY card, seq;
+SELECT card, seq FROM card_purchases WHERE detail ? 'tags' OR detail->'device'->>'id' = '99' ORDER BY card, seq;
+SELECT card, sum((detail->>'price')::numeric(10,2)) AS spent, jsonb_agg(detail->'item' ORDER BY seq) AS items FROM card_purchases GROUP BY card ORDER BY card;
+SELECT jsonb_object_agg(detail->>'item', detail->'price' ORDER BY card, seq) FROM card_purchases;
+UPDATE card_purchases SET detail = jsonb_set(detail, '{price}', '2.75') WHERE card = 15 AND seq = 1;
+UPDATE card_purchases SET detail = (detail || '{"refunded": true}') - 'tags' WHERE card = 15 AND seq = 2;
+SELECT seq, detail FROM card_purchases WHERE card = 15 ORDER BY seq;
+SELECT key, value FROM jsonb_each((SELECT detail FROM card_purchases WHERE card = 42)) ORDER BY key;
+SELECT receipt->'lines', receipt->>'a', json_typeof(receipt) FROM card_purchases WHERE card IN (15, 100) ORDER BY card, seq;
+SELECT '{"item": "coffee"'::jsonb;
+INSERT INTO card_purchases VALUES (7, 1, '{"item": }', NULL);
+SELECT jsonb_array_length(detail) FROM card_purchases WHERE card = 42;
+SELECT count(*) FROM card_purchases;
