@@ -808,8 +808,74 @@ fn param_text(bytes: &Bytes, ty: &Type, binary: bool) -> PgWireResult<String> {
             String::from_utf8(b.get(1..).unwrap_or_default().to_vec()).map_err(|_| bad("jsonb"))?
         }
         Type::NUMERIC => decode_numeric_binary(b).ok_or_else(|| bad("numeric"))?,
-        _ => String::from_utf8(b.to_vec()).map_err(|_| bad("not UTF-8"))?,
+        _ => match array_element(ty) {
+            Some(element) => array_text(b, &element).ok_or_else(|| bad("array"))??,
+            None => String::from_utf8(b.to_vec()).map_err(|_| bad("not UTF-8"))?,
+        },
     })
+}
+
+/// The element type of the array types drivers send.
+fn array_element(ty: &Type) -> Option<Type> {
+    Some(match *ty {
+        Type::BOOL_ARRAY => Type::BOOL,
+        Type::INT2_ARRAY => Type::INT2,
+        Type::INT4_ARRAY => Type::INT4,
+        Type::INT8_ARRAY => Type::INT8,
+        Type::FLOAT4_ARRAY => Type::FLOAT4,
+        Type::FLOAT8_ARRAY => Type::FLOAT8,
+        Type::NUMERIC_ARRAY => Type::NUMERIC,
+        Type::TEXT_ARRAY => Type::TEXT,
+        Type::VARCHAR_ARRAY => Type::VARCHAR,
+        Type::BPCHAR_ARRAY => Type::BPCHAR,
+        Type::UUID_ARRAY => Type::UUID,
+        Type::DATE_ARRAY => Type::DATE,
+        Type::TIMESTAMP_ARRAY => Type::TIMESTAMP,
+        Type::TIMESTAMPTZ_ARRAY => Type::TIMESTAMPTZ,
+        Type::BYTEA_ARRAY => Type::BYTEA,
+        _ => return None,
+    })
+}
+
+/// A one-dimensional array in binary format as its text form (`{1,NULL,"a b"}`), each
+/// element decoded as a parameter of the element type. `None` when the bytes are not such
+/// an array.
+fn array_text(b: &[u8], element: &Type) -> Option<PgWireResult<String>> {
+    let int = |at: usize| Some(i32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?));
+    let dimensions = int(0)?;
+    let mut at = 12;
+    let count = match dimensions {
+        0 => 0,
+        1 => {
+            at += 8;
+            int(12)?
+        }
+        _ => return None,
+    };
+    let mut items = Vec::with_capacity(count.max(0) as usize);
+    for _ in 0..count {
+        let len = int(at)?;
+        at += 4;
+        if len < 0 {
+            items.push("NULL".to_string());
+            continue;
+        }
+        let bytes = Bytes::copy_from_slice(b.get(at..at + len as usize)?);
+        at += len as usize;
+        let text = match param_text(&bytes, element, true) {
+            Ok(text) => text,
+            Err(e) => return Some(Err(e)),
+        };
+        let quoted: String = text
+            .chars()
+            .flat_map(|c| match c {
+                '"' | '\\' => vec!['\\', c],
+                c => vec![c],
+            })
+            .collect();
+        items.push(format!("\"{quoted}\""));
+    }
+    Some(Ok(format!("{{{}}}", items.join(","))))
 }
 
 fn decode_numeric_binary(b: &[u8]) -> Option<String> {

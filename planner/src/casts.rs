@@ -10,7 +10,8 @@
 //! The analyzer then turns each such cast into the type's input function
 //! ([`typed_input`]): json is checked, jsonb normalized, a uuid checked and written in its
 //! canonical form, and text cut (`varchar(n)`) or padded (`char(n)`) to its length, as an
-//! explicit cast does in PostgreSQL.
+//! explicit cast does in PostgreSQL. A cast of text to an array type (`'{1,2}'::int[]`)
+//! reads PostgreSQL's array text (`arrays::ArrayInput`).
 
 use crate::Error;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringBuilder};
@@ -19,8 +20,8 @@ use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::logical_expr::planner::TypePlanner;
 use datafusion::logical_expr::{
-    Cast, ColumnarValue, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
-    Signature, TryCast, Volatility,
+    Cast, ColumnarValue, Expr, ExprSchemable, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
+    ScalarUDFImpl, Signature, TryCast, Volatility,
 };
 use datafusion::sql::sqlparser::ast;
 use sql::SqlType;
@@ -60,7 +61,7 @@ impl TypePlanner for PostgresTypes {
 }
 
 /// The declared type a cast's target field carries, when [`PostgresTypes`] planned it.
-fn declared(field: &Field) -> Option<SqlType> {
+pub(crate) fn declared(field: &Field) -> Option<SqlType> {
     let name = sql::types::declared_type_name(field)?;
     match name {
         "json" => Some(SqlType::Json),
@@ -93,6 +94,16 @@ pub fn typed_input(expr: Expr, schema: &datafusion::common::DFSchema) -> Result<
         }
         _ => return Ok(Transformed::no(expr)),
     };
+    if let DataType::List(element) = field.data_type()
+        && matches!(
+            inner.get_type(schema)?,
+            DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+        )
+    {
+        let input =
+            ScalarUDF::new_from_impl(crate::arrays::ArrayInput::new(element.data_type().clone()));
+        return Ok(Transformed::yes(input.call(vec![inner.clone()])));
+    }
     let Some(ty) = declared(field) else {
         return Ok(Transformed::no(expr));
     };

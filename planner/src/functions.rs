@@ -50,6 +50,7 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(PgTypeof::default()));
     ctx.register_udf(ScalarUDF::new_from_impl(crate::to_char::ToChar::default()));
     crate::json::register(ctx);
+    ctx.register_udf(ScalarUDF::new_from_impl(crate::arrays::ArrayLike::default()));
     // After DataFusion's own planners, which keep `@>` and `||` of arrays.
     let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
         &mut ctx.clone(),

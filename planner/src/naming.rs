@@ -33,6 +33,9 @@ fn figure_name(expr: &Expr) -> Option<(String, u8)> {
             _ => (cast_type_name(&data_type.to_string()), 1),
         },
         Expr::Case { .. } => ("case".into(), 2),
+        Expr::Array(_) => ("array".into(), 2),
+        // `(ARRAY[1, 2])[1]` is named by what it subscripts.
+        Expr::CompoundFieldAccess { root, .. } => return figure_name(root),
         Expr::Exists { .. } => ("exists".into(), 2),
         Expr::Subquery(q) => (first_column_name(q)?, 2),
         _ => return None,
@@ -40,6 +43,10 @@ fn figure_name(expr: &Expr) -> Option<(String, u8)> {
 }
 
 fn cast_type_name(ty: &str) -> String {
+    // An array type is named by its element type (`x::int[]` is "int4").
+    if let Some(element) = ty.trim().strip_suffix("[]") {
+        return cast_type_name(element);
+    }
     match ty.to_ascii_lowercase().as_str() {
         "int" | "integer" => "int4".into(),
         "bigint" => "int8".into(),

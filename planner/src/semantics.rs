@@ -810,7 +810,7 @@ pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
 }
 
 /// The columns a plan node's expressions can name: its inputs' (its own for a leaf).
-fn input_schema(plan: &LogicalPlan) -> datafusion::common::DFSchema {
+pub(crate) fn input_schema(plan: &LogicalPlan) -> datafusion::common::DFSchema {
     if plan.inputs().is_empty() {
         plan.schema().as_ref().clone()
     } else {

@@ -206,6 +206,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         crate::pg_catalog::normalize(&mut statement);
         crate::literals::normalize(&mut statement)?;
         crate::json::rewrite(&mut statement)?;
+        crate::arrays::rewrite(&mut statement);
         statements.push(statement);
         if parser.peek_token() != Token::EOF {
             parser.expect_token(&Token::SemiColon).map_err(syntax)?;
@@ -1468,29 +1469,38 @@ impl Session {
         let n = placeholder_count(stmt);
         let mut params: Vec<Option<datafusion::arrow::datatypes::DataType>> = vec![None; n];
         let mut declared_types: Vec<Option<sql::SqlType>> = vec![None; n];
-        let merge =
-            |plan: &LogicalPlan,
-             params: &mut Vec<Option<datafusion::arrow::datatypes::DataType>>| {
-                if let Ok(types) = plan.get_parameter_types() {
-                    for (name, ty) in types {
-                        if let (Some(i), Some(ty)) =
-                            (name.trim_start_matches('$').parse::<usize>().ok(), ty)
-                            && i >= 1
-                            && i <= params.len()
-                            && params[i - 1].is_none()
-                        {
-                            params[i - 1] = Some(ty);
-                        }
+        let merge = |plan: &LogicalPlan,
+                     params: &mut Vec<Option<datafusion::arrow::datatypes::DataType>>,
+                     declared: &mut Vec<Option<sql::SqlType>>| {
+            if let Ok(mut types) = plan.get_parameter_types() {
+                for (name, ty, sql_type) in crate::arrays::contextual_parameter_types(plan) {
+                    if let (Some(sql_type), Ok(i)) =
+                        (sql_type, name.trim_start_matches('$').parse::<usize>())
+                        && (1..=declared.len()).contains(&i)
+                    {
+                        declared[i - 1].get_or_insert(sql_type);
+                    }
+                    types.entry(name).or_insert(None).get_or_insert(ty);
+                }
+                for (name, ty) in types {
+                    if let (Some(i), Some(ty)) =
+                        (name.trim_start_matches('$').parse::<usize>().ok(), ty)
+                        && i >= 1
+                        && i <= params.len()
+                        && params[i - 1].is_none()
+                    {
+                        params[i - 1] = Some(ty);
                     }
                 }
-            };
+            }
+        };
         let schema = match stmt {
             Statement::Query(_) | Statement::Explain { .. } => {
                 let mut stmt = stmt.clone();
                 self.expand_wildcards(&mut stmt);
                 let renames = crate::naming::alias_result_columns(&mut stmt)?;
                 let plan = self.plan(stmt).await?;
-                merge(&plan, &mut params);
+                merge(&plan, &mut params, &mut declared_types);
                 Some(rename_fields(self.coerced_result_schema(&plan), &renames))
             }
             Statement::ShowVariable { variable } => {
@@ -1590,7 +1600,7 @@ impl Session {
                 if !expressions.is_empty() || update.selection.is_some() {
                     let probe =
                         where_probe(name, alias.clone(), &expressions, update.selection.as_ref());
-                    merge(&self.plan(probe).await?, &mut params);
+                    merge(&self.plan(probe).await?, &mut params, &mut declared_types);
                 }
                 self.returning_schema(
                     &def,
@@ -1615,7 +1625,7 @@ impl Session {
                 let def = self.table_def(&sql::ddl::table_name(name)?)?;
                 if let Some(selection) = &delete.selection {
                     let probe = where_probe(name, alias.clone(), &[], Some(selection));
-                    merge(&self.plan(probe).await?, &mut params);
+                    merge(&self.plan(probe).await?, &mut params, &mut declared_types);
                 }
                 self.returning_schema(
                     &def,

@@ -822,58 +822,14 @@ fn text_array_arg(array: &ArrayRef, r: usize) -> Result<Option<Vec<Option<String
         }
         _ => {
             let text = text_arg(array, r)?.unwrap_or_default();
-            parse_text_array(&text).map(Some).ok_or_else(|| {
-                DataFusionError::External(Box::new(Error::InvalidText {
-                    ty: "text[]".into(),
-                    value: text,
-                }))
-            })
-        }
-    }
-}
-
-/// Reads a one-dimensional array literal: `{a,"b c",NULL}`.
-pub fn parse_text_array(text: &str) -> Option<Vec<Option<String>>> {
-    let inner = text.trim().strip_prefix('{')?.strip_suffix('}')?;
-    let mut items = Vec::new();
-    if inner.trim().is_empty() {
-        return Some(items);
-    }
-    let mut chars = inner.chars().peekable();
-    loop {
-        while chars.next_if(|c| c.is_whitespace()).is_some() {}
-        let mut item = String::new();
-        let quoted = chars.next_if_eq(&'"').is_some();
-        if quoted {
-            loop {
-                match chars.next()? {
-                    '"' => break,
-                    '\\' => item.push(chars.next()?),
-                    c => item.push(c),
-                }
-            }
-            while chars.next_if(|c| c.is_whitespace()).is_some() {}
-        } else {
-            while let Some(c) = chars.next_if(|&c| c != ',') {
-                match c {
-                    '\\' => item.push(chars.next()?),
-                    '{' | '}' | '"' => return None,
-                    c => item.push(c),
-                }
-            }
-            item = item.trim_end().to_string();
-            if item.is_empty() {
-                return None;
-            }
-        }
-        items.push(match !quoted && item.eq_ignore_ascii_case("null") {
-            true => None,
-            false => Some(item),
-        });
-        match chars.next() {
-            None => return Some(items),
-            Some(',') => {}
-            Some(_) => return None,
+            crate::arrays::parse_text_array(&text)
+                .map(Some)
+                .ok_or_else(|| {
+                    DataFusionError::External(Box::new(Error::InvalidText {
+                        ty: "text[]".into(),
+                        value: text,
+                    }))
+                })
         }
     }
 }
@@ -971,23 +927,5 @@ pub fn sql_to_json(array: &ArrayRef, field: &Field, r: usize, kind: Kind) -> Res
     match kind {
         Kind::Json => Ok(out),
         Kind::Jsonb => Ok(kind.read(&out)?.to_jsonb_text()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_text_array;
-
-    #[test]
-    fn text_arrays() {
-        let s = |v: &str| Some(v.to_string());
-        assert_eq!(parse_text_array("{a,b}"), Some(vec![s("a"), s("b")]));
-        assert_eq!(
-            parse_text_array(r#"{ "x y" , NULL,"q\"" }"#),
-            Some(vec![s("x y"), None, s("q\"")])
-        );
-        assert_eq!(parse_text_array("{}"), Some(vec![]));
-        assert_eq!(parse_text_array("a,b"), None);
-        assert_eq!(parse_text_array("{a,,b}"), None);
     }
 }

@@ -144,7 +144,7 @@ fn function_name(name: &ObjectName) -> Option<String> {
 }
 
 /// `name(args…)`.
-fn call(name: &str, args: Vec<Expr>) -> Expr {
+pub(crate) fn call(name: &str, args: Vec<Expr>) -> Expr {
     Expr::Function(ast::Function {
         name: ObjectName::from(vec![Ident::new(name)]),
         uses_odbc_syntax: false,

@@ -131,6 +131,62 @@ async fn binary_results_for_every_type() {
     assert_eq!(r.get(3), Some("12345.678"));
 }
 
+/// Arrays and json as a driver binds them: `= ANY($1)` with an int4[] or text[] parameter
+/// (its type inferred from the column when the client leaves it open), a jsonb parameter
+/// and jsonb results in binary format.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn array_and_jsonb_parameters() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE docs (id int PRIMARY KEY, name text, doc jsonb);
+             INSERT INTO docs VALUES (1, 'a', '{\"k\": 1}'), (2, 'b', '{\"k\": 2}'), (3, 'c', '[]')",
+        )
+        .await
+        .unwrap();
+    let by_ids = client
+        .prepare("SELECT id FROM docs WHERE id = ANY($1) ORDER BY id")
+        .await
+        .unwrap();
+    assert_eq!(by_ids.params()[0], tokio_postgres::types::Type::INT4_ARRAY);
+    let ids: Vec<i32> = client
+        .query(&by_ids, &[&vec![3i32, 1, 7]])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(ids, vec![1, 3]);
+    let names: Vec<i32> = client
+        .query(
+            "SELECT id FROM docs WHERE name <> ALL($1) ORDER BY id",
+            &[&vec!["a", "c"]],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(names, vec![2]);
+    let found = client
+        .query_one(
+            "SELECT doc, doc -> 'k' FROM docs WHERE doc @> $1::jsonb",
+            &[&serde_json::json!({"k": 2})],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        found.get::<_, serde_json::Value>(0),
+        serde_json::json!({"k": 2})
+    );
+    assert_eq!(found.get::<_, serde_json::Value>(1), serde_json::json!(2));
+    let bad = client
+        .query("SELECT id FROM docs WHERE id = ANY($1::int[])", &[&"{1,x}"])
+        .await;
+    assert!(bad.is_err(), "text that is no int[] is refused");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn portals_suspend_and_resume() {
     let server = TestServer::start();

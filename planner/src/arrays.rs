@@ -1,0 +1,302 @@
+//! Arrays written as text, as PostgreSQL reads them: `'{1,2}'::int[]`, and `x = ANY($1)`
+//! where `$1` is an array a driver sent as text (`{1,2}`) or with an array type Partita
+//! binds as text.
+//!
+//! A cast from text to an array type becomes [`ArrayInput`] (see `casts::typed_input`). The
+//! right side of `= ANY(…)` / `<> ALL(…)` that is a string or a parameter is rewritten on the
+//! parsed statement ([`rewrite`]) into `partita_array_like(left, right)`, an array of the
+//! left side's type, since PostgreSQL reads an untyped literal there as that array type.
+
+use crate::Error;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, ListBuilder, StringBuilder};
+use datafusion::arrow::compute::{CastOptions, cast_with_options};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::common::{DataFusionError, Result};
+use datafusion::logical_expr::{
+    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
+};
+use datafusion::sql::sqlparser::ast::{self, Expr, Statement, VisitMut, VisitorMut};
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+/// Reads a one-dimensional array literal: `{a,"b c",NULL}`.
+pub fn parse_text_array(text: &str) -> Option<Vec<Option<String>>> {
+    let inner = text.trim().strip_prefix('{')?.strip_suffix('}')?;
+    let mut items = Vec::new();
+    if inner.trim().is_empty() {
+        return Some(items);
+    }
+    let mut chars = inner.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let mut item = String::new();
+        let quoted = chars.next_if_eq(&'"').is_some();
+        if quoted {
+            loop {
+                match chars.next()? {
+                    '"' => break,
+                    '\\' => item.push(chars.next()?),
+                    c => item.push(c),
+                }
+            }
+            while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        } else {
+            while let Some(c) = chars.next_if(|&c| c != ',') {
+                match c {
+                    '\\' => item.push(chars.next()?),
+                    '{' | '}' | '"' => return None,
+                    c => item.push(c),
+                }
+            }
+            item = item.trim_end().to_string();
+            if item.is_empty() {
+                return None;
+            }
+        }
+        items.push(match !quoted && item.eq_ignore_ascii_case("null") {
+            true => None,
+            false => Some(item),
+        });
+        match chars.next() {
+            None => return Some(items),
+            Some(',') => {}
+            Some(_) => return None,
+        }
+    }
+}
+
+/// Reads text arrays (or takes arrays) as a list of `element`s.
+fn to_list(value: &ArrayRef, element: &DataType) -> Result<ArrayRef> {
+    let target = DataType::List(Arc::new(Field::new("item", element.clone(), true)));
+    let strict = CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    if matches!(value.data_type(), DataType::List(_) | DataType::Null) {
+        return Ok(cast_with_options(value, &target, &strict)?);
+    }
+    let text = datafusion::arrow::compute::cast(value, &DataType::Utf8)?;
+    let text = text.as_string::<i32>();
+    let mut lists = ListBuilder::new(StringBuilder::new());
+    for r in 0..text.len() {
+        if text.is_null(r) {
+            lists.append(false);
+            continue;
+        }
+        let items = parse_text_array(text.value(r)).ok_or_else(|| {
+            DataFusionError::External(Box::new(Error::InvalidText {
+                ty: format!("{element}[]"),
+                value: text.value(r).to_string(),
+            }))
+        })?;
+        for item in items {
+            lists.values().append_option(item);
+        }
+        lists.append(true);
+    }
+    let lists: ArrayRef = Arc::new(lists.finish());
+    Ok(cast_with_options(&lists, &target, &strict)?)
+}
+
+fn invoke(args: &ScalarFunctionArgs, value: usize, element: &DataType) -> Result<ColumnarValue> {
+    Ok(match &args.args[value] {
+        ColumnarValue::Scalar(s) => {
+            let list = to_list(&s.to_array()?, element)?;
+            ColumnarValue::Scalar(datafusion::common::ScalarValue::try_from_array(&list, 0)?)
+        }
+        ColumnarValue::Array(a) => ColumnarValue::Array(to_list(a, element)?),
+    })
+}
+
+fn list_field(name: &str, element: &DataType) -> FieldRef {
+    Arc::new(Field::new(
+        name,
+        DataType::List(Arc::new(Field::new("item", element.clone(), true))),
+        true,
+    ))
+}
+
+/// A cast of text to `element[]`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct ArrayInput {
+    element: DataType,
+    signature: Signature,
+}
+
+impl ArrayInput {
+    pub fn new(element: DataType) -> ArrayInput {
+        ArrayInput {
+            element,
+            signature: Signature::any(1, Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for ArrayInput {
+    fn name(&self) -> &str {
+        "partita_array_in"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(list_field("", &self.element).data_type().clone())
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        invoke(&args, 0, &self.element)
+    }
+}
+
+/// `partita_array_like(like, value)`: `value` (array text, or an array) as an array of
+/// `like`'s type.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct ArrayLike {
+    signature: Signature,
+}
+
+impl Default for ArrayLike {
+    fn default() -> Self {
+        ArrayLike {
+            signature: Signature::any(2, Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for ArrayLike {
+    fn name(&self) -> &str {
+        "partita_array_like"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        datafusion::common::internal_err!("return_field_from_args is used instead")
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        Ok(list_field(
+            self.name(),
+            element_like(args.arg_fields[0].data_type()),
+        ))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let element = element_like(args.arg_fields[0].data_type()).clone();
+        invoke(&args, 1, &element)
+    }
+}
+
+/// The element type an array compared with a value of type `t` has: `t`, with text as
+/// Utf8 (a NULL's type as text).
+fn element_like(t: &DataType) -> &DataType {
+    match t {
+        DataType::Null | DataType::Utf8View | DataType::LargeUtf8 => &DataType::Utf8,
+        other => other,
+    }
+}
+
+/// Parameter types DataFusion leaves open that their context gives: `$n` in `x = ANY($n)`
+/// is an array of `x`'s type, `$n::int[]` an `int[]`, `$n::jsonb` a jsonb (with its
+/// declared SQL type, for the types Partita keeps as text).
+pub fn contextual_parameter_types(
+    plan: &datafusion::logical_expr::LogicalPlan,
+) -> Vec<(String, DataType, Option<sql::SqlType>)> {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::{Cast, Expr as LExpr, ExprSchemable};
+    let mut found = Vec::new();
+    let _ = plan.apply_with_subqueries(|node| {
+        let schema = crate::semantics::input_schema(node);
+        node.apply_expressions(|e| {
+            e.apply(|e| {
+                match e {
+                    LExpr::ScalarFunction(f) if f.name() == "partita_array_like" => {
+                        if let [left, LExpr::Placeholder(p)] = f.args.as_slice()
+                            && let Ok(t) = left.get_type(&schema)
+                        {
+                            let item = Field::new("item", element_like(&t).clone(), true);
+                            found.push((p.id.clone(), DataType::List(Arc::new(item)), None));
+                        }
+                    }
+                    LExpr::Cast(Cast { expr, field }) => {
+                        if let LExpr::Placeholder(p) = expr.as_ref() {
+                            let declared = crate::casts::declared(field);
+                            if declared.is_some() || matches!(field.data_type(), DataType::List(_))
+                            {
+                                found.push((p.id.clone(), field.data_type().clone(), declared));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+    });
+    found
+}
+
+/// Rewrites `x op ANY(text)` and `x op ALL(text)` (a string or a parameter) into
+/// `x op ANY(partita_array_like(x, text))`.
+pub fn rewrite(stmt: &mut Statement) {
+    struct Rewriter;
+    impl VisitorMut for Rewriter {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            let (Expr::AnyOp { left, right, .. } | Expr::AllOp { left, right, .. }) = e else {
+                return ControlFlow::Continue(());
+            };
+            let text = matches!(
+                right.as_ref(),
+                Expr::Value(ast::ValueWithSpan {
+                    value: ast::Value::SingleQuotedString(_)
+                        | ast::Value::EscapedStringLiteral(_)
+                        | ast::Value::Placeholder(_),
+                    ..
+                })
+            );
+            if text {
+                let value = std::mem::replace(right.as_mut(), Expr::value(ast::Value::Null));
+                **right = crate::json::call("partita_array_like", vec![(**left).clone(), value]);
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Rewriter);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_text_array;
+
+    #[test]
+    fn text_arrays() {
+        let s = |v: &str| Some(v.to_string());
+        assert_eq!(parse_text_array("{a,b}"), Some(vec![s("a"), s("b")]));
+        assert_eq!(
+            parse_text_array(r#"{ "x y" , NULL,"q\"" }"#),
+            Some(vec![s("x y"), None, s("q\"")])
+        );
+        assert_eq!(parse_text_array("{}"), Some(vec![]));
+        assert_eq!(parse_text_array("a,b"), None);
+        assert_eq!(parse_text_array("{a,,b}"), None);
+    }
+
+    #[test]
+    fn any_of_text_is_an_array_of_the_left_type() {
+        let mut stmt = crate::session::parse_sql(
+            "SELECT 1 FROM t WHERE id = ANY($1) AND n <> ALL('{1}') AND m = ANY(ARRAY[1])",
+        )
+        .unwrap()
+        .remove(0);
+        super::rewrite(&mut stmt);
+        assert_eq!(
+            stmt.to_string(),
+            "SELECT 1 FROM t WHERE id = ANY(partita_array_like(id, $1)) AND n <> ALL(partita_array_like(n, '{1}')) AND m = ANY(ARRAY[1])"
+        );
+    }
+}
