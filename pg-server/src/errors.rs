@@ -46,7 +46,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::SubqueryTooManyRows | Error::UpsertRowTwice => "21000",
         Error::NoConflictArbiter => "42P10",
         Error::UnknownConstraint { .. } => "42704",
-        Error::Canceled => "57014",
+        Error::Canceled | Error::StatementTimeout => "57014",
         Error::ScanClassNotAllowed { .. } => "54000",
         Error::BadCopyData(_) => "22P04",
         Error::InvalidName(_) => "42602",

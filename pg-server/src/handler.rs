@@ -115,6 +115,31 @@ impl Drop for CancelKeyGuard {
     }
 }
 
+/// Stops the running statement with 57014 once it has run for the session's
+/// `statement_timeout`, through the same interrupt a cancel request sets; dropped when the
+/// statement ends.
+struct StatementTimer(Option<tokio::task::JoinHandle<()>>);
+
+impl StatementTimer {
+    fn start(session: &Session, interrupt: &planner::interrupt::Interrupt) -> StatementTimer {
+        StatementTimer(session.statement_timeout().map(|timeout| {
+            let interrupt = interrupt.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(timeout).await;
+                interrupt.trigger_timeout();
+            })
+        }))
+    }
+}
+
+impl Drop for StatementTimer {
+    fn drop(&mut self) {
+        if let Some(timer) = self.0.take() {
+            timer.abort();
+        }
+    }
+}
+
 /// Stops the target's running statement where it is (see `planner::interrupt`); it then
 /// fails with 57014 through the usual error path.
 pub struct CancelHandler {
@@ -368,7 +393,9 @@ impl SimpleQueryHandler for Handler {
                 // A cancel sets the session's interrupt; the statement stops at its next
                 // check and ends through the usual error path (implicit transaction rolled
                 // back, transaction block marked failed).
+                let timer = StatementTimer::start(&session, &self.conn.interrupt);
                 let outcome = run_simple(client, &mut session, stmt).await;
+                drop(timer);
                 send_notices(client, &mut session).await?;
                 if let Some(target) = outcome? {
                     return Ok(Some(target));
@@ -1105,7 +1132,9 @@ impl ExtendedQueryHandler for Handler {
         };
         // A cancel that arrived while idle must not stop the rows asked for now.
         self.conn.interrupt.reset();
+        let timer = StatementTimer::start(&*self.conn.session.lock().await, &self.conn.interrupt);
         let outcome = self.execute_portal(client, &portal, max_rows).await;
+        drop(timer);
         let session = self.conn.session.lock().await;
         client.set_transaction_status(status(&session));
         // A COPY FROM STDIN started: the data comes next, CopyDone ends it.

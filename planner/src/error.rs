@@ -89,6 +89,9 @@ pub enum Error {
     #[error("canceling statement due to user request")]
     Canceled,
 
+    #[error("canceling statement due to statement timeout")]
+    StatementTimeout,
+
     #[error("{class} on table \"{table}\" is not allowed by partita.max_scan_class = {allowed}")]
     ScanClassNotAllowed {
         class: String,

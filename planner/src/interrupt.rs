@@ -5,7 +5,8 @@
 //! pair evaluates the filter once per build-side row without returning. A cancel request sets
 //! the session's [`Interrupt`] from another task, and every place that can loop long checks
 //! it: the filters of nested-loop joins (wrapped by [`InterruptibleJoins`]), our scans and the
-//! per-row subquery evaluator.
+//! per-row subquery evaluator. `statement_timeout` stops a statement the same way, with its
+//! own message.
 
 use crate::error::Error;
 use datafusion::arrow::datatypes::{DataType, Schema};
@@ -22,33 +23,45 @@ use datafusion::physical_plan::joins::utils::JoinFilter;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 
-/// The cancel flag of one session; cloned handles share it.
+/// The cancel flag of one session; cloned handles share it. It holds why the statement
+/// must stop: [`RUNNING`], [`CANCELED`] or [`TIMED_OUT`].
 #[derive(Clone, Default, Debug)]
-pub struct Interrupt(Arc<AtomicBool>);
+pub struct Interrupt(Arc<AtomicU8>);
+
+const RUNNING: u8 = 0;
+const CANCELED: u8 = 1;
+const TIMED_OUT: u8 = 2;
 
 impl Interrupt {
-    /// Asks the running statement to stop.
+    /// Asks the running statement to stop (a cancel request).
     pub fn trigger(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.store(CANCELED, Ordering::Relaxed);
+    }
+
+    /// Stops the running statement because it ran past `statement_timeout`.
+    pub fn trigger_timeout(&self) {
+        let _ = self
+            .0
+            .compare_exchange(RUNNING, TIMED_OUT, Ordering::Relaxed, Ordering::Relaxed);
     }
 
     /// Clears the flag as a statement starts.
     pub fn reset(&self) {
-        self.0.store(false, Ordering::Relaxed);
+        self.0.store(RUNNING, Ordering::Relaxed);
     }
 
     pub fn is_set(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.load(Ordering::Relaxed) != RUNNING
     }
 
     /// `Err(57014)` once the statement has been asked to stop.
     pub fn check(&self) -> DfResult<()> {
-        if self.is_set() {
-            Err(DataFusionError::External(Box::new(Error::Canceled)))
-        } else {
-            Ok(())
+        match self.0.load(Ordering::Relaxed) {
+            RUNNING => Ok(()),
+            TIMED_OUT => Err(DataFusionError::External(Box::new(Error::StatementTimeout))),
+            _ => Err(DataFusionError::External(Box::new(Error::Canceled))),
         }
     }
 }

@@ -223,10 +223,12 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("default_table_access_method", "partita"),
     ("default_transaction_isolation", "serializable"),
     ("extra_float_digits", "1"),
+    ("idle_in_transaction_session_timeout", "0"),
     ("integer_datetimes", "on"),
     ("intervalstyle", "postgres"),
     ("lc_collate", "C"),
     ("lc_ctype", "C"),
+    ("lock_timeout", "0"),
     ("max_identifier_length", "63"),
     ("partita.fast_path", "on"),
     ("partita.max_scan_class", "full"),
@@ -308,6 +310,46 @@ fn current_setting_function(settings: Settings) -> datafusion::logical_expr::Sca
 
 /// How many times an autocommit write runs again after a conflict before it reports 40001.
 const AUTOCOMMIT_ATTEMPTS_MAX: u32 = 16;
+
+/// A time setting's value in milliseconds: a number in ms, or with a unit (`us`, `ms`, `s`,
+/// `min`, `h`, `d`), as PostgreSQL reads them.
+fn parse_duration_ms(text: &str) -> Option<u64> {
+    let text = text.trim().trim_matches('\'');
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let scale = match unit.trim() {
+        "" | "ms" => 1.0,
+        "us" => 0.001,
+        "s" => 1_000.0,
+        "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        "d" => 86_400_000.0,
+        _ => return None,
+    };
+    let ms = (number * scale).round();
+    (ms >= 0.0 && ms <= i32::MAX as f64).then_some(ms as u64)
+}
+
+/// A duration in the largest unit that writes it exactly, as SHOW gives it.
+fn format_duration_ms(ms: u64) -> String {
+    if ms == 0 {
+        return "0".into();
+    }
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("min", 60_000),
+        ("s", 1_000),
+    ] {
+        if ms.is_multiple_of(size) {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
+}
 
 /// `SELECT version()` answers this.
 pub fn version_string() -> String {
@@ -512,6 +554,13 @@ impl Session {
 
     pub fn setting(&self, name: &str) -> Option<String> {
         self.settings.get(&name.to_ascii_lowercase())
+    }
+
+    /// `statement_timeout`: how long a statement may run before it is stopped with 57014;
+    /// `None` when it may run for ever (0).
+    pub fn statement_timeout(&self) -> Option<Duration> {
+        let ms = parse_duration_ms(&self.setting("statement_timeout")?)?;
+        (ms > 0).then(|| Duration::from_millis(ms))
     }
 
     /// Runs one statement with bound parameters.
@@ -1184,6 +1233,14 @@ impl Session {
                     });
                 }
                 self.settings.insert(name.into(), v);
+            }
+            // Durations, written back as PostgreSQL shows them (`1000` is `1s`).
+            "statement_timeout" | "lock_timeout" | "idle_in_transaction_session_timeout" => {
+                let ms = parse_duration_ms(&value).ok_or_else(|| Error::InvalidSettingValue {
+                    name: name.into(),
+                    value: value.clone(),
+                })?;
+                self.settings.insert(name.into(), format_duration_ms(ms));
             }
             "timezone" => {
                 let zone = Zone::parse(&value).ok_or_else(|| Error::InvalidSettingValue {

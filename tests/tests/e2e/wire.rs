@@ -247,6 +247,32 @@ async fn cancel_stops_a_running_query_and_the_session_survives() {
         .unwrap()
         .get(0);
     assert_eq!(n, 3000);
+    // statement_timeout stops the same work, through the extended protocol too, and says so.
+    client
+        .batch_execute("SET statement_timeout = 300")
+        .await
+        .unwrap();
+    let err = client
+        .query(
+            "SELECT count(*) FROM big a, big b, big c WHERE a.k + b.k + c.k = $1",
+            &[&-1i32],
+        )
+        .await
+        .unwrap_err();
+    let db = err.as_db_error().expect("a server error");
+    assert_eq!(db.code().code(), "57014");
+    assert_eq!(db.message(), "canceling statement due to statement timeout");
+    let shown = client.simple_query("SHOW statement_timeout").await.unwrap();
+    let tokio_postgres::SimpleQueryMessage::Row(r) = &shown[1] else {
+        panic!("{shown:?}")
+    };
+    assert_eq!(r.get(0), Some("300ms"));
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM big", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 3000);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
