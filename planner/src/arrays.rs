@@ -241,11 +241,37 @@ pub fn contextual_parameter_types(
 }
 
 /// Rewrites `x op ANY(text)` and `x op ALL(text)` (a string or a parameter) into
-/// `x op ANY(partita_array_like(x, text))`.
+/// `x op ANY(partita_array_like(x, text))`; and `generate_series(…)` as a select-list item,
+/// which returns rows in PostgreSQL and an array in DataFusion, into
+/// `unnest(generate_series(…)) AS generate_series`.
 pub fn rewrite(stmt: &mut Statement) {
     struct Rewriter;
     impl VisitorMut for Rewriter {
         type Break = ();
+        fn post_visit_select(&mut self, select: &mut ast::Select) -> ControlFlow<()> {
+            for item in &mut select.projection {
+                let (expr, alias) = match item {
+                    ast::SelectItem::UnnamedExpr(e) => (e, None),
+                    ast::SelectItem::ExprWithAlias { expr, alias } => (expr, Some(alias.clone())),
+                    _ => continue,
+                };
+                let Expr::Function(f) = expr else { continue };
+                let series = f.over.is_none()
+                    && f.name.0.len() == 1
+                    && f.name.0[0]
+                        .as_ident()
+                        .is_some_and(|i| i.value.eq_ignore_ascii_case("generate_series"));
+                if !series {
+                    continue;
+                }
+                let unnested = crate::json::call("unnest", vec![expr.clone()]);
+                *item = ast::SelectItem::ExprWithAlias {
+                    expr: unnested,
+                    alias: alias.unwrap_or_else(|| ast::Ident::new("generate_series")),
+                };
+            }
+            ControlFlow::Continue(())
+        }
         fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
             let (Expr::AnyOp { left, right, .. } | Expr::AllOp { left, right, .. }) = e else {
                 return ControlFlow::Continue(());
@@ -297,6 +323,16 @@ mod tests {
         assert_eq!(
             stmt.to_string(),
             "SELECT 1 FROM t WHERE id = ANY(partita_array_like(id, $1)) AND n <> ALL(partita_array_like(n, '{1}')) AND m = ANY(ARRAY[1])"
+        );
+        let mut stmt = crate::session::parse_sql(
+            "SELECT generate_series(1, 3), generate_series(1, n) AS g FROM t",
+        )
+        .unwrap()
+        .remove(0);
+        super::rewrite(&mut stmt);
+        assert_eq!(
+            stmt.to_string(),
+            "SELECT unnest(generate_series(1, 3)) AS generate_series, unnest(generate_series(1, n)) AS g FROM t"
         );
     }
 }
