@@ -32,6 +32,7 @@ pub mod provider;
 pub mod schema;
 pub mod semantics;
 pub mod session;
+pub mod setops;
 pub mod subquery;
 pub mod text;
 pub mod to_char;

@@ -967,6 +967,27 @@ impl Session {
         self.expand_wildcards(&mut stmt);
         self.begin_statement(mentions_system_column(&stmt));
         let state = self.ctx.state();
+        // EXCEPT ALL and INTERSECT ALL count rows once their left sides' columns are known.
+        let lefts = crate::setops::left_sides(&mut stmt);
+        if !lefts.is_empty() {
+            let mut names = Vec::with_capacity(lefts.len());
+            for left in lefts {
+                let Some(left) = parse_sql(&left)?.pop() else {
+                    return Err(Error::Internal("an empty set operand".into()));
+                };
+                let plan = state
+                    .statement_to_plan(DfStatement::Statement(Box::new(left)))
+                    .await?;
+                names.push(
+                    plan.schema()
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().clone())
+                        .collect(),
+                );
+            }
+            crate::setops::rewrite(&mut stmt, &names)?;
+        }
         Ok(state
             .statement_to_plan(DfStatement::Statement(Box::new(stmt)))
             .await?)
