@@ -160,11 +160,7 @@ impl Session {
         if fast {
             lines.push("Fast path: key access without DataFusion planning".into());
         }
-        let schema = Arc::new(Schema::new(vec![Field::new(
-            "QUERY PLAN",
-            DataType::Utf8,
-            false,
-        )]));
+        let schema = result_schema();
         let batch = RecordBatch::try_new(
             Arc::clone(&schema),
             vec![Arc::new(StringArray::from(lines))],
@@ -181,6 +177,15 @@ impl Session {
         let df = self.ctx.execute_logical_plan(plan).await?;
         Ok(df.create_physical_plan().await?)
     }
+}
+
+/// EXPLAIN's result: one `QUERY PLAN` text column.
+pub(crate) fn result_schema() -> datafusion::arrow::datatypes::SchemaRef {
+    Arc::new(Schema::new(vec![Field::new(
+        "QUERY PLAN",
+        DataType::Utf8,
+        false,
+    )]))
 }
 
 fn relation_name(table: &TableWithJoins) -> String {

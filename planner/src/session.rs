@@ -1573,7 +1573,15 @@ impl Session {
             }
         };
         let schema = match stmt {
-            Statement::Query(_) | Statement::Explain { .. } => {
+            // EXPLAIN answers with its one text column whatever it explains; planning what
+            // it explains (when DataFusion can) types the parameters.
+            Statement::Explain { statement, .. } => {
+                if let Ok(plan) = self.plan(statement.as_ref().clone()).await {
+                    merge(&plan, &mut params, &mut declared_types);
+                }
+                Some(crate::explain::result_schema())
+            }
+            Statement::Query(_) => {
                 let mut stmt = stmt.clone();
                 self.expand_wildcards(&mut stmt);
                 let renames = crate::naming::alias_result_columns(&mut stmt)?;

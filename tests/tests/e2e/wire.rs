@@ -187,6 +187,33 @@ async fn array_and_jsonb_parameters() {
     assert!(bad.is_err(), "text that is no int[] is refused");
 }
 
+/// EXPLAIN through the extended protocol is described as its one text column, not as
+/// the columns of the query it explains (drivers refused the rows otherwise).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_through_the_extended_protocol() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE t (k int PRIMARY KEY, v int)")
+        .await
+        .unwrap();
+    let explain = client
+        .prepare("EXPLAIN SELECT k, v FROM t WHERE k = $1")
+        .await
+        .unwrap();
+    assert_eq!(explain.params(), &[tokio_postgres::types::Type::INT4]);
+    assert_eq!(explain.columns().len(), 1);
+    assert_eq!(explain.columns()[0].name(), "QUERY PLAN");
+    let lines: Vec<String> = client
+        .query(&explain, &[&1i32])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(lines.iter().any(|l| l.contains("Point")), "{lines:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn portals_suspend_and_resume() {
     let server = TestServer::start();
