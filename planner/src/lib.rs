@@ -31,6 +31,7 @@ pub mod pg_catalog;
 pub mod provider;
 pub mod schema;
 pub mod semantics;
+pub mod sequences;
 pub mod session;
 pub mod setops;
 pub mod subquery;

@@ -417,6 +417,7 @@ impl Session {
         let settings = Settings::defaults();
         ctx.register_udf(current_setting_function(settings.clone()));
         crate::functions::register(&ctx);
+        crate::sequences::register(&ctx, &db.catalog, &db.store, &scope);
         ctx.register_udtf(
             "partita_check",
             Arc::new(crate::index::CheckFunction {

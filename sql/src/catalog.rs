@@ -192,6 +192,33 @@ pub struct Catalog {
     tables: Arc<RwLock<BTreeMap<String, Arc<TableDef>>>>,
     /// Bumped by every applied change: plans kept across statements check it.
     generation: Arc<std::sync::atomic::AtomicU64>,
+    /// The values each sequence has reserved in the store and not yet handed out.
+    sequences: Arc<std::sync::Mutex<BTreeMap<String, SequenceBlock>>>,
+}
+
+/// Values a sequence may hand out without writing: `next` up to (not including) `limit`.
+#[derive(Debug, Clone, Copy)]
+struct SequenceBlock {
+    next: i64,
+    limit: i64,
+}
+
+/// Values a sequence reserves with one durable write. A restart skips what was reserved
+/// and not used, leaving a gap, as PostgreSQL's sequences do after a crash.
+const SEQUENCE_BLOCK: i64 = 32;
+
+/// The name PostgreSQL gives the sequence of a serial or identity column.
+pub fn serial_sequence_name(table: &str, column: &str) -> String {
+    format!("{table}_{column}_seq")
+}
+
+/// The DEFAULT of a serial or identity column: the next value of its sequence.
+pub fn serial_default(table: &str, column: &str) -> String {
+    format!("nextval('{}')", serial_sequence_name(table, column))
+}
+
+fn sequence_key(name: &str) -> Vec<u8> {
+    format!("s/{name}").into_bytes()
 }
 
 impl Catalog {
@@ -212,7 +239,98 @@ impl Catalog {
         Ok(Catalog {
             tables: Arc::new(RwLock::new(tables)),
             generation: Default::default(),
+            sequences: Default::default(),
         })
+    }
+
+    /// Whether some column's default, as `changes` sees the tables, takes values from
+    /// sequence `name`.
+    fn sequence_exists(&self, name: &str, changes: &CatalogChanges) -> bool {
+        let default = format!("nextval('{name}')");
+        self.tables(changes).iter().any(|t| {
+            t.columns
+                .iter()
+                .any(|c| c.default.as_deref() == Some(&default))
+        })
+    }
+
+    /// `nextval(name)`: the sequence's next value. Values are reserved in blocks, each with
+    /// a commit of its own that no transaction rolls back (a value handed out is never
+    /// handed out again, as in PostgreSQL).
+    pub fn next_value(&self, store: &Store, name: &str, changes: &CatalogChanges) -> Result<i64> {
+        let mut sequences = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(block) = sequences.get_mut(name)
+            && block.next < block.limit
+        {
+            block.next += 1;
+            return Ok(block.next - 1);
+        }
+        if !self.sequence_exists(name, changes) {
+            return Err(Error::UnknownTable(name.to_string()));
+        }
+        let reserved = sequences.get(name).map_or(1, |b| b.next);
+        let next = self.reserve(store, name, reserved, SEQUENCE_BLOCK)?;
+        sequences.insert(
+            name.to_string(),
+            SequenceBlock {
+                next: next + 1,
+                limit: next + SEQUENCE_BLOCK,
+            },
+        );
+        Ok(next)
+    }
+
+    /// `setval(name, value)`: the next `nextval` gives `value + 1`.
+    pub fn set_value(
+        &self,
+        store: &Store,
+        name: &str,
+        value: i64,
+        changes: &CatalogChanges,
+    ) -> Result<i64> {
+        let mut sequences = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.sequence_exists(name, changes) {
+            return Err(Error::UnknownTable(name.to_string()));
+        }
+        let mut txn = store.begin();
+        txn.put(
+            CATALOG_KEYSPACE,
+            &sequence_key(name),
+            (value + 1).to_be_bytes().to_vec(),
+        )?;
+        txn.commit()?;
+        sequences.insert(
+            name.to_string(),
+            SequenceBlock {
+                next: value + 1,
+                limit: value + 1,
+            },
+        );
+        Ok(value)
+    }
+
+    /// Reserves `count` values of sequence `name` from at least `from` in the store; returns
+    /// the first.
+    fn reserve(&self, store: &Store, name: &str, from: i64, count: i64) -> Result<i64> {
+        let mut txn = store.begin();
+        let stored = match txn.get(CATALOG_KEYSPACE, &sequence_key(name))? {
+            Some(row) => {
+                let bytes: [u8; 8] =
+                    row.value.as_ref().try_into().map_err(|_| {
+                        Error::CorruptCatalog(format!("sequence \"{name}\" record"))
+                    })?;
+                i64::from_be_bytes(bytes)
+            }
+            None => 1,
+        };
+        let first = stored.max(from);
+        txn.put(
+            CATALOG_KEYSPACE,
+            &sequence_key(name),
+            (first + count).to_be_bytes().to_vec(),
+        )?;
+        txn.commit()?;
+        Ok(first)
     }
 
     /// The table `name` as `changes` (the caller's transaction) sees it.
@@ -292,6 +410,15 @@ impl Catalog {
             changes.tables.insert(view.name.clone(), None);
         }
         txn.delete(CATALOG_KEYSPACE, &record_key(name))?;
+        // A table made again under this name starts its serial columns at 1.
+        let mut sequences = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
+        for column in &def.columns {
+            let sequence = serial_sequence_name(name, &column.name);
+            if column.default.as_deref() == Some(&format!("nextval('{sequence}')")) {
+                txn.delete(CATALOG_KEYSPACE, &sequence_key(&sequence))?;
+                sequences.remove(&sequence);
+            }
+        }
         changes.tables.insert(name.to_string(), None);
         Ok(())
     }

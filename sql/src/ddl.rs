@@ -133,11 +133,13 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
             return Err(Error::DuplicateColumn(col_name));
         }
         let ty = SqlType::from_ast(&col.data_type)?;
+        let serial = matches!(&col.data_type, ast::DataType::Custom(n, _)
+            if n.to_string().to_ascii_lowercase().contains("serial"));
         let mut def = ColumnDef {
             name: col_name.clone(),
             ty,
-            nullable: true,
-            default: None,
+            nullable: !serial,
+            default: serial.then(|| crate::catalog::serial_default(&name, &col_name)),
             hidden: false,
         };
         for opt in &col.options {
@@ -161,6 +163,15 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
                     return Err(Error::Unsupported("CHECK constraints".into()));
                 }
                 ColumnOption::Comment(_) => {}
+                // An identity column takes its values from a sequence, as serial does.
+                // GENERATED ALWAYS also accepts values given explicitly.
+                ColumnOption::Generated {
+                    generation_expr: None,
+                    ..
+                } => {
+                    def.nullable = false;
+                    def.default = Some(crate::catalog::serial_default(&name, &col_name));
+                }
                 other => return Err(Error::Unsupported(format!("column option {other}"))),
             }
         }

@@ -130,6 +130,7 @@ impl SqlType {
                 "int" | "int4" => SqlType::Int4,
                 "serial" | "serial4" => SqlType::Int4,
                 "bigserial" | "serial8" => SqlType::Int8,
+                "smallserial" | "serial2" => SqlType::Int2,
                 "bpchar" => SqlType::Char { length: 1 },
                 other => return Err(Error::UnknownType(other.to_string())),
             },
