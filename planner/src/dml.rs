@@ -951,8 +951,25 @@ fn assignment_targets(def: &TableDef, assignment: &ast::Assignment) -> Result<Ve
         }
         Ok(i)
     };
+    // `SET c = DEFAULT` takes the column's default (NULL without one).
+    let value = |i: usize, e: Expr| -> Result<Expr> {
+        match &e {
+            Expr::Identifier(id)
+                if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") =>
+            {
+                match &def.columns[i].default {
+                    Some(text) => parse_expr(text),
+                    None => Ok(null()),
+                }
+            }
+            _ => Ok(e),
+        }
+    };
     match &assignment.target {
-        AssignmentTarget::ColumnName(name) => Ok(vec![(column(name)?, assignment.value.clone())]),
+        AssignmentTarget::ColumnName(name) => {
+            let i = column(name)?;
+            Ok(vec![(i, value(i, assignment.value.clone())?)])
+        }
         AssignmentTarget::Tuple(names) => {
             let values = match &assignment.value {
                 Expr::Tuple(items) if items.len() == names.len() => items.clone(),
@@ -961,7 +978,10 @@ fn assignment_targets(def: &TableDef, assignment: &ast::Assignment) -> Result<Ve
             names
                 .iter()
                 .zip(values)
-                .map(|(n, v)| Ok((column(n)?, v)))
+                .map(|(n, v)| {
+                    let i = column(n)?;
+                    Ok((i, value(i, v)?))
+                })
                 .collect()
         }
     }
