@@ -2,7 +2,7 @@
 //! then days, then nanoseconds, so `interval '48 hours' > interval '1 day'` is false there and
 //! `interval '1 day' = interval '24 hours'` too. PostgreSQL compares one span: a month counts
 //! 30 days and a day 24 hours. Comparisons and ORDER BY keys of interval type go through
-//! [`IntervalSpan`], that span in microseconds.
+//! [`IntervalSpan`], that span in microseconds, and `min`/`max` of intervals pick by it.
 
 use datafusion::arrow::array::{AsArray, Decimal128Array};
 use datafusion::arrow::datatypes::{DataType, IntervalMonthDayNanoType, IntervalUnit};
@@ -101,6 +101,39 @@ pub fn compare_spans(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>>
         op: *op,
         right: Box::new(span(right.as_ref().clone())),
     })))
+}
+
+/// `min(i)` and `max(i)` of intervals are the value with the least or greatest span:
+/// `first_value(i ORDER BY span(i) [DESC] NULLS LAST)`, which skips NULLs as they do.
+pub fn extremes_by_span(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    use datafusion::logical_expr::expr::{AggregateFunction, AggregateFunctionParams};
+    let Expr::AggregateFunction(AggregateFunction { func, params }) = &expr else {
+        return Ok(Transformed::no(expr));
+    };
+    let ascending = match func.name() {
+        "min" => true,
+        "max" => false,
+        _ => return Ok(Transformed::no(expr)),
+    };
+    let [arg] = params.args.as_slice() else {
+        return Ok(Transformed::no(expr));
+    };
+    if !arg.get_type(schema).is_ok_and(|t| is_interval(&t)) {
+        return Ok(Transformed::no(expr));
+    }
+    let first = datafusion::functions_aggregate::first_last::first_value_udaf();
+    Ok(Transformed::yes(Expr::AggregateFunction(
+        AggregateFunction {
+            func: first,
+            params: AggregateFunctionParams {
+                args: vec![arg.clone()],
+                distinct: false,
+                filter: params.filter.clone(),
+                order_by: vec![span(arg.clone()).sort(ascending, false)],
+                null_treatment: None,
+            },
+        },
+    )))
 }
 
 /// ORDER BY an interval orders by its span.

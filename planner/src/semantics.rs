@@ -30,6 +30,7 @@ impl AnalyzerRule for PostgresSemantics {
                 .transform_data(|e| crate::casts::typed_input(e, schema))?
                 .transform_data(|e| text_cast(e, schema))?
                 .transform_data(|e| crate::interval::compare_spans(e, schema))?
+                .transform_data(|e| crate::interval::extremes_by_span(e, schema))?
                 .transform_data(nullable_scalar_subquery)
         })?
         .transform_up_with_subqueries(crate::interval::sort_by_span)
