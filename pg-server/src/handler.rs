@@ -879,7 +879,8 @@ fn array_text(b: &[u8], element: &Type) -> Option<PgWireResult<String>> {
         }
         _ => return None,
     };
-    let mut items = Vec::with_capacity(count.max(0) as usize);
+    // The count is the client's word: no allocation is sized by it.
+    let mut items = Vec::new();
     for _ in 0..count {
         let len = int(at)?;
         at += 4;

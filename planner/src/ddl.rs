@@ -132,6 +132,13 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                 "column \"{col_name}\" of relation \"{name}\" already exists"
             ))));
         }
+        if matches!(&column_def.data_type, ast::DataType::Custom(n, _)
+            if n.to_string().to_ascii_lowercase().contains("serial"))
+        {
+            return Err(Error::Unsupported(
+                "ALTER TABLE ADD COLUMN of a serial column".into(),
+            ));
+        }
         let ty = sql::SqlType::from_ast(&column_def.data_type)?;
         let mut col = sql::ColumnDef {
             name: col_name.clone(),

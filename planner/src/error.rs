@@ -99,6 +99,10 @@ pub enum Error {
         allowed: String,
     },
 
+    /// A call with arguments no function of that name takes (42883).
+    #[error("function {0} does not exist")]
+    UndefinedFunction(String),
+
     /// A comparison PostgreSQL has no operator for ("text = integer").
     #[error("operator does not exist: {0}")]
     UndefinedOperator(String),

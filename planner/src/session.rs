@@ -971,14 +971,33 @@ impl Session {
         // EXCEPT ALL and INTERSECT ALL count rows once their left sides' columns are known.
         let lefts = crate::setops::left_sides(&mut stmt);
         if !lefts.is_empty() {
+            // A left side that names the statement's WITH queries is planned with them.
+            let with = match &stmt {
+                Statement::Query(q) => q.with.as_ref().map(|w| format!("{w} ")),
+                _ => None,
+            };
             let mut names = Vec::with_capacity(lefts.len());
             for left in lefts {
-                let Some(left) = parse_sql(&left)?.pop() else {
-                    return Err(Error::Internal("an empty set operand".into()));
-                };
-                let plan = state
-                    .statement_to_plan(DfStatement::Statement(Box::new(left)))
-                    .await?;
+                let mut plan = Err(Error::Internal("no set operand".into()));
+                for text in [
+                    Some(left.clone()),
+                    with.as_ref().map(|w| format!("{w}{left}")),
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    let Some(left) = parse_sql(&text)?.pop() else {
+                        continue;
+                    };
+                    plan = state
+                        .statement_to_plan(DfStatement::Statement(Box::new(left)))
+                        .await
+                        .map_err(Error::from);
+                    if plan.is_ok() {
+                        break;
+                    }
+                }
+                let plan = plan?;
                 names.push(
                     plan.schema()
                         .fields()

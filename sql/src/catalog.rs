@@ -192,8 +192,9 @@ pub struct Catalog {
     tables: Arc<RwLock<BTreeMap<String, Arc<TableDef>>>>,
     /// Bumped by every applied change: plans kept across statements check it.
     generation: Arc<std::sync::atomic::AtomicU64>,
-    /// The values each sequence has reserved in the store and not yet handed out.
-    sequences: Arc<std::sync::Mutex<BTreeMap<String, SequenceBlock>>>,
+    /// The values each sequence (by its catalog key) has reserved in the store and not yet
+    /// handed out.
+    sequences: Arc<std::sync::Mutex<BTreeMap<Vec<u8>, SequenceBlock>>>,
 }
 
 /// Values a sequence may hand out without writing: `next` up to (not including) `limit`.
@@ -217,8 +218,36 @@ pub fn serial_default(table: &str, column: &str) -> String {
     format!("nextval('{}')", serial_sequence_name(table, column))
 }
 
-fn sequence_key(name: &str) -> Vec<u8> {
-    format!("s/{name}").into_bytes()
+/// The catalog key of the sequence of `table`'s column `column`.
+fn column_sequence_key(table: &TableDef, column: &str) -> Vec<u8> {
+    format!("s/{}/{column}", table.keyspace).into_bytes()
+}
+
+/// Reserves `count` values of the sequence kept at `key` from at least `from` in the store;
+/// returns the first.
+fn reserve(store: &Store, key: &[u8], name: &str, from: i64, count: i64) -> Result<i64> {
+    let mut txn = store.begin();
+    let stored = match txn.get(CATALOG_KEYSPACE, key)? {
+        Some(row) => {
+            let bytes: [u8; 8] = row
+                .value
+                .as_ref()
+                .try_into()
+                .map_err(|_| Error::CorruptCatalog(format!("sequence \"{name}\" record")))?;
+            i64::from_be_bytes(bytes)
+        }
+        None => 1,
+    };
+    let first = stored.max(from);
+    let limit = first.checked_add(count).ok_or_else(|| {
+        Error::SequenceLimit(format!(
+            "nextval: reached maximum value of sequence \"{name}\" ({})",
+            i64::MAX
+        ))
+    })?;
+    txn.put(CATALOG_KEYSPACE, key, limit.to_be_bytes().to_vec())?;
+    txn.commit()?;
+    Ok(first)
 }
 
 impl Catalog {
@@ -243,35 +272,45 @@ impl Catalog {
         })
     }
 
-    /// Whether some column's default, as `changes` sees the tables, takes values from
-    /// sequence `name`.
-    fn sequence_exists(&self, name: &str, changes: &CatalogChanges) -> bool {
+    /// Where sequence `name`'s state is kept, as `changes` sees the tables: the key of the
+    /// column that owns it (`<table>_<column>_seq` names its owner; another column whose
+    /// default names the sequence shares it). Keyed by the table's keyspace, a table made
+    /// again under the same name has a sequence of its own.
+    fn sequence_key(&self, name: &str, changes: &CatalogChanges) -> Result<Vec<u8>> {
         let default = format!("nextval('{name}')");
-        self.tables(changes).iter().any(|t| {
-            t.columns
-                .iter()
-                .any(|c| c.default.as_deref() == Some(&default))
-        })
+        let mut owners: Vec<(bool, Vec<u8>)> = Vec::new();
+        for table in self.tables(changes) {
+            for column in &table.columns {
+                if column.default.as_deref() == Some(default.as_str()) {
+                    let named = serial_sequence_name(&table.name, &column.name) == name;
+                    owners.push((named, column_sequence_key(&table, &column.name)));
+                }
+            }
+        }
+        owners.sort_by_key(|(named, _)| !named);
+        owners
+            .into_iter()
+            .next()
+            .map(|(_, key)| key)
+            .ok_or_else(|| Error::UnknownTable(name.to_string()))
     }
 
     /// `nextval(name)`: the sequence's next value. Values are reserved in blocks, each with
-    /// a commit of its own that no transaction rolls back (a value handed out is never
-    /// handed out again, as in PostgreSQL).
+    /// a commit of its own that no transaction rolls back, so a value handed out is not
+    /// handed out again by that sequence, as in PostgreSQL.
     pub fn next_value(&self, store: &Store, name: &str, changes: &CatalogChanges) -> Result<i64> {
+        let key = self.sequence_key(name, changes)?;
         let mut sequences = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(block) = sequences.get_mut(name)
+        if let Some(block) = sequences.get_mut(&key)
             && block.next < block.limit
         {
             block.next += 1;
             return Ok(block.next - 1);
         }
-        if !self.sequence_exists(name, changes) {
-            return Err(Error::UnknownTable(name.to_string()));
-        }
-        let reserved = sequences.get(name).map_or(1, |b| b.next);
-        let next = self.reserve(store, name, reserved, SEQUENCE_BLOCK)?;
+        let reserved = sequences.get(&key).map_or(1, |b| b.next);
+        let next = reserve(store, &key, name, reserved, SEQUENCE_BLOCK)?;
         sequences.insert(
-            name.to_string(),
+            key,
             SequenceBlock {
                 next: next + 1,
                 limit: next + SEQUENCE_BLOCK,
@@ -288,49 +327,25 @@ impl Catalog {
         value: i64,
         changes: &CatalogChanges,
     ) -> Result<i64> {
-        let mut sequences = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
-        if !self.sequence_exists(name, changes) {
-            return Err(Error::UnknownTable(name.to_string()));
+        let key = self.sequence_key(name, changes)?;
+        if value < 1 || value == i64::MAX {
+            return Err(Error::OutOfRange(format!(
+                "setval: value {value} is out of bounds for sequence \"{name}\" (1..{})",
+                i64::MAX - 1
+            )));
         }
+        let mut sequences = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
         let mut txn = store.begin();
-        txn.put(
-            CATALOG_KEYSPACE,
-            &sequence_key(name),
-            (value + 1).to_be_bytes().to_vec(),
-        )?;
+        txn.put(CATALOG_KEYSPACE, &key, (value + 1).to_be_bytes().to_vec())?;
         txn.commit()?;
         sequences.insert(
-            name.to_string(),
+            key,
             SequenceBlock {
                 next: value + 1,
                 limit: value + 1,
             },
         );
         Ok(value)
-    }
-
-    /// Reserves `count` values of sequence `name` from at least `from` in the store; returns
-    /// the first.
-    fn reserve(&self, store: &Store, name: &str, from: i64, count: i64) -> Result<i64> {
-        let mut txn = store.begin();
-        let stored = match txn.get(CATALOG_KEYSPACE, &sequence_key(name))? {
-            Some(row) => {
-                let bytes: [u8; 8] =
-                    row.value.as_ref().try_into().map_err(|_| {
-                        Error::CorruptCatalog(format!("sequence \"{name}\" record"))
-                    })?;
-                i64::from_be_bytes(bytes)
-            }
-            None => 1,
-        };
-        let first = stored.max(from);
-        txn.put(
-            CATALOG_KEYSPACE,
-            &sequence_key(name),
-            (first + count).to_be_bytes().to_vec(),
-        )?;
-        txn.commit()?;
-        Ok(first)
     }
 
     /// The table `name` as `changes` (the caller's transaction) sees it.
@@ -410,15 +425,12 @@ impl Catalog {
             changes.tables.insert(view.name.clone(), None);
         }
         txn.delete(CATALOG_KEYSPACE, &record_key(name))?;
-        // A table made again under this name starts its serial columns at 1.
-        let mut sequences = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
-        for column in &def.columns {
-            let sequence = serial_sequence_name(name, &column.name);
-            if column.default.as_deref() == Some(&format!("nextval('{sequence}')")) {
-                txn.delete(CATALOG_KEYSPACE, &sequence_key(&sequence))?;
-                sequences.remove(&sequence);
-            }
-        }
+        // Its sequences' records stay: deleting them here would conflict with the commit
+        // that reserved their last block (40001 for DROP after an INSERT in one
+        // transaction). They are kept by keyspace, so a table made again under this name has
+        // sequences of its own and starts at 1 — unless, after a restart, it is given the
+        // dropped table's keyspace number; it then goes on from the old values (a gap, never
+        // a value twice).
         changes.tables.insert(name.to_string(), None);
         Ok(())
     }

@@ -167,8 +167,14 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
                 // GENERATED ALWAYS also accepts values given explicitly.
                 ColumnOption::Generated {
                     generation_expr: None,
+                    sequence_options,
                     ..
                 } => {
+                    if sequence_options.as_ref().is_some_and(|o| !o.is_empty()) {
+                        return Err(Error::Unsupported(
+                            "identity column options (START WITH, INCREMENT BY, …)".into(),
+                        ));
+                    }
                     def.nullable = false;
                     def.default = Some(crate::catalog::serial_default(&name, &col_name));
                 }

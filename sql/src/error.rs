@@ -31,6 +31,14 @@ pub enum Error {
     #[error("{0}")]
     InvalidParameter(String),
 
+    /// A value beyond a type's or a sequence's range (22003).
+    #[error("{0}")]
+    OutOfRange(String),
+
+    /// A sequence has no values left (2200H).
+    #[error("{0}")]
+    SequenceLimit(String),
+
     #[error("{0} is not supported")]
     Unsupported(String),
 

@@ -135,8 +135,8 @@ pub enum Op {
     Member(Kind),
     /// `json(b)_object_agg`'s final step: the object of the collected members.
     AggregateObject(Kind),
-    /// The list a set-returning function unnests: elements (as text with `text`), keys, or
-    /// members as `[key, value]` pairs.
+    /// The lists set-returning functions unnest: elements (as text with `text`), an
+    /// object's keys, or its values (`json_each` zips keys and values).
     Elements {
         text: bool,
     },
@@ -290,6 +290,27 @@ impl ScalarUDFImpl for JsonFunction {
     }
 
     fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let n = args.arg_fields.len();
+        let takes = match self.op {
+            Op::Get { .. }
+            | Op::Path { .. }
+            | Op::Contains
+            | Op::HasKey(_)
+            | Op::Concat
+            | Op::Delete
+            | Op::DeletePath
+            | Op::Member(_) => n == 2,
+            Op::Set => n == 3 || n == 4,
+            Op::AggregateArray(_) => n == 1 || n == 2,
+            Op::ExtractPath { .. } => n >= 1,
+            Op::BuildObject(_) | Op::BuildArray(_) => true,
+            _ => n == 1,
+        };
+        if !takes {
+            return Err(DataFusionError::External(Box::new(
+                Error::UndefinedFunction(format!("{} with {n} arguments", self.name)),
+            )));
+        }
         Ok(self.result(args.arg_fields))
     }
 
@@ -482,8 +503,7 @@ impl JsonFunction {
                 let (Some(doc), Some(path)) = (arg(0)?, text_array_arg(&arrays[1], r)?) else {
                     return Ok(None);
                 };
-                let path: Vec<String> = path.into_iter().flatten().collect();
-                jsonb(Some(doc.without_path(&path)))
+                jsonb(Some(doc.without_path(&whole_path(path)?)))
             }
             Op::Set => {
                 let (Some(doc), Some(path), Some(new)) =
@@ -502,7 +522,7 @@ impl JsonFunction {
                     }
                     None => true,
                 };
-                let path: Vec<String> = path.into_iter().flatten().collect();
+                let path = whole_path(path)?;
                 jsonb(Some(normalized(doc).set_path(
                     &path,
                     normalized(new),
@@ -807,7 +827,7 @@ fn json_arg(array: &ArrayRef, kind: Kind, r: usize) -> Result<Option<Json>> {
 
 /// A `text[]` argument: an array (`ARRAY['a', 'b']`) or its text (`'{a,b}'`).
 fn text_array_arg(array: &ArrayRef, r: usize) -> Result<Option<Vec<Option<String>>>> {
-    if array.is_null(r) {
+    if null_at(array, r) {
         return Ok(None);
     }
     match array.data_type() {
@@ -841,6 +861,22 @@ fn null_at(array: &ArrayRef, r: usize) -> bool {
 
 fn utc() -> Tz {
     sql::types::UTC.parse().expect("UTC is a time zone")
+}
+
+/// A path without NULL steps; a NULL step is an error, as in PostgreSQL's `#-` and
+/// `jsonb_set`.
+fn whole_path(path: Vec<Option<String>>) -> Result<Vec<String>> {
+    path.into_iter()
+        .enumerate()
+        .map(|(i, step)| {
+            step.ok_or_else(|| {
+                DataFusionError::External(Box::new(Error::InvalidParameterValue(format!(
+                    "path element at position {} is null",
+                    i + 1
+                ))))
+            })
+        })
+        .collect()
 }
 
 fn strings(array: &ArrayRef) -> Result<StringArray> {

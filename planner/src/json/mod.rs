@@ -240,13 +240,15 @@ impl VisitorMut for Rewriter {
         }
         // PostgreSQL collects DISTINCT values sorted; the final step sorts them when no
         // ORDER BY says otherwise.
-        let distinct = matches!(
-            list.duplicate_treatment,
-            Some(ast::DuplicateTreatment::Distinct)
-        ) && !list
-            .clauses
-            .iter()
-            .any(|c| matches!(c, ast::FunctionArgumentClause::OrderBy(_)));
+        let distinct = convert.starts_with("to_json")
+            && matches!(
+                list.duplicate_treatment,
+                Some(ast::DuplicateTreatment::Distinct)
+            )
+            && !list
+                .clauses
+                .iter()
+                .any(|c| matches!(c, ast::FunctionArgumentClause::OrderBy(_)));
         let mut collect = f.clone();
         collect.name = ObjectName::from(vec![Ident::new("array_agg")]);
         if let FunctionArguments::List(list) = &mut collect.args {

@@ -153,8 +153,9 @@ impl Json {
         }
     }
 
-    /// jsonb's order: null < strings < numbers < booleans < arrays < objects; numbers by
-    /// value, strings bytewise, containers element by element.
+    /// An order close to jsonb's, for sorting DISTINCT aggregates: null < strings < numbers
+    /// < booleans < arrays < objects; numbers by value (as doubles), strings bytewise,
+    /// containers element by element (jsonb compares their sizes first).
     pub fn compare(&self, other: &Json) -> std::cmp::Ordering {
         use std::cmp::Ordering;
         let rank = |v: &Json| match v {
@@ -496,6 +497,7 @@ fn normalize_number(text: &str) -> String {
         Some(rest) => (true, rest),
         None => (false, text),
     };
+    // The parser bounds the exponent (MAX_EXPONENT).
     let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
         Some((m, e)) => (m, e.parse::<i64>().unwrap_or(0)),
         None => (unsigned, 0),
@@ -550,6 +552,10 @@ struct Parser<'a> {
 }
 
 const MAX_DEPTH: usize = 1000;
+
+/// The largest exponent a JSON number may have (numeric keeps at most 16383 fractional
+/// digits; beyond that PostgreSQL overflows too).
+const MAX_EXPONENT: u32 = 16383;
 
 impl Parser<'_> {
     fn skip_whitespace(&mut self) {
@@ -669,7 +675,15 @@ impl Parser<'_> {
             if let Some(b'+' | b'-') = self.bytes.get(self.pos) {
                 self.pos += 1;
             }
+            let exponent_start = self.pos;
             if self.digits() == 0 {
+                return Err(SyntaxError);
+            }
+            // numeric's own limits: normalizing writes the number out in plain digits.
+            let exponent = std::str::from_utf8(&self.bytes[exponent_start..self.pos])
+                .ok()
+                .and_then(|e| e.parse::<u32>().ok());
+            if exponent.is_none_or(|e| e > MAX_EXPONENT) {
                 return Err(SyntaxError);
             }
         }
@@ -839,6 +853,8 @@ mod tests {
             "\"\t\"",
             "NaN",
             "{\"a\":1,}",
+            "1e100000000000",
+            "1e99999999999999999999",
         ] {
             assert_eq!(Json::parse(bad), Err(SyntaxError), "{bad:?}");
         }
