@@ -264,7 +264,7 @@ pub fn rewrite(stmt: &mut Statement) {
                 if !series {
                     continue;
                 }
-                let unnested = crate::json::call("unnest", vec![expr.clone()]);
+                let unnested = crate::pg_catalog::call("unnest", vec![expr.clone()]);
                 *item = ast::SelectItem::ExprWithAlias {
                     expr: unnested,
                     alias: alias.unwrap_or_else(|| ast::Ident::new("generate_series")),
@@ -287,7 +287,8 @@ pub fn rewrite(stmt: &mut Statement) {
             );
             if text {
                 let value = std::mem::replace(right.as_mut(), Expr::value(ast::Value::Null));
-                **right = crate::json::call("partita_array_like", vec![(**left).clone(), value]);
+                **right =
+                    crate::pg_catalog::call("partita_array_like", vec![(**left).clone(), value]);
             }
             ControlFlow::Continue(())
         }

@@ -146,6 +146,28 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// Whether the operation takes `n` arguments.
+    fn takes(self, n: usize) -> bool {
+        match self {
+            Op::Get { .. }
+            | Op::Path { .. }
+            | Op::Contains
+            | Op::HasKey(_)
+            | Op::Concat
+            | Op::Delete
+            | Op::DeletePath
+            | Op::Member(_) => n == 2,
+            Op::Set => n == 3 || n == 4,
+            // The final step of a DISTINCT aggregate also says to sort.
+            Op::AggregateArray(_) => n == 1 || n == 2,
+            Op::ExtractPath { .. } => n >= 1,
+            Op::BuildObject(_) | Op::BuildArray(_) => true,
+            _ => n == 1,
+        }
+    }
+}
+
 /// One JSON function; see [`Op`].
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct JsonFunction {
@@ -159,21 +181,11 @@ pub struct JsonFunction {
 
 impl JsonFunction {
     pub fn new(name: &str, op: Op) -> JsonFunction {
-        let signature = match op {
-            Op::ExtractPath { .. }
-            | Op::BuildObject(_)
-            | Op::BuildArray(_)
-            | Op::Set
-            | Op::Get { .. }
-            | Op::Path { .. }
-            | Op::Contains
-            | Op::HasKey(_)
-            | Op::Concat
-            | Op::Delete
-            | Op::DeletePath
-            | Op::Member(_)
-            | Op::AggregateArray(_) => Signature::variadic_any(Volatility::Immutable),
-            _ => Signature::any(1, Volatility::Immutable),
+        // One argument for most; the operators and the variadic functions check their
+        // count in `return_field_from_args`.
+        let signature = match op.takes(1) && !op.takes(2) && !op.takes(3) {
+            true => Signature::any(1, Volatility::Immutable),
+            false => Signature::variadic_any(Volatility::Immutable),
         };
         let family = match name.starts_with("json_") || name.starts_with("partita_json_") {
             true => Kind::Json,
@@ -291,21 +303,7 @@ impl ScalarUDFImpl for JsonFunction {
 
     fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
         let n = args.arg_fields.len();
-        let takes = match self.op {
-            Op::Get { .. }
-            | Op::Path { .. }
-            | Op::Contains
-            | Op::HasKey(_)
-            | Op::Concat
-            | Op::Delete
-            | Op::DeletePath
-            | Op::Member(_) => n == 2,
-            Op::Set => n == 3 || n == 4,
-            Op::AggregateArray(_) => n == 1 || n == 2,
-            Op::ExtractPath { .. } => n >= 1,
-            Op::BuildObject(_) | Op::BuildArray(_) => true,
-            _ => n == 1,
-        };
+        let takes = self.op.takes(n);
         if !takes {
             return Err(DataFusionError::External(Box::new(
                 Error::UndefinedFunction(format!("{} with {n} arguments", self.name)),

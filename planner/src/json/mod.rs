@@ -24,6 +24,7 @@ pub mod value;
 pub use functions::Kind;
 use functions::{JsonFunction, KeyMatch, Op};
 
+use crate::pg_catalog::call;
 use datafusion::common::DFSchema;
 use datafusion::error::Result;
 use datafusion::execution::context::SessionContext;
@@ -141,27 +142,6 @@ struct Rewriter;
 /// The lowercased unqualified name of a function.
 fn function_name(name: &ObjectName) -> Option<String> {
     Some(name.0.last()?.as_ident()?.value.to_ascii_lowercase())
-}
-
-/// `name(args…)`.
-pub(crate) fn call(name: &str, args: Vec<Expr>) -> Expr {
-    Expr::Function(ast::Function {
-        name: ObjectName::from(vec![Ident::new(name)]),
-        uses_odbc_syntax: false,
-        parameters: FunctionArguments::None,
-        args: FunctionArguments::List(ast::FunctionArgumentList {
-            duplicate_treatment: None,
-            args: args
-                .into_iter()
-                .map(|a| FunctionArg::Unnamed(FunctionArgExpr::Expr(a)))
-                .collect(),
-            clauses: vec![],
-        }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group: vec![],
-    })
 }
 
 /// The plain positional arguments of a call, or `None` when it has others.
