@@ -57,6 +57,11 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::UnknownSavepoint(_) => "3B001",
         Error::UndefinedOperator(_) | Error::UndefinedFunction(_) => "42883",
         Error::InvalidParameterValue(_) => "22023",
+        Error::InvalidWidthBucket(_) => "2201G",
+        Error::InvalidRegex(_) => "2201B",
+        Error::InvalidDatetimeFormat(_) => "22007",
+        Error::DatetimeOutOfRange(_) => "22008",
+        Error::NullValueNotAllowed(_) => "22004",
         Error::Context { source, .. } => sql_state(source),
         Error::Internal(_) => "XX000",
     }

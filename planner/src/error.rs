@@ -111,6 +111,26 @@ pub enum Error {
     #[error("{0}")]
     InvalidParameterValue(String),
 
+    /// `width_bucket` bounds or count it cannot use (2201G).
+    #[error("{0}")]
+    InvalidWidthBucket(String),
+
+    /// A regular expression or its flags that do not compile (2201B).
+    #[error("invalid regular expression: {0}")]
+    InvalidRegex(String),
+
+    /// Text that does not match a `to_date`/`to_timestamp` template (22007).
+    #[error("{0}")]
+    InvalidDatetimeFormat(String),
+
+    /// A date or time field out of its range (22008).
+    #[error("{0}")]
+    DatetimeOutOfRange(String),
+
+    /// A NULL where a function needs a value (`format('%I', NULL)`): 22004.
+    #[error("{0}")]
+    NullValueNotAllowed(String),
+
     #[error("savepoint \"{0}\" does not exist")]
     UnknownSavepoint(String),
 

@@ -34,6 +34,7 @@ pub mod semantics;
 pub mod sequences;
 pub mod session;
 pub mod setops;
+mod srf;
 pub mod subquery;
 pub mod text;
 pub mod to_char;

@@ -59,10 +59,11 @@ impl VisitorMut for Literals {
                 }) = expr.as_ref()
                 {
                     match crate::convert::parse_bytea(text) {
+                        // Still a cast, so the result column is named "bytea".
                         Some(bytes) => {
-                            *e = Expr::value(Value::HexStringLiteral(crate::provider::encode_hex(
-                                &bytes,
-                            )))
+                            **expr = Expr::value(Value::HexStringLiteral(
+                                crate::provider::encode_hex(&bytes),
+                            ))
                         }
                         None => return ControlFlow::Break(bad_bytea(text)),
                     }

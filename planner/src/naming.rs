@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use datafusion::sql::sqlparser::ast::{
-    Expr, Ident, OrderByKind, Query, SelectItem, SetExpr, Statement,
+    self, Expr, Ident, OrderByKind, Query, SelectItem, SetExpr, Statement,
 };
 
 const INTERNAL_PREFIX: &str = "__partita_col_";
@@ -33,6 +33,27 @@ fn figure_name(expr: &Expr) -> Option<(String, u8)> {
             _ => (cast_type_name(&data_type.to_string()), 1),
         },
         Expr::Case { .. } => ("case".into(), 2),
+        // The SQL-syntax forms of functions are named by the function PostgreSQL calls.
+        Expr::Position { .. } => ("position".into(), 2),
+        Expr::Substring { shorthand, .. } => {
+            (if *shorthand { "substr" } else { "substring" }.into(), 2)
+        }
+        Expr::Overlay { .. } => ("overlay".into(), 2),
+        Expr::Trim { trim_where, .. } => (
+            match trim_where {
+                Some(ast::TrimWhereField::Leading) => "ltrim",
+                Some(ast::TrimWhereField::Trailing) => "rtrim",
+                _ => "btrim",
+            }
+            .into(),
+            2,
+        ),
+        Expr::Ceil { .. } => ("ceil".into(), 2),
+        Expr::Floor { .. } => ("floor".into(), 2),
+        Expr::Extract { .. } => ("extract".into(), 2),
+        Expr::AtTimeZone { .. } => ("timezone".into(), 2),
+        Expr::TypedString(t) => (cast_type_name(&t.data_type.to_string()), 1),
+        Expr::Interval(_) => ("interval".into(), 1),
         Expr::Array(_) => ("array".into(), 2),
         // `(ARRAY[1, 2])[1]` is named by what it subscripts.
         Expr::CompoundFieldAccess { root, .. } => return figure_name(root),

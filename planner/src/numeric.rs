@@ -444,6 +444,21 @@ fn divide(a: i128, sa: i8, b: i128, sb: i8, scale: i8) -> Result<i128> {
     fit(round_div(n, d)?)
 }
 
+/// `a / b` truncated to an integer (PostgreSQL's `div`), each operand given as mantissa and
+/// scale; the quotient's mantissa at scale 0.
+pub(crate) fn integer_quotient(a: i128, sa: i8, b: i128, sb: i8) -> Result<i128> {
+    if b == 0 {
+        return Err(DataFusionError::ArrowError(
+            Box::new(datafusion::arrow::error::ArrowError::DivideByZero),
+            None,
+        ));
+    }
+    let common = i32::from(sa.max(sb));
+    let n = rescale(i256::from_i128(a), i32::from(sa), common)?;
+    let d = rescale(i256::from_i128(b), i32::from(sb), common)?;
+    fit(n.checked_div(d).ok_or_else(overflow)?)
+}
+
 /// `a * b` at `scale` decimal places.
 fn multiply(a: i128, sa: i8, b: i128, sb: i8, scale: i8) -> Result<i128> {
     let product = i256::from_i128(a)

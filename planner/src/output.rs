@@ -231,27 +231,19 @@ pub fn duration_days(array: &ArrayRef, r: usize, unit: &TimeUnit) -> (i32, i64) 
     ((micros / DAY) as i32, micros % DAY)
 }
 
+/// An interval as PostgreSQL writes it; only a count of exactly 1 is singular (`-1 days`).
 fn push_interval(months: i32, days: i32, nanos: i64, out: &mut String) {
     use std::fmt::Write;
     let mut parts = Vec::new();
     let (years, mons) = (months / 12, months % 12);
     if years != 0 {
-        parts.push(format!(
-            "{years} year{}",
-            if years.abs() == 1 { "" } else { "s" }
-        ));
+        parts.push(format!("{years} year{}", if years == 1 { "" } else { "s" }));
     }
     if mons != 0 {
-        parts.push(format!(
-            "{mons} mon{}",
-            if mons.abs() == 1 { "" } else { "s" }
-        ));
+        parts.push(format!("{mons} mon{}", if mons == 1 { "" } else { "s" }));
     }
     if days != 0 {
-        parts.push(format!(
-            "{days} day{}",
-            if days.abs() == 1 { "" } else { "s" }
-        ));
+        parts.push(format!("{days} day{}", if days == 1 { "" } else { "s" }));
     }
     let micros = nanos / 1000;
     if micros != 0 || parts.is_empty() {

@@ -24,6 +24,7 @@ impl AnalyzerRule for PostgresSemantics {
         rewrite_expressions(plan, |e, schema| {
             crate::zone::rewrite_timestamp_text(e)?
                 .transform_data(|e| crate::numeric::rewrite_arithmetic(e, schema))?
+                .transform_data(|e| crate::functions::rounding_scale(e, schema))?
                 .transform_data(|e| rounding_int_cast(e, schema))?
                 .transform_data(|e| checked_arithmetic(e, schema))?
                 .transform_data(typeof_constant)?

@@ -199,6 +199,13 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
                     parser.expect_keyword_is(Keyword::DATA).map_err(syntax)?;
                 }
                 crate::view::refresh_call(&name)?
+            } else if parser.parse_keywords(&[Keyword::RESET, Keyword::TIME, Keyword::ZONE]) {
+                // RESET TIME ZONE, PostgreSQL's spelling of RESET timezone.
+                Statement::Reset(ast::ResetStatement {
+                    reset: ast::Reset::ConfigurationParameter(ast::ObjectName::from(vec![
+                        ast::Ident::new("timezone"),
+                    ])),
+                })
             } else {
                 parser.parse_statement().map_err(syntax)?
             };
@@ -206,6 +213,8 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         crate::pg_catalog::normalize(&mut statement);
         crate::literals::normalize(&mut statement)?;
         crate::json::rewrite(&mut statement)?;
+        crate::srf::rewrite(&mut statement)?;
+        crate::functions::rewrite::rewrite(&mut statement);
         crate::arrays::rewrite(&mut statement);
         statements.push(statement);
         if parser.peek_token() != Token::EOF {
@@ -1312,7 +1321,13 @@ impl Session {
         let batch = datafusion::arrow::array::RecordBatch::try_new(
             Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
                 datafusion::arrow::datatypes::Field::new(
-                    &name,
+                    // The column is named as PostgreSQL spells the parameter.
+                    match name.as_str() {
+                        "datestyle" => "DateStyle",
+                        "intervalstyle" => "IntervalStyle",
+                        "timezone" => "TimeZone",
+                        other => other,
+                    },
                     datafusion::arrow::datatypes::DataType::Utf8,
                     false,
                 ),

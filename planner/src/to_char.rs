@@ -134,7 +134,7 @@ const DATETIME_PATTERNS: &[&str] = &[
     "ID", "WW", "W", "Q", "J", "CC", "TZ", "OF",
 ];
 
-const MONTHS: [&str; 12] = [
+pub(crate) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",
@@ -148,7 +148,7 @@ const MONTHS: [&str; 12] = [
     "November",
     "December",
 ];
-const DAYS: [&str; 7] = [
+pub(crate) const DAYS: [&str; 7] = [
     "Sunday",
     "Monday",
     "Tuesday",
@@ -159,7 +159,7 @@ const DAYS: [&str; 7] = [
 ];
 
 /// The pattern `template` starts with (case-insensitive), if any.
-fn pattern_at(template: &str) -> Option<&'static str> {
+pub(crate) fn pattern_at(template: &str) -> Option<&'static str> {
     DATETIME_PATTERNS.iter().copied().find(|p| {
         template.len() >= p.len()
             && template.is_char_boundary(p.len())

@@ -3,9 +3,9 @@
 //! Values are text in Arrow (a column's declared type, or an expression's, is in its field
 //! metadata); `value` reads and writes them. The operators (`->`, `->>`, `#>`, `#>>`, `@>`,
 //! `<@`, `?`, `?|`, `?&`, and jsonb's `||`, `-`, `#-`) are planned as calls of `functions`'
-//! scalar functions by [`JsonOperators`]. The aggregates and set-returning functions are
-//! rewritten on the parsed statement ([`rewrite`]) into DataFusion's own `array_agg` and
-//! `unnest` around those functions:
+//! scalar functions by [`JsonOperators`]. The aggregates are rewritten on the parsed
+//! statement ([`rewrite`]) into DataFusion's own `array_agg` around those functions, and the
+//! set-returning functions (by `crate::srf`) into `unnest`:
 //!
 //! - `json_agg(x ORDER BY y)` is `json_agg(array_agg(to_json(x) ORDER BY y))`, where the
 //!   outer `json_agg` is a scalar function making the array of the collected values; so
@@ -14,9 +14,6 @@
 //! - `jsonb_array_elements(doc)` in a select list is `unnest(partita_json_elements(doc))`; in
 //!   FROM it is a derived table of that, and `jsonb_each(doc)` one of two unnested lists
 //!   (keys and values), which DataFusion zips.
-//!
-//! FROM functions take constants or outer columns DataFusion can plan in a derived table;
-//! a lateral reference to a column of an earlier FROM item is not supported.
 
 pub mod functions;
 pub mod value;
@@ -32,7 +29,7 @@ use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExp
 use datafusion::logical_expr::{ExprSchemable, ScalarUDF};
 use datafusion::sql::sqlparser::ast::{
     self, BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
-    SelectItem, Statement, TableFactor, VisitMut, VisitorMut,
+    Statement, VisitMut, VisitorMut,
 };
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -140,12 +137,12 @@ pub fn rewrite(stmt: &mut Statement) -> crate::Result<()> {
 struct Rewriter;
 
 /// The lowercased unqualified name of a function.
-fn function_name(name: &ObjectName) -> Option<String> {
+pub(crate) fn function_name(name: &ObjectName) -> Option<String> {
     Some(name.0.last()?.as_ident()?.value.to_ascii_lowercase())
 }
 
 /// The plain positional arguments of a call, or `None` when it has others.
-fn plain_args(args: &[FunctionArg]) -> Option<Vec<Expr>> {
+pub(crate) fn plain_args(args: &[FunctionArg]) -> Option<Vec<Expr>> {
     args.iter()
         .map(|a| match a {
             FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
@@ -155,7 +152,7 @@ fn plain_args(args: &[FunctionArg]) -> Option<Vec<Expr>> {
 }
 
 /// A set-returning JSON function: the lists it unnests, each with its column name.
-fn set_returning(name: &str, arg: &Expr) -> Option<Vec<(Expr, &'static str)>> {
+pub(crate) fn set_returning(name: &str, arg: &Expr) -> Option<Vec<(Expr, &'static str)>> {
     // The json_… functions read their argument as json, the jsonb_… ones as jsonb.
     let family = if name.starts_with("jsonb_") {
         "jsonb"
@@ -182,10 +179,6 @@ fn set_returning(name: &str, arg: &Expr) -> Option<Vec<(Expr, &'static str)>> {
         ],
         _ => return None,
     })
-}
-
-fn unnest(list: Expr) -> Expr {
-    call("unnest", vec![list])
 }
 
 impl VisitorMut for Rewriter {
@@ -243,94 +236,6 @@ impl VisitorMut for Rewriter {
         *e = call(&name, final_args);
         ControlFlow::Continue(())
     }
-
-    fn post_visit_select(&mut self, select: &mut ast::Select) -> ControlFlow<crate::Error> {
-        for item in &mut select.projection {
-            let (expr, alias) = match item {
-                SelectItem::UnnamedExpr(e) => (e.clone(), None),
-                SelectItem::ExprWithAlias { expr, alias } => (expr.clone(), Some(alias.clone())),
-                _ => continue,
-            };
-            let Expr::Function(f) = &expr else { continue };
-            let (Some(name), FunctionArguments::List(list)) = (function_name(&f.name), &f.args)
-            else {
-                continue;
-            };
-            let Some(arg) = plain_args(&list.args).and_then(|a| <[Expr; 1]>::try_from(a).ok())
-            else {
-                continue;
-            };
-            let Some(lists) = set_returning(&name, &arg[0]) else {
-                continue;
-            };
-            // `json_each` in a select list returns records, which Partita does not have.
-            let [(list, _)] = lists.as_slice() else {
-                continue;
-            };
-            *item = SelectItem::ExprWithAlias {
-                expr: unnest(list.clone()),
-                alias: alias.unwrap_or_else(|| Ident::new(name)),
-            };
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<crate::Error> {
-        let TableFactor::Table {
-            name,
-            args: Some(args),
-            alias,
-            with_ordinality,
-            ..
-        } = factor
-        else {
-            return ControlFlow::Continue(());
-        };
-        let Some(function) = function_name(name) else {
-            return ControlFlow::Continue(());
-        };
-        let Some(arg) = plain_args(&args.args).and_then(|a| <[Expr; 1]>::try_from(a).ok()) else {
-            return ControlFlow::Continue(());
-        };
-        let Some(lists) = set_returning(&function, &arg[0]) else {
-            return ControlFlow::Continue(());
-        };
-        let columns: Vec<String> = lists
-            .iter()
-            .map(|(list, column)| format!("{} AS {column}", unnest(list.clone())))
-            .collect();
-        if *with_ordinality {
-            return ControlFlow::Break(crate::Error::Unsupported(format!(
-                "WITH ORDINALITY on {function}"
-            )));
-        }
-        let alias = alias.clone().unwrap_or_else(|| ast::TableAlias {
-            explicit: true,
-            name: Ident::new(&function),
-            columns: vec![],
-            at: None,
-        });
-        let text = format!("(SELECT {})", columns.join(", "));
-        let dialect = datafusion::sql::sqlparser::dialect::PostgreSqlDialect {};
-        let parsed = datafusion::sql::sqlparser::parser::Parser::new(&dialect)
-            .try_with_sql(&text)
-            .and_then(|mut p| p.parse_table_factor());
-        match parsed {
-            Ok(TableFactor::Derived {
-                lateral, subquery, ..
-            }) => {
-                *factor = TableFactor::Derived {
-                    lateral,
-                    subquery,
-                    alias: Some(alias),
-                    sample: None,
-                }
-            }
-            Ok(other) => unreachable!("a parenthesized query is a derived table: {other}"),
-            Err(e) => return ControlFlow::Break(crate::Error::Syntax(e.to_string())),
-        }
-        ControlFlow::Continue(())
-    }
 }
 
 #[cfg(test)]
@@ -354,24 +259,6 @@ mod tests {
         assert_eq!(
             rewritten("SELECT jsonb_object_agg(k, v) FROM t"),
             "SELECT jsonb_object_agg(array_agg(partita_jsonb_member(k, v))) FROM t"
-        );
-    }
-
-    #[test]
-    fn set_returning_functions_unnest() {
-        assert_eq!(
-            rewritten("SELECT jsonb_array_elements(doc) FROM t"),
-            "SELECT unnest(partita_jsonb_elements(doc)) AS jsonb_array_elements FROM t"
-        );
-        assert_eq!(
-            rewritten("SELECT * FROM json_each_text('{}') AS e(k, v)"),
-            "SELECT * FROM (SELECT unnest(partita_json_object_keys('{}')) AS key, \
-             unnest(partita_json_object_values_text('{}')) AS value) AS e (k, v)"
-        );
-        assert_eq!(
-            rewritten("SELECT value FROM jsonb_array_elements_text('[]')"),
-            "SELECT value FROM (SELECT unnest(partita_jsonb_elements_text('[]')) AS value) AS \
-             jsonb_array_elements_text"
         );
     }
 }

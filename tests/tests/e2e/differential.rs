@@ -1,5 +1,6 @@
 //! Differential tests: scenario scripts from the seeds run on Partita and on a real PostgreSQL
-//! 15, comparing result rows, row counts and SQLSTATEs statement by statement.
+//! 15, comparing result column names and rows, row counts and SQLSTATEs statement by
+//! statement.
 //!
 //! Scripts (tests/differential/*.sql) are plain SQL, one statement per `;`-terminated line
 //! group. Partita's key syntax is rewritten for PostgreSQL (`PRIMARY KEY ((a, b) HASH, c)`
@@ -45,7 +46,8 @@ fn to_postgres(sql: &str) -> String {
 
 #[derive(Debug, PartialEq)]
 enum Outcome {
-    Rows(Vec<Vec<Option<String>>>),
+    /// Column names and rows.
+    Rows(Vec<String>, Vec<Vec<Option<String>>>),
     Count(u64),
     Error(String),
 }
@@ -59,23 +61,25 @@ async fn run(client: &Client, sql: &str) -> Outcome {
         ),
         Ok(messages) => {
             let mut rows = Vec::new();
-            let mut has_rows = false;
+            let mut columns = None;
             let mut count = 0;
             for m in messages {
                 match m {
                     SimpleQueryMessage::Row(r) => {
                         rows.push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
                     }
-                    SimpleQueryMessage::RowDescription(_) => has_rows = true,
+                    SimpleQueryMessage::RowDescription(c) => {
+                        columns = Some(c.iter().map(|c| c.name().to_string()).collect())
+                    }
                     SimpleQueryMessage::CommandComplete(n) => count = n,
                     _ => {}
                 }
             }
-            if has_rows {
+            if let Some(columns) = columns {
                 if !sql.to_ascii_uppercase().contains("ORDER BY") {
                     rows.sort();
                 }
-                Outcome::Rows(rows)
+                Outcome::Rows(columns, rows)
             } else {
                 Outcome::Count(count)
             }

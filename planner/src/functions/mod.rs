@@ -10,6 +10,17 @@ use datafusion::logical_expr::{
 };
 use std::sync::Arc;
 
+mod datetime;
+mod extract;
+mod math;
+pub(crate) mod regex;
+pub(crate) mod rewrite;
+mod row;
+mod text;
+
+pub(crate) use extract::EXTRACT;
+pub(crate) use math::rounding_scale;
+
 /// Registers `version()`, `current_database()`, `current_schema()`, `pg_backend_pid()`,
 /// `numeric(x)`, `pg_typeof(x)`, and `avg` and `sum` with PostgreSQL's result types and numeric scale.
 pub fn register(ctx: &SessionContext) {
@@ -50,6 +61,12 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(PgTypeof::default()));
     ctx.register_udf(ScalarUDF::new_from_impl(crate::to_char::ToChar::default()));
     crate::json::register(ctx);
+    math::register(ctx);
+    text::register(ctx);
+    regex::register(ctx);
+    datetime::register(ctx);
+    ctx.register_udf(ScalarUDF::new_from_impl(extract::Extract::new(true)));
+    ctx.register_udf(ScalarUDF::new_from_impl(extract::Extract::new(false)));
     ctx.register_udf(ScalarUDF::new_from_impl(crate::arrays::ArrayLike::default()));
     // After DataFusion's own planners, which keep `@>` and `||` of arrays.
     let _ = datafusion::execution::FunctionRegistry::register_expr_planner(

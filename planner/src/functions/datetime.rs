@@ -1,0 +1,499 @@
+//! Date and time functions as PostgreSQL has them: `age`, `make_timestamp`, and `to_date` /
+//! `to_timestamp` reading text with a template (`YYYY-MM-DD HH24:MI:SS`). DataFusion's
+//! `to_date` and `to_timestamp` take chrono's `%Y-%m-%d` and its `age` does not exist;
+//! `rewrite` sends the template forms here and turns `to_timestamp`'s result into a
+//! timestamptz in the session's zone.
+
+use super::row::{RowFunction, int, text};
+use crate::error::Error;
+use crate::to_char::{DAYS, MONTHS, pattern_at};
+use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+use datafusion::arrow::datatypes::{DataType, IntervalMonthDayNano, TimeUnit};
+use datafusion::common::ScalarValue;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::{Signature, TypeSignature, Volatility};
+
+/// The helper `to_date(text, template)` is planned as.
+pub(crate) const TO_DATE: &str = "partita_to_date";
+/// The helper `to_timestamp(text, template)` is planned as: a local timestamp.
+pub(crate) const TO_TIMESTAMP: &str = "partita_to_timestamp";
+
+const TIMESTAMP: DataType = DataType::Timestamp(TimeUnit::Microsecond, None);
+
+pub(super) fn register(ctx: &SessionContext) {
+    ctx.register_udf(RowFunction::strict(
+        "age",
+        // Timestamp constants are planned in nanoseconds, columns in microseconds.
+        Signature::one_of(
+            [TimeUnit::Microsecond, TimeUnit::Nanosecond]
+                .into_iter()
+                .flat_map(|a| {
+                    [TimeUnit::Microsecond, TimeUnit::Nanosecond].map(|b| {
+                        TypeSignature::Exact(vec![
+                            DataType::Timestamp(a, None),
+                            DataType::Timestamp(b, None),
+                        ])
+                    })
+                })
+                .collect(),
+            Volatility::Immutable,
+        ),
+        DataType::Interval(datafusion::arrow::datatypes::IntervalUnit::MonthDayNano),
+        |args| {
+            let (a, b) = (local(&args[0])?, local(&args[1])?);
+            Ok(ScalarValue::IntervalMonthDayNano(Some(age(a, b))))
+        },
+    ));
+    ctx.register_udf(RowFunction::strict(
+        "make_timestamp",
+        Signature::exact(
+            vec![
+                DataType::Int64,
+                DataType::Int64,
+                DataType::Int64,
+                DataType::Int64,
+                DataType::Int64,
+                DataType::Float64,
+            ],
+            Volatility::Immutable,
+        ),
+        TIMESTAMP,
+        |args| {
+            let field = |i: usize| int(&args[i]).unwrap_or_default();
+            let ScalarValue::Float64(Some(seconds)) = args[5] else {
+                return Err(DataFusionError::Internal("make_timestamp seconds".into()));
+            };
+            let at = make_timestamp([field(0), field(1), field(2), field(3), field(4)], seconds)
+                .map_err(external)?;
+            Ok(micros(at))
+        },
+    ));
+    let templated = || Signature::one_of(vec![TypeSignature::String(2)], Volatility::Immutable);
+    ctx.register_udf(RowFunction::strict(
+        TO_DATE,
+        templated(),
+        DataType::Date32,
+        |args| {
+            let input = text(&args[0]).unwrap_or_default();
+            let template = text(&args[1]).unwrap_or_default();
+            let at = from_template(input, template).map_err(external)?;
+            Ok(ScalarValue::Date32(Some(
+                (at.date() - NaiveDate::default()).num_days() as i32,
+            )))
+        },
+    ));
+    ctx.register_udf(RowFunction::strict(
+        TO_TIMESTAMP,
+        templated(),
+        TIMESTAMP,
+        |args| {
+            let input = text(&args[0]).unwrap_or_default();
+            let template = text(&args[1]).unwrap_or_default();
+            Ok(micros(from_template(input, template).map_err(external)?))
+        },
+    ));
+}
+
+fn external(e: Error) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+fn micros(at: NaiveDateTime) -> ScalarValue {
+    ScalarValue::TimestampMicrosecond(Some(at.and_utc().timestamp_micros()), None)
+}
+
+/// A timestamp argument as local date and time.
+fn local(v: &ScalarValue) -> Result<NaiveDateTime> {
+    match v {
+        ScalarValue::TimestampMicrosecond(Some(us), _) => {
+            chrono::DateTime::from_timestamp_micros(*us)
+                .map(|t| t.naive_utc())
+                .ok_or_else(|| DataFusionError::Execution("timestamp out of range".into()))
+        }
+        ScalarValue::TimestampNanosecond(Some(ns), _) => {
+            Ok(chrono::DateTime::from_timestamp_nanos(*ns).naive_utc())
+        }
+        other => Err(DataFusionError::Internal(format!(
+            "expected a timestamp, got {other:?}"
+        ))),
+    }
+}
+
+/// PostgreSQL's `age(a, b)`: `a - b` in years, months and days counted on the calendar
+/// (field by field, borrowing from the next larger one), then the time of day.
+fn age(a: NaiveDateTime, b: NaiveDateTime) -> IntervalMonthDayNano {
+    let negative = a < b;
+    let fields = |t: NaiveDateTime| {
+        [
+            i64::from(t.year()),
+            i64::from(t.month()),
+            i64::from(t.day()),
+            i64::from(t.hour()),
+            i64::from(t.minute()),
+            i64::from(t.second()),
+            i64::from(t.nanosecond() / 1000),
+        ]
+    };
+    let (fa, fb) = (fields(a), fields(b));
+    let sign = if negative { -1 } else { 1 };
+    let mut d: Vec<i64> = fa.iter().zip(fb).map(|(x, y)| (x - y) * sign).collect();
+    let [year, month, day, hour, minute, second, micro] = &mut d[..] else {
+        unreachable!("seven fields")
+    };
+    while *micro < 0 {
+        *micro += 1_000_000;
+        *second -= 1;
+    }
+    while *second < 0 {
+        *second += 60;
+        *minute -= 1;
+    }
+    while *minute < 0 {
+        *minute += 60;
+        *hour -= 1;
+    }
+    while *hour < 0 {
+        *hour += 24;
+        *day -= 1;
+    }
+    // A day borrowed is a month of the earlier date's length.
+    let earlier = if negative { a } else { b };
+    while *day < 0 {
+        *day += i64::from(days_in_month(earlier.year(), earlier.month()));
+        *month -= 1;
+    }
+    while *month < 0 {
+        *month += 12;
+        *year -= 1;
+    }
+    let months = (*year * 12 + *month) * sign;
+    let days = *day * sign;
+    let nanos = ((((*hour * 60) + *minute) * 60 + *second) * 1_000_000 + *micro) * 1000 * sign;
+    IntervalMonthDayNano::new(months as i32, days as i32, nanos)
+}
+
+fn days_in_month(year: i32, month: u32) -> u32 {
+    let first = NaiveDate::from_ymd_opt(year, month, 1).unwrap_or_default();
+    let next = first
+        .checked_add_months(chrono::Months::new(1))
+        .unwrap_or(first);
+    (next - first).num_days() as u32
+}
+
+/// `make_timestamp(year, month, day, hour, min, sec)`.
+fn make_timestamp(fields: [i64; 5], seconds: f64) -> Result<NaiveDateTime, Error> {
+    let [year, month, day, hour, minute] = fields;
+    let date = i32::try_from(year)
+        .ok()
+        .zip(u32::try_from(month).ok())
+        .zip(u32::try_from(day).ok())
+        .and_then(|((y, m), d)| NaiveDate::from_ymd_opt(y, m, d))
+        .filter(|_| year != 0)
+        .ok_or_else(|| {
+            Error::DatetimeOutOfRange(format!(
+                "date field value out of range: {year}-{month:02}-{day:02}"
+            ))
+        })?;
+    let micros = (seconds * 1e6).round();
+    let time = (0.0..60_000_000.0)
+        .contains(&micros)
+        .then_some(())
+        .and_then(|_| u32::try_from(hour).ok())
+        .zip(u32::try_from(minute).ok())
+        .and_then(|(h, m)| NaiveTime::from_hms_opt(h, m, 0))
+        .ok_or_else(|| {
+            Error::DatetimeOutOfRange(format!(
+                "time field value out of range: {hour}:{minute:02}:{seconds:02}"
+            ))
+        })?;
+    Ok(date.and_time(time) + Duration::microseconds(micros as i64))
+}
+
+/// The fields a template read.
+#[derive(Default)]
+struct Fields {
+    year: Option<i64>,
+    month: Option<i64>,
+    day: Option<i64>,
+    day_of_year: Option<i64>,
+    julian: Option<i64>,
+    hour: i64,
+    minute: i64,
+    second: i64,
+    micros: i64,
+    /// Some(true) after PM, Some(false) after AM; the hour was on a 12-hour clock.
+    afternoon: Option<bool>,
+    twelve_hour: bool,
+}
+
+/// Reads `input` with a PostgreSQL template, as `to_timestamp(input, template)` does: each
+/// pattern reads its field; a separator in the template matches any one separator in the
+/// input (or none); spaces are skipped; a quoted text skips as many characters.
+fn from_template(input: &str, template: &str) -> Result<NaiveDateTime, Error> {
+    let input: Vec<char> = input.chars().collect();
+    let mut at = 0usize;
+    let mut fields = Fields::default();
+    let mut rest = template;
+    let invalid = |value: &str, pattern: &str| {
+        Error::InvalidDatetimeFormat(format!("invalid value \"{value}\" for \"{pattern}\""))
+    };
+    // Template left over when the input ends reads nothing, as in PostgreSQL.
+    while !rest.is_empty() && at < input.len() {
+        let upper = rest.get(..2).map(str::to_ascii_uppercase);
+        if matches!(upper.as_deref(), Some("FM" | "FX")) {
+            rest = &rest[2..];
+            continue;
+        }
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let end = quoted.find('"').unwrap_or(quoted.len());
+            at = (at + quoted[..end].chars().count()).min(input.len());
+            rest = quoted.get(end + 1..).unwrap_or("");
+            continue;
+        }
+        let Some(pattern) = pattern_at(rest) else {
+            let c = rest.chars().next().unwrap_or_default();
+            rest = &rest[c.len_utf8()..];
+            if c.is_whitespace() {
+                while at < input.len() && input[at].is_whitespace() {
+                    at += 1;
+                }
+            } else if at < input.len() && (!input[at].is_alphanumeric() || c.is_alphanumeric()) {
+                at += 1;
+            }
+            continue;
+        };
+        rest = &rest[pattern.len()..];
+        let upper = pattern.to_ascii_uppercase();
+        let remaining: String = input[at..].iter().collect();
+        match upper.as_str() {
+            "AM" | "PM" | "A.M." | "P.M." => {
+                let word = remaining
+                    .get(..pattern.len())
+                    .unwrap_or("")
+                    .to_ascii_uppercase();
+                let afternoon = match word.as_str() {
+                    "AM" | "A.M." => false,
+                    "PM" | "P.M." => true,
+                    _ => return Err(invalid(&remaining, pattern)),
+                };
+                fields.afternoon = Some(afternoon);
+                at += pattern.len();
+                continue;
+            }
+            "MONTH" | "MON" => {
+                let (index, length) = name_at(&remaining, &MONTHS, upper == "MON")
+                    .ok_or_else(|| invalid(&remaining, pattern))?;
+                fields.month = Some(index as i64 + 1);
+                at += length;
+                continue;
+            }
+            "DAY" | "DY" => {
+                let (_, length) = name_at(&remaining, &DAYS, upper == "DY")
+                    .ok_or_else(|| invalid(&remaining, pattern))?;
+                at += length;
+                continue;
+            }
+            "TZ" | "OF" => {
+                return Err(Error::Unsupported(format!(
+                    "the \"{pattern}\" pattern in to_timestamp and to_date"
+                )));
+            }
+            _ => {}
+        }
+        // A number: leading spaces skipped; as many digits as the field has when another
+        // field follows directly, else every digit.
+        while at < input.len() && input[at] == ' ' {
+            at += 1;
+        }
+        let width = match upper.as_str() {
+            "YYYY" | "IYYY" | "SSSS" => 4,
+            "YYY" | "DDD" | "MS" => 3,
+            "US" => 6,
+            "Y" | "D" | "ID" | "Q" | "W" => 1,
+            "J" => 7,
+            _ => 2,
+        };
+        let adjacent = pattern_at(rest).is_some();
+        let negative = upper == "YYYY" && input.get(at) == Some(&'-');
+        let start = at + usize::from(negative);
+        let mut end = start;
+        while end < input.len() && input[end].is_ascii_digit() && (!adjacent || end - start < width)
+        {
+            end += 1;
+        }
+        let digits: String = input[start..end].iter().collect();
+        let Ok(mut value) = digits.parse::<i64>() else {
+            return Err(invalid(&remaining, pattern));
+        };
+        at = end;
+        if negative {
+            value = -value;
+        }
+        let count = digits.len() as u32;
+        match upper.as_str() {
+            "YYYY" | "IYYY" => fields.year = Some(value),
+            "YYY" => {
+                fields.year = Some(if value < 100 {
+                    value + 2000
+                } else {
+                    value + 1000
+                })
+            }
+            "YY" => {
+                fields.year = Some(if value < 70 {
+                    value + 2000
+                } else {
+                    value + 1900
+                })
+            }
+            "Y" => fields.year = Some(value + 2000),
+            "MM" => fields.month = Some(value),
+            "DD" => fields.day = Some(value),
+            "DDD" => fields.day_of_year = Some(value),
+            "J" => fields.julian = Some(value),
+            "HH" | "HH12" => {
+                fields.hour = value;
+                fields.twelve_hour = true;
+            }
+            "HH24" => fields.hour = value,
+            "MI" => fields.minute = value,
+            "SS" => fields.second = value,
+            "SSSS" => {
+                fields.hour = value / 3600;
+                fields.minute = value / 60 % 60;
+                fields.second = value % 60;
+            }
+            "MS" => fields.micros = value * 10i64.pow(3u32.saturating_sub(count)) * 1000,
+            "US" => fields.micros = value * 10i64.pow(6u32.saturating_sub(count)),
+            // Fields that say nothing a date does not already say.
+            _ => {}
+        }
+    }
+    fields.resolve()
+}
+
+/// Which of `names` the text starts with (case-insensitive), by full name or, where
+/// `abbreviated`, the first three letters; with the length read.
+fn name_at(text: &str, names: &[&str], abbreviated: bool) -> Option<(usize, usize)> {
+    let lower = text.to_ascii_lowercase();
+    names.iter().enumerate().find_map(|(i, name)| {
+        let name = name.to_ascii_lowercase();
+        if !abbreviated && lower.starts_with(&name) {
+            Some((i, name.len()))
+        } else if lower.starts_with(&name[..3]) {
+            Some((i, 3))
+        } else {
+            None
+        }
+    })
+}
+
+impl Fields {
+    fn resolve(self) -> Result<NaiveDateTime, Error> {
+        let out_of_range = |what: String| {
+            Error::DatetimeOutOfRange(format!("date/time field value out of range: \"{what}\""))
+        };
+        let mut hour = self.hour;
+        if self.twelve_hour || self.afternoon.is_some() {
+            if !(1..=12).contains(&hour) {
+                return Err(Error::DatetimeOutOfRange(format!(
+                    "hour \"{hour}\" is invalid for the 12-hour clock"
+                )));
+            }
+            hour %= 12;
+            if self.afternoon == Some(true) {
+                hour += 12;
+            }
+        }
+        let year = self.year.unwrap_or(1);
+        let date = if let Some(julian) = self.julian {
+            // Julian day 2451545 is 2000-01-01.
+            NaiveDate::from_ymd_opt(2000, 1, 1)
+                .and_then(|d| d.checked_add_signed(Duration::days(julian - 2_451_545)))
+        } else if let (Some(doy), None, None) = (self.day_of_year, self.month, self.day) {
+            i32::try_from(year).ok().and_then(|y| {
+                u32::try_from(doy)
+                    .ok()
+                    .and_then(|d| NaiveDate::from_yo_opt(y, d))
+            })
+        } else {
+            let (month, day) = (self.month.unwrap_or(1), self.day.unwrap_or(1));
+            i32::try_from(year)
+                .ok()
+                .zip(u32::try_from(month).ok())
+                .zip(u32::try_from(day).ok())
+                .and_then(|((y, m), d)| NaiveDate::from_ymd_opt(y, m, d))
+        };
+        let date = date.ok_or_else(|| {
+            out_of_range(format!(
+                "{year:04}-{:02}-{:02}",
+                self.month.unwrap_or(1),
+                self.day.unwrap_or(1)
+            ))
+        })?;
+        let time = u32::try_from(hour)
+            .ok()
+            .zip(u32::try_from(self.minute).ok())
+            .zip(u32::try_from(self.second).ok())
+            .and_then(|((h, m), s)| NaiveTime::from_hms_opt(h, m, s))
+            .ok_or_else(|| out_of_range(format!("{hour}:{}:{}", self.minute, self.second)))?;
+        Ok(date.and_time(time) + Duration::microseconds(self.micros))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> NaiveDateTime {
+        NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f").unwrap()
+    }
+
+    #[test]
+    fn age_counts_calendar_fields() {
+        let show = |i: IntervalMonthDayNano| (i.months, i.days, i.nanoseconds / 1_000_000_000);
+        assert_eq!(
+            show(age(at("2020-03-01 00:00:00"), at("2019-01-15 00:00:00"))),
+            (13, 17, 0)
+        );
+        assert_eq!(
+            show(age(at("2019-01-15 00:00:00"), at("2020-03-01 00:00:00"))),
+            (-13, -17, 0)
+        );
+        assert_eq!(
+            show(age(at("2020-01-02 01:00:00"), at("2020-01-01 02:00:00"))),
+            (0, 0, 23 * 3600)
+        );
+    }
+
+    #[test]
+    fn templates_read_postgres_patterns() {
+        let read = |i: &str, t: &str| from_template(i, t).unwrap();
+        assert_eq!(read("2020-03-01", "YYYY-MM-DD"), at("2020-03-01 00:00:00"));
+        assert_eq!(read("2020-3-1", "YYYY-MM-DD"), at("2020-03-01 00:00:00"));
+        assert_eq!(read("20200301", "YYYYMMDD"), at("2020-03-01 00:00:00"));
+        assert_eq!(
+            read("05 Mar 2021 11:30:15.5 PM", "DD Mon YYYY HH12:MI:SS.MS AM"),
+            at("2021-03-05 23:30:15.5")
+        );
+        assert_eq!(read("2020/03/01", "YYYY-MM-DD"), at("2020-03-01 00:00:00"));
+        assert_eq!(
+            read("2020-03-01 10:00", "YYYY-MM-DD HH24:MI:SS.MS"),
+            at("2020-03-01 10:00:00")
+        );
+        assert_eq!(read("99-12-31", "YY-MM-DD"), at("1999-12-31 00:00:00"));
+        assert_eq!(
+            read("March 1, 2020", "Month DD, YYYY"),
+            at("2020-03-01 00:00:00")
+        );
+        assert!(matches!(
+            from_template("2020-13-01", "YYYY-MM-DD"),
+            Err(Error::DatetimeOutOfRange(_))
+        ));
+        assert!(matches!(
+            from_template("x", "YYYY"),
+            Err(Error::InvalidDatetimeFormat(_))
+        ));
+    }
+}

@@ -1,0 +1,265 @@
+//! PostgreSQL functions written in terms of what DataFusion plans, on the parsed statement:
+//!
+//! - `mod(a, b)` is `a % b`, `sign(x)` `signum(x)`, `every(x)` `bool_and(x)`,
+//!   `variance(x)` `var_samp(x)`, `ceiling(x)` `ceil(x)`, `gen_random_uuid()` `uuid()::uuid`;
+//! - `num_nulls(…)` and `num_nonnulls(…)` count with CASE;
+//! - `format`, `quote_literal` and `quote_nullable` read their arguments as text (their
+//!   text output, as PostgreSQL's `anyelement` versions do);
+//! - `age(t)` is `age(current_date::timestamp, t)`;
+//! - `to_date(s, template)` and `to_timestamp(s, template)` read PostgreSQL templates
+//!   (`datetime`), the latter as a timestamptz in the session's zone;
+//! - `x SIMILAR TO p` is `x ~ partita_similar_regex(p)`;
+//! - `EXTRACT(f FROM x)` is `partita_extract('f', x)` (`extract`).
+//!
+//! A select-list item rewritten here keeps the name PostgreSQL gives the call it was.
+
+use super::datetime::{TO_DATE, TO_TIMESTAMP};
+use super::regex::SIMILAR;
+use crate::pg_catalog::call;
+use datafusion::sql::sqlparser::ast::{
+    self, BinaryOperator, CastKind, DataType, Expr, FunctionArg, FunctionArgExpr,
+    FunctionArguments, Ident, ObjectName, SelectItem, Statement, TimezoneInfo, Value, VisitMut,
+    VisitorMut,
+};
+use std::ops::ControlFlow;
+
+/// Applies the rewrites above to `stmt`.
+pub fn rewrite(stmt: &mut Statement) {
+    let _ = stmt.visit(&mut Rewriter::default());
+}
+
+#[derive(Default)]
+struct Rewriter {
+    /// For each SELECT being visited, its items' names before the rewrite.
+    names: Vec<Vec<Option<String>>>,
+}
+
+impl VisitorMut for Rewriter {
+    type Break = ();
+
+    fn pre_visit_select(&mut self, select: &mut ast::Select) -> ControlFlow<()> {
+        self.names.push(
+            select
+                .projection
+                .iter()
+                .map(|item| match item {
+                    SelectItem::UnnamedExpr(e) => crate::naming::pg_column_name(e),
+                    _ => None,
+                })
+                .collect(),
+        );
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_select(&mut self, select: &mut ast::Select) -> ControlFlow<()> {
+        let names = self.names.pop().unwrap_or_default();
+        for (item, before) in select.projection.iter_mut().zip(names) {
+            let SelectItem::UnnamedExpr(e) = item else {
+                continue;
+            };
+            if let Some(name) = before
+                && crate::naming::pg_column_name(e).as_ref() != Some(&name)
+            {
+                *item = SelectItem::ExprWithAlias {
+                    expr: e.clone(),
+                    alias: Ident::with_quote('"', name),
+                };
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if let Expr::Extract { field, expr, .. } = e {
+            let field = string(&field.to_string().to_ascii_lowercase());
+            *e = call(super::EXTRACT, vec![field, (**expr).clone()]);
+            return ControlFlow::Continue(());
+        }
+        if let Expr::SimilarTo {
+            negated,
+            expr,
+            pattern,
+            escape_char,
+        } = e
+        {
+            let mut args = vec![(**pattern).clone()];
+            if let Some(escape) = escape_char {
+                args.push(Expr::Value(escape.clone()));
+            }
+            *e = Expr::BinaryOp {
+                left: expr.clone(),
+                op: if *negated {
+                    BinaryOperator::PGRegexNotMatch
+                } else {
+                    BinaryOperator::PGRegexMatch
+                },
+                right: Box::new(call(SIMILAR, args)),
+            };
+            return ControlFlow::Continue(());
+        }
+        let Expr::Function(f) = e else {
+            return ControlFlow::Continue(());
+        };
+        let Some(name) = f.name.0.last().and_then(|p| p.as_ident()) else {
+            return ControlFlow::Continue(());
+        };
+        let name = name.value.to_ascii_lowercase();
+        let FunctionArguments::List(list) = &mut f.args else {
+            if matches!(f.args, FunctionArguments::None) && name == "gen_random_uuid" {
+                *e = cast(call("uuid", vec![]), uuid_type());
+            }
+            return ControlFlow::Continue(());
+        };
+        let plain: Option<Vec<Expr>> = list
+            .args
+            .iter()
+            .map(|a| match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) => Some(x.clone()),
+                _ => None,
+            })
+            .collect();
+        let rename = |f: &mut ast::Function, to: &str| {
+            f.name = ObjectName::from(vec![Ident::new(to)]);
+        };
+        match (name.as_str(), plain) {
+            ("every", _) => rename(f, "bool_and"),
+            ("variance", _) => rename(f, "var_samp"),
+            ("ceiling", _) => rename(f, "ceil"),
+            ("sign", Some(args)) if args.len() == 1 => rename(f, "signum"),
+            ("mod", Some(args)) if args.len() == 2 => {
+                *e = Expr::Nested(Box::new(Expr::BinaryOp {
+                    left: Box::new(args[0].clone()),
+                    op: BinaryOperator::Modulo,
+                    right: Box::new(args[1].clone()),
+                }));
+            }
+            ("gen_random_uuid", Some(args)) if args.is_empty() => {
+                *e = cast(call("uuid", vec![]), uuid_type());
+            }
+            ("num_nulls" | "num_nonnulls", Some(args)) if !args.is_empty() => {
+                let counted = |x: &Expr| Expr::Case {
+                    case_token: ast::helpers::attached_token::AttachedToken::empty(),
+                    end_token: ast::helpers::attached_token::AttachedToken::empty(),
+                    operand: None,
+                    conditions: vec![ast::CaseWhen {
+                        condition: if name == "num_nulls" {
+                            Expr::IsNull(Box::new(x.clone()))
+                        } else {
+                            Expr::IsNotNull(Box::new(x.clone()))
+                        },
+                        result: number("1"),
+                    }],
+                    else_result: Some(Box::new(number("0"))),
+                };
+                let sum = args
+                    .iter()
+                    .map(counted)
+                    .reduce(|a, b| Expr::BinaryOp {
+                        left: Box::new(a),
+                        op: BinaryOperator::Plus,
+                        right: Box::new(b),
+                    })
+                    .unwrap_or_else(|| number("0"));
+                *e = cast(Expr::Nested(Box::new(sum)), DataType::Integer(None));
+            }
+            ("quote_literal", Some(args)) if args.len() == 1 => {
+                *e = call("quote_literal", vec![as_text(&args[0])]);
+            }
+            ("quote_nullable", Some(args)) if args.len() == 1 => {
+                let quoted = call("quote_literal", vec![as_text(&args[0])]);
+                *e = call("coalesce", vec![quoted, string("NULL")]);
+            }
+            ("format", Some(args)) if !args.is_empty() => {
+                let mut texts = vec![args[0].clone()];
+                texts.extend(args[1..].iter().map(as_text));
+                *e = call("format", texts);
+            }
+            ("age", Some(args)) if args.len() == 1 => {
+                let today = cast(
+                    Expr::Function(ast::Function {
+                        name: ObjectName::from(vec![Ident::new("current_date")]),
+                        uses_odbc_syntax: false,
+                        parameters: FunctionArguments::None,
+                        args: FunctionArguments::None,
+                        filter: None,
+                        null_treatment: None,
+                        over: None,
+                        within_group: vec![],
+                    }),
+                    DataType::Timestamp(None, TimezoneInfo::None),
+                );
+                *e = call("age", vec![today, args[0].clone()]);
+            }
+            ("to_date", Some(args)) if args.len() == 2 => *e = call(TO_DATE, args),
+            ("to_timestamp", Some(args)) if args.len() == 2 => {
+                *e = cast(
+                    call(TO_TIMESTAMP, args),
+                    DataType::Timestamp(None, TimezoneInfo::WithTimeZone),
+                );
+            }
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+fn cast(expr: Expr, data_type: DataType) -> Expr {
+    Expr::Cast {
+        kind: CastKind::DoubleColon,
+        expr: Box::new(expr),
+        data_type,
+        array: false,
+        format: None,
+    }
+}
+
+fn as_text(expr: &Expr) -> Expr {
+    match expr {
+        Expr::Cast {
+            data_type: DataType::Text,
+            ..
+        } => expr.clone(),
+        _ => cast(expr.clone(), DataType::Text),
+    }
+}
+
+fn uuid_type() -> DataType {
+    DataType::Uuid
+}
+
+fn number(n: &str) -> Expr {
+    Expr::value(Value::Number(n.into(), false))
+}
+
+fn string(s: &str) -> Expr {
+    Expr::value(Value::SingleQuotedString(s.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    fn rewritten(sql: &str) -> String {
+        crate::session::parse_sql(sql)
+            .unwrap()
+            .remove(0)
+            .to_string()
+    }
+
+    #[test]
+    fn calls_become_what_datafusion_plans_and_keep_their_names() {
+        assert_eq!(
+            rewritten("SELECT mod(a, 3), sign(b) AS s FROM t"),
+            "SELECT (a % 3) AS \"mod\", signum(b) AS s FROM t"
+        );
+        assert_eq!(
+            rewritten("SELECT 1 FROM t WHERE a SIMILAR TO 'x%'"),
+            "SELECT 1 FROM t WHERE a ~ partita_similar_regex('x%')"
+        );
+        assert_eq!(
+            rewritten("SELECT format('%s', 1)"),
+            "SELECT format('%s', 1::TEXT)"
+        );
+        // Read back from its text, a rewritten statement stays as it is.
+        let once = rewritten("SELECT num_nulls(a, b) FROM t");
+        assert_eq!(rewritten(&once), once);
+    }
+}

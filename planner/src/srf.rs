@@ -1,0 +1,193 @@
+//! Set-returning functions PostgreSQL allows in a select list and in FROM, planned as
+//! DataFusion's `unnest` of lists their helpers compute:
+//!
+//! - in a select list, `f(…)` (also inside an expression, as in `(regexp_matches(s, p))[1]`)
+//!   is `unnest(list)`, named as PostgreSQL names the item;
+//! - in FROM, `f(…) AS a(…)` is a derived table of the unnested lists (several zip, as
+//!   `json_each`'s keys and values).
+//!
+//! The functions: the JSON ones (`json::set_returning`), `regexp_matches` and
+//! `regexp_split_to_table`.
+//!
+//! FROM functions take constants or outer columns DataFusion can plan in a derived table;
+//! a lateral reference to a column of an earlier FROM item is not supported.
+
+use crate::functions::regex::MATCHES;
+use crate::json::{function_name, plain_args};
+use crate::pg_catalog::call;
+use datafusion::sql::sqlparser::ast::{
+    self, Expr, FunctionArguments, Ident, SelectItem, Statement, TableFactor, VisitMut, VisitorMut,
+};
+use std::ops::ControlFlow;
+
+/// Rewrites the set-returning functions of `stmt` (see the module comment).
+pub fn rewrite(stmt: &mut Statement) -> crate::Result<()> {
+    match stmt.visit(&mut Rewriter) {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+/// A set-returning function's lists to unnest, each with its column name.
+fn set_returning(name: &str, args: &[Expr]) -> Option<Vec<(Expr, &'static str)>> {
+    if let [arg] = args
+        && let Some(lists) = crate::json::set_returning(name, arg)
+    {
+        return Some(lists);
+    }
+    let (helper, column) = match name {
+        "regexp_matches" => (MATCHES, "regexp_matches"),
+        "regexp_split_to_table" => ("regexp_split_to_array", "regexp_split_to_table"),
+        _ => return None,
+    };
+    (2..=3)
+        .contains(&args.len())
+        .then(|| vec![(call(helper, args.to_vec()), column)])
+}
+
+/// The one list a set-returning call in a select list unnests.
+fn select_list_unnest(e: &Expr) -> Option<Expr> {
+    let Expr::Function(f) = e else {
+        return None;
+    };
+    let (Some(name), FunctionArguments::List(list)) = (function_name(&f.name), &f.args) else {
+        return None;
+    };
+    let lists = set_returning(&name, &plain_args(&list.args)?)?;
+    // `json_each` in a select list returns records, which Partita does not have.
+    let [(list, _)] = lists.as_slice() else {
+        return None;
+    };
+    Some(unnest(list.clone()))
+}
+
+fn unnest(list: Expr) -> Expr {
+    call("unnest", vec![list])
+}
+
+struct Rewriter;
+
+impl VisitorMut for Rewriter {
+    type Break = crate::Error;
+
+    fn post_visit_select(&mut self, select: &mut ast::Select) -> ControlFlow<crate::Error> {
+        struct Unnest(bool);
+        impl VisitorMut for Unnest {
+            type Break = ();
+            fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+                if let Some(unnested) = select_list_unnest(e) {
+                    *e = unnested;
+                    self.0 = true;
+                }
+                ControlFlow::Continue(())
+            }
+        }
+        for item in &mut select.projection {
+            let (mut expr, alias) = match item {
+                SelectItem::UnnamedExpr(e) => (e.clone(), None),
+                SelectItem::ExprWithAlias { expr, alias } => (expr.clone(), Some(alias.clone())),
+                _ => continue,
+            };
+            let name = crate::naming::pg_column_name(&expr);
+            let mut found = Unnest(false);
+            let _ = expr.visit(&mut found);
+            if !found.0 {
+                continue;
+            }
+            *item = match alias.or_else(|| name.map(Ident::new)) {
+                Some(alias) => SelectItem::ExprWithAlias { expr, alias },
+                None => SelectItem::UnnamedExpr(expr),
+            };
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<crate::Error> {
+        let TableFactor::Table {
+            name,
+            args: Some(args),
+            alias,
+            with_ordinality,
+            ..
+        } = factor
+        else {
+            return ControlFlow::Continue(());
+        };
+        let Some(function) = function_name(name) else {
+            return ControlFlow::Continue(());
+        };
+        let Some(args) = plain_args(&args.args) else {
+            return ControlFlow::Continue(());
+        };
+        let Some(lists) = set_returning(&function, &args) else {
+            return ControlFlow::Continue(());
+        };
+        let columns: Vec<String> = lists
+            .iter()
+            .map(|(list, column)| format!("{} AS {column}", unnest(list.clone())))
+            .collect();
+        if *with_ordinality {
+            return ControlFlow::Break(crate::Error::Unsupported(format!(
+                "WITH ORDINALITY on {function}"
+            )));
+        }
+        let alias = alias.clone().unwrap_or_else(|| ast::TableAlias {
+            explicit: true,
+            name: Ident::new(&function),
+            columns: vec![],
+            at: None,
+        });
+        let text = format!("(SELECT {})", columns.join(", "));
+        let dialect = datafusion::sql::sqlparser::dialect::PostgreSqlDialect {};
+        let parsed = datafusion::sql::sqlparser::parser::Parser::new(&dialect)
+            .try_with_sql(&text)
+            .and_then(|mut p| p.parse_table_factor());
+        match parsed {
+            Ok(TableFactor::Derived {
+                lateral, subquery, ..
+            }) => {
+                *factor = TableFactor::Derived {
+                    lateral,
+                    subquery,
+                    alias: Some(alias),
+                    sample: None,
+                }
+            }
+            Ok(other) => unreachable!("a parenthesized query is a derived table: {other}"),
+            Err(e) => return ControlFlow::Break(crate::Error::Syntax(e.to_string())),
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn rewritten(sql: &str) -> String {
+        crate::session::parse_sql(sql)
+            .unwrap()
+            .remove(0)
+            .to_string()
+    }
+
+    #[test]
+    fn set_returning_functions_unnest() {
+        assert_eq!(
+            rewritten("SELECT jsonb_array_elements(doc) FROM t"),
+            "SELECT unnest(partita_jsonb_elements(doc)) AS jsonb_array_elements FROM t"
+        );
+        assert_eq!(
+            rewritten("SELECT * FROM json_each_text('{}') AS e(k, v)"),
+            "SELECT * FROM (SELECT unnest(partita_json_object_keys('{}')) AS key, \
+             unnest(partita_json_object_values_text('{}')) AS value) AS e (k, v)"
+        );
+        assert_eq!(
+            rewritten("SELECT value FROM jsonb_array_elements_text('[]')"),
+            "SELECT value FROM (SELECT unnest(partita_jsonb_elements_text('[]')) AS value) AS \
+             jsonb_array_elements_text"
+        );
+        assert_eq!(
+            rewritten("SELECT (regexp_matches(s, '(a)(b)', 'g'))[2] FROM t"),
+            "SELECT (unnest(partita_regexp_matches(s, '(a)(b)', 'g')))[2] AS regexp_matches FROM t"
+        );
+    }
+}

@@ -1,0 +1,27 @@
+-- Foot-race results turned into reports with PostgreSQL's built-in functions: finish times
+-- parsed from the timing system's text with to_timestamp, paces with div and mod, age
+-- groups with width_bucket, split times with regexp functions, messages with format.
+CREATE TABLE results (event text, bib int, name text NOT NULL, born date, started text, finished text, splits text, PRIMARY KEY ((event), bib));
+INSERT INTO results VALUES ('2011 New York City Marathon', 7, 'Bob O''Neil', '1960-05-17', '06/11/2011 09:40:00', '06/11/2011 13:05:42.5', '0:52:10|1:47:03|2:41:55'), ('2011 New York City Marathon', 1234, 'Ann', '1977-02-28', '06/11/2011 09:40:00', '06/11/2011 12:58:07', '0:49:30|1:39:12'), ('2011 New York City Marathon', 99, 'Cy', '1983-12-01', '06/11/2011 10:05:00', '06/11/2011 14:50:19.25', NULL), ('2012 Boston', 5, 'Dee', '1971-07-04', '04/16/2012 10:00:00', '04/16/2012 13:30:00', '1:01:00');
+SELECT bib, to_timestamp(finished, 'MM/DD/YYYY HH24:MI:SS.MS') - to_timestamp(started, 'MM/DD/YYYY HH24:MI:SS') AS time FROM results ORDER BY event, bib;
+SELECT bib, extract(epoch FROM to_timestamp(finished, 'MM/DD/YYYY HH24:MI:SS.MS') - to_timestamp(started, 'MM/DD/YYYY HH24:MI:SS')) AS seconds FROM results ORDER BY bib;
+SELECT bib, div(extract(epoch FROM to_timestamp(finished, 'MM/DD/YYYY HH24:MI:SS') - to_timestamp(started, 'MM/DD/YYYY HH24:MI:SS'))::int, 60) AS minutes, mod(extract(epoch FROM to_timestamp(finished, 'MM/DD/YYYY HH24:MI:SS') - to_timestamp(started, 'MM/DD/YYYY HH24:MI:SS'))::int, 60) AS seconds FROM results ORDER BY bib;
+SELECT name, age(to_date(started, 'MM/DD/YYYY'), born) AS age_at_start, extract(year FROM age(to_date(started, 'MM/DD/YYYY'), born)) AS years FROM results ORDER BY name;
+SELECT width_bucket(extract(year FROM age(to_date(started, 'MM/DD/YYYY'), born))::int, 20, 60, 4) AS age_group, count(*) FROM results GROUP BY 1 ORDER BY 1;
+SELECT bib, regexp_split_to_table(splits, '\|') AS split FROM results WHERE event = '2011 New York City Marathon' ORDER BY bib, split;
+SELECT bib, regexp_matches(splits, '(\d+):(\d+):(\d+)', 'g') FROM results WHERE bib = 7;
+SELECT bib, regexp_split_to_array(splits, '\|') FROM results ORDER BY bib;
+SELECT format('%s (bib %s) ran %L', name, bib, event), quote_ident(name), quote_literal(name), quote_nullable(splits) FROM results ORDER BY bib;
+SELECT name FROM results WHERE name SIMILAR TO '(A|B)%' ORDER BY name;
+SELECT name FROM results WHERE name NOT SIMILAR TO '%e%' ORDER BY name;
+SELECT bib, num_nulls(splits, born), num_nonnulls(splits, born, name) FROM results ORDER BY bib;
+SELECT sign(bib - 50), ceil(bib / 7.0), floor(bib / 7.0), trunc(bib / 7.0, 2) FROM results ORDER BY bib;
+SELECT extract(dow FROM born), extract(doy FROM born), extract(quarter FROM born), extract(century FROM born), date_part('isodow', born) FROM results ORDER BY bib;
+SELECT substring(name FROM 1 FOR 2), substr(name, 2), trim(name), trim(LEADING 'B' FROM name), position('e' IN name), overlay(name PLACING 'X' FROM 1 FOR 1), ceiling(bib / 2.0), extract(month FROM born), date '2011-11-06', interval '1 day' FROM results ORDER BY bib;
+SELECT every(bib > 0), bool_and(bib > 10), every(splits IS NULL) FROM results;
+SELECT make_timestamp(2011, 11, 6, 9, 40, 0.5), to_date('2011-02-30', 'YYYY-MM-DD');
+SELECT to_date('Nov', 'YYYY');
+SELECT width_bucket(5, 10, 10, 3);
+SELECT div(1, 0);
+SELECT format('%s %s', 'only one');
+SELECT regexp_matches('a', 'a', 'z');
