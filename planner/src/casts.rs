@@ -121,14 +121,165 @@ pub fn typed_input(expr: Expr, schema: &datafusion::common::DFSchema) -> Result<
     let call = function.call(vec![text]);
     Ok(Transformed::yes(match field.data_type() {
         DataType::Utf8 => call,
-        other => datafusion::logical_expr::cast(call, other.clone()),
+        // The cast keeps the declared type (`char_semantics` must see `char(n)` here).
+        _ => Expr::Cast(Cast {
+            expr: Box::new(call),
+            field: field.clone(),
+        }),
     }))
+}
+
+/// Functions that take a `char(n)` with its padding.
+const KEEP_PADDING: &[&str] = &[
+    "octet_length",
+    "concat",
+    "concat_ws",
+    "pg_typeof",
+    "coalesce",
+    "nullif",
+    "greatest",
+    "least",
+    "rtrim",
+];
+
+/// `char(n)` compares and reads as PostgreSQL's `bpchar`: trailing blanks do not count.
+/// Values are stored padded to `n`, so
+/// - a text operand compared with a `char(n)` is padded the same way (`k = 'ab'` finds
+///   `'ab  '`, and can still be a key lookup);
+/// - two `char` operands, and a `char` used as text (`||`, a function of text such as
+///   `length` or `upper`, a cast to text or varchar), lose their trailing blanks; LIKE,
+///   regular expressions and `concat` see them, as in PostgreSQL.
+pub fn char_semantics(
+    expr: Expr,
+    schema: &datafusion::common::DFSchema,
+) -> Result<Transformed<Expr>> {
+    use datafusion::logical_expr::{BinaryExpr, Operator, expr::InList};
+    fn char_length(e: &Expr, schema: &datafusion::common::DFSchema) -> Option<u32> {
+        if let Some(SqlType::Char { length }) =
+            e.to_field(schema).ok().and_then(|(_, f)| declared(&f))
+        {
+            return Some(length);
+        }
+        // These return their char(n) argument (DataFusion's result field has no type).
+        match e {
+            Expr::ScalarFunction(f)
+                if matches!(f.name(), "coalesce" | "nullif" | "greatest" | "least") =>
+            {
+                f.args.iter().find_map(|a| char_length(a, schema))
+            }
+            _ => None,
+        }
+    }
+    let char_length = |e: &Expr| char_length(e, schema);
+    let is_text = |e: &Expr| {
+        matches!(
+            e.get_type(schema),
+            Ok(DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8)
+        )
+    };
+    let trimmed = |e: Expr| datafusion::functions::string::rtrim().call(vec![e]);
+    let padded = |e: Expr, length: u32| {
+        ScalarUDF::new_from_impl(TextInput::new(SqlType::Char { length }).operand())
+            .call(vec![datafusion::logical_expr::cast(e, DataType::Utf8)])
+    };
+    Ok(match expr {
+        Expr::BinaryExpr(BinaryExpr { left, op, right })
+            if crate::semantics::is_comparison(&op) =>
+        {
+            let (l, r) = (*left, *right);
+            match (char_length(&l), char_length(&r)) {
+                (Some(_), Some(_)) => Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                    Box::new(trimmed(l)),
+                    op,
+                    Box::new(trimmed(r)),
+                ))),
+                (Some(n), None) if is_text(&r) => Transformed::yes(Expr::BinaryExpr(
+                    BinaryExpr::new(Box::new(l), op, Box::new(padded(r, n))),
+                )),
+                (None, Some(n)) if is_text(&l) => Transformed::yes(Expr::BinaryExpr(
+                    BinaryExpr::new(Box::new(padded(l, n)), op, Box::new(r)),
+                )),
+                _ => Transformed::no(Expr::BinaryExpr(BinaryExpr::new(
+                    Box::new(l),
+                    op,
+                    Box::new(r),
+                ))),
+            }
+        }
+        Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::StringConcat,
+            right,
+        }) if char_length(&left).is_some() || char_length(&right).is_some() => {
+            let side = |e: Expr| match char_length(&e) {
+                Some(_) => trimmed(e),
+                None => e,
+            };
+            Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(side(*left)),
+                Operator::StringConcat,
+                Box::new(side(*right)),
+            )))
+        }
+        Expr::InList(InList {
+            expr,
+            list,
+            negated,
+        }) if char_length(&expr).is_some() && list.iter().all(is_text) => {
+            let n = char_length(&expr).unwrap_or_default();
+            let list = list.into_iter().map(|e| padded(e, n)).collect();
+            Transformed::yes(Expr::InList(InList::new(expr, list, negated)))
+        }
+        // A function of text reads a char(n) as text; those of any type (concat) and
+        // octet_length see the padding, as in PostgreSQL.
+        Expr::ScalarFunction(mut f)
+            if !KEEP_PADDING.contains(&f.name())
+                && !f.name().starts_with("partita_")
+                && f.args.iter().any(|a| char_length(a).is_some()) =>
+        {
+            f.args = std::mem::take(&mut f.args)
+                .into_iter()
+                .map(|a| match char_length(&a) {
+                    Some(_) => trimmed(a),
+                    None => a,
+                })
+                .collect();
+            Transformed::yes(Expr::ScalarFunction(f))
+        }
+        Expr::Cast(Cast { expr: inner, field })
+            if char_length(&inner).is_some()
+                && !matches!(declared(&field), Some(SqlType::Char { .. }))
+                && matches!(
+                    field.data_type(),
+                    DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+                ) =>
+        {
+            Transformed::yes(Expr::Cast(Cast {
+                expr: Box::new(trimmed(*inner)),
+                field,
+            }))
+        }
+        Expr::AggregateFunction(mut a)
+            if a.func.name() == "string_agg"
+                && a.params
+                    .args
+                    .first()
+                    .is_some_and(|e| char_length(e).is_some()) =>
+        {
+            let text = a.params.args.remove(0);
+            a.params.args.insert(0, trimmed(text));
+            Transformed::yes(Expr::AggregateFunction(a))
+        }
+        other => Transformed::no(other),
+    })
 }
 
 /// The input function of `uuid`, `varchar(n)` or `char(n)`, given text.
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct TextInput {
     ty: SqlType,
+    /// A comparison operand rather than a cast (see `operand`).
+    operand: bool,
     name: String,
     signature: Signature,
 }
@@ -137,12 +288,21 @@ impl TextInput {
     fn new(ty: SqlType) -> TextInput {
         TextInput {
             ty,
+            operand: false,
             name: format!(
                 "partita_input_{}",
                 ty.to_string().replace([' ', '(', ')'], "_")
             ),
             signature: Signature::exact(vec![DataType::Utf8], Volatility::Immutable),
         }
+    }
+
+    /// For `char(n)`: what a text compared with a `char(n)` becomes, padded to `n` but,
+    /// unlike a cast, never cut.
+    fn operand(mut self) -> TextInput {
+        self.name = format!("{}_operand", self.name);
+        self.operand = true;
+        self
     }
 
     fn convert(&self, text: &str) -> Result<String> {
@@ -159,11 +319,12 @@ impl TextInput {
             SqlType::Varchar { length: Some(n) } => text.chars().take(n as usize).collect(),
             SqlType::Char { length } => {
                 // char(n) ignores trailing blanks; it is padded to its length.
-                let mut out: String = text
-                    .trim_end_matches(' ')
-                    .chars()
-                    .take(length as usize)
-                    .collect();
+                let kept = if self.operand {
+                    usize::MAX
+                } else {
+                    length as usize
+                };
+                let mut out: String = text.trim_end_matches(' ').chars().take(kept).collect();
                 let pad = (length as usize).saturating_sub(out.chars().count());
                 out.extend(std::iter::repeat_n(' ', pad));
                 out
@@ -187,6 +348,9 @@ impl ScalarUDFImpl for TextInput {
     }
 
     fn return_field_from_args(&self, _args: ReturnFieldArgs) -> Result<FieldRef> {
+        if self.operand {
+            return Ok(Arc::new(Field::new(&self.name, DataType::Utf8, true)));
+        }
         Ok(Arc::new(self.ty.field(&self.name, true)))
     }
 

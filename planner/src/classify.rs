@@ -984,8 +984,12 @@ fn point(def: &TableDef, column: usize, value: ScalarValue) -> Option<Point> {
         // varchar(n) storage trims trailing blanks past n; a comparison does not.
         return None;
     }
-    if matches!(ty, SqlType::Char { .. }) {
-        // Blank-padded storage compares differently from the literal.
+    if let SqlType::Char { length } = ty
+        && !matches!(&converted, ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s))
+            if s.chars().count() == length as usize)
+    {
+        // Stored values are padded to their length; only a literal padded the same way
+        // (as `casts::char_semantics` pads a comparison's operand) finds one.
         return None;
     }
     let mut enc = Vec::new();

@@ -25,3 +25,18 @@ SELECT width_bucket(5, 10, 10, 3);
 SELECT div(1, 0);
 SELECT format('%s %s', 'only one');
 SELECT regexp_matches('a', 'a', 'z');
+-- Country codes as char(3): trailing blanks do not count in comparisons, lengths or text.
+CREATE TABLE countries (code char(3) PRIMARY KEY, name varchar(30) NOT NULL, region char(6));
+INSERT INTO countries VALUES ('US', 'United States', 'NA'), ('GBR', 'United Kingdom', 'EU'), ('KE ', 'Kenya', 'AF');
+SELECT code, name, region FROM countries ORDER BY code;
+SELECT name FROM countries WHERE code = 'US';
+SELECT name FROM countries WHERE code = 'KE  ';
+SELECT name FROM countries WHERE code IN ('GBR', 'KE') ORDER BY name;
+SELECT name FROM countries WHERE code > 'KE' ORDER BY name;
+SELECT code || '/' || region, length(code), octet_length(code), code::text, upper(code) FROM countries ORDER BY name;
+SELECT c.name FROM countries c JOIN countries d ON c.code = d.code AND d.region = 'EU';
+SELECT 'ab'::char(4) = 'ab'::char(2), 'abcdef'::char(3), 'ab'::char(4) || 'x';
+UPDATE countries SET name = 'USA' WHERE code = 'US' RETURNING code, name;
+INSERT INTO countries VALUES ('GBRX', 'too long', NULL);
+SELECT code LIKE 'KE', code LIKE 'KE%', concat(code, '|'), replace(code, 'E', 'e') || '|', coalesce(code, 'x') || '|' FROM countries ORDER BY name;
+SELECT string_agg(code, ',' ORDER BY code) FROM countries;
