@@ -20,9 +20,15 @@ impl AnalyzerRule for PostgresSemantics {
         "partita_postgres_semantics"
     }
 
-    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+    fn analyze(&self, plan: LogicalPlan, config: &ConfigOptions) -> Result<LogicalPlan> {
+        let zone = config
+            .execution
+            .time_zone
+            .clone()
+            .unwrap_or_else(|| "UTC".into());
         rewrite_expressions(plan, |e, schema| {
             crate::zone::rewrite_timestamp_text(e)?
+                .transform_data(|e| crate::functions::local_time_casts(e, schema, &zone))?
                 .transform_data(|e| crate::numeric::rewrite_arithmetic(e, schema))?
                 .transform_data(|e| crate::functions::rounding_scale(e, schema))?
                 .transform_data(|e| rounding_int_cast(e, schema))?

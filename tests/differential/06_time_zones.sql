@@ -23,3 +23,11 @@ SELECT bib, finished FROM race_log WHERE bib = 3;
 SELECT bib FROM race_log WHERE finished = '2024-03-10 07:30:00+01';
 INSERT INTO race_log VALUES (4, '2024-08-01 09:15', '2024-08-01 09:15') RETURNING finished, finished::date, local_start;
 INSERT INTO race_log VALUES (4, '2024-08-01 10:00', NULL) ON CONFLICT (bib) DO UPDATE SET finished = excluded.finished WHERE race_log.finished < '2024-08-01 09:30' RETURNING bib, finished;
+-- AT TIME ZONE and the session-local casts of timestamptz.
+SET TIME ZONE 'Europe/Berlin';
+SELECT timestamp '2020-06-01 12:00' AT TIME ZONE 'America/New_York', timestamptz '2020-06-01 12:00+00' AT TIME ZONE 'America/New_York', timezone('Asia/Tokyo', timestamptz '2020-06-01 12:00+00');
+SELECT timestamptz '2020-06-01 12:00+00'::timestamp, timestamptz '2020-06-01 23:30+00'::date, timestamp '2020-06-01 12:00'::timestamptz;
+SELECT timestamp '2020-03-29 02:30' AT TIME ZONE 'Europe/Berlin', timestamp '2020-10-25 02:30' AT TIME ZONE 'Europe/Berlin';
+SELECT timestamp '2020-06-01 12:00' AT TIME ZONE 'Mars/Base';
+RESET TIME ZONE;
+SHOW TimeZone;

@@ -1,4 +1,5 @@
-//! Date and time functions as PostgreSQL has them: `age`, `make_timestamp`, and `to_date` /
+//! Date and time functions as PostgreSQL has them: `age`, `make_timestamp`, `timezone` (AT
+//! TIME ZONE) and the session-local casts of timestamptz, and `to_date` /
 //! `to_timestamp` reading text with a template (`YYYY-MM-DD HH24:MI:SS`). DataFusion's
 //! `to_date` and `to_timestamp` take chrono's `%Y-%m-%d` and its `age` does not exist;
 //! `rewrite` sends the template forms here and turns `to_timestamp`'s result into a
@@ -7,12 +8,23 @@
 use super::row::{RowFunction, int, text};
 use crate::error::Error;
 use crate::to_char::{DAYS, MONTHS, pattern_at};
-use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+use chrono::{
+    Datelike, Duration, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeZone,
+    Timelike,
+};
+use datafusion::arrow::array::timezone::Tz;
+use datafusion::arrow::array::{Array, AsArray, TimestampMicrosecondBuilder};
+use datafusion::arrow::datatypes::TimestampMicrosecondType;
 use datafusion::arrow::datatypes::{DataType, IntervalMonthDayNano, TimeUnit};
 use datafusion::common::ScalarValue;
+use datafusion::common::tree_node::Transformed;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::context::SessionContext;
-use datafusion::logical_expr::{Signature, TypeSignature, Volatility};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
+    Volatility,
+};
+use std::sync::Arc;
 
 /// The helper `to_date(text, template)` is planned as.
 pub(crate) const TO_DATE: &str = "partita_to_date";
@@ -22,6 +34,7 @@ pub(crate) const TO_TIMESTAMP: &str = "partita_to_timestamp";
 const TIMESTAMP: DataType = DataType::Timestamp(TimeUnit::Microsecond, None);
 
 pub(super) fn register(ctx: &SessionContext) {
+    ctx.register_udf(ScalarUDF::new_from_impl(AtTimeZone::default()));
     ctx.register_udf(RowFunction::strict(
         "age",
         // Timestamp constants are planned in nanoseconds, columns in microseconds.
@@ -93,6 +106,151 @@ pub(super) fn register(ctx: &SessionContext) {
             Ok(micros(from_template(input, template).map_err(external)?))
         },
     ));
+}
+
+/// `timezone(zone, t)`, which `t AT TIME ZONE zone` is planned as: a timestamp read as local
+/// time in `zone` is a timestamptz; a timestamptz becomes the local time in `zone`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(crate) struct AtTimeZone {
+    signature: Signature,
+}
+
+impl Default for AtTimeZone {
+    fn default() -> Self {
+        AtTimeZone {
+            signature: Signature::any(2, Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for AtTimeZone {
+    fn name(&self) -> &str {
+        "timezone"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
+        Ok(arg_types.to_vec())
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        match arg_types.get(1) {
+            Some(DataType::Timestamp(_, Some(_))) => Ok(TIMESTAMP),
+            Some(DataType::Timestamp(_, None) | DataType::Date32) => Ok(DataType::Timestamp(
+                TimeUnit::Microsecond,
+                Some("+00:00".into()),
+            )),
+            other => Err(DataFusionError::External(Box::new(
+                Error::UndefinedFunction(format!(
+                    "timezone(text, {})",
+                    other.map(|t| t.to_string()).unwrap_or_default()
+                )),
+            ))),
+        }
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let n = args.number_rows;
+        let zones = args.args[0].to_array(n)?;
+        let zones = datafusion::arrow::compute::cast(&zones, &DataType::Utf8)?;
+        let zones = zones.as_string::<i32>();
+        let values = args.args[1].to_array(n)?;
+        let aware = matches!(values.data_type(), DataType::Timestamp(_, Some(_)));
+        let values = datafusion::arrow::compute::cast(&values, &TIMESTAMP)?;
+        let values = values.as_primitive::<TimestampMicrosecondType>();
+        let mut out = TimestampMicrosecondBuilder::with_capacity(n);
+        let mut parsed: Option<(String, Tz)> = None;
+        for r in 0..n {
+            if zones.is_null(r) || values.is_null(r) {
+                out.append_null();
+                continue;
+            }
+            let name = zones.value(r);
+            let tz = match &parsed {
+                Some((known, tz)) if known == name => *tz,
+                _ => {
+                    let tz = crate::zone::Zone::parse(name)
+                        .and_then(|z| z.arrow.parse::<Tz>().ok())
+                        .ok_or_else(|| {
+                            external(Error::InvalidParameterValue(format!(
+                                "time zone \"{name}\" not recognized"
+                            )))
+                        })?;
+                    parsed = Some((name.to_string(), tz));
+                    tz
+                }
+            };
+            let at = chrono::DateTime::from_timestamp_micros(values.value(r))
+                .ok_or_else(|| DataFusionError::Execution("timestamp out of range".into()))?
+                .naive_utc();
+            let micros = if aware {
+                // The instant's wall-clock time in the zone.
+                tz.from_utc_datetime(&at)
+                    .naive_local()
+                    .and_utc()
+                    .timestamp_micros()
+            } else {
+                // The instant that wall-clock time in the zone is, as PostgreSQL reads it:
+                // a time that happens twice is the later one (standard time); one skipped
+                // by the change to summer time has the offset before the change.
+                match tz.from_local_datetime(&at) {
+                    LocalResult::Single(t) | LocalResult::Ambiguous(_, t) => t.timestamp_micros(),
+                    LocalResult::None => {
+                        let before = at - Duration::days(1);
+                        let offset = tz.offset_from_utc_datetime(&before).fix().local_minus_utc();
+                        (at - Duration::seconds(i64::from(offset)))
+                            .and_utc()
+                            .timestamp_micros()
+                    }
+                }
+            };
+            out.append_value(micros);
+        }
+        let array = out.finish();
+        let array: datafusion::arrow::array::ArrayRef = match args.return_field.data_type() {
+            DataType::Timestamp(_, Some(label)) => Arc::new(array.with_timezone(label.clone())),
+            _ => Arc::new(array),
+        };
+        if args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)))
+        {
+            return Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
+                &array, 0,
+            )?));
+        }
+        Ok(ColumnarValue::Array(array))
+    }
+}
+
+/// A timestamptz cast to timestamp or date is the local time in the session's zone
+/// `zone`, as in PostgreSQL (Arrow's cast keeps the UTC wall-clock time).
+pub(crate) fn local_time_casts(
+    expr: datafusion::logical_expr::Expr,
+    schema: &datafusion::common::DFSchema,
+    zone: &str,
+) -> Result<Transformed<datafusion::logical_expr::Expr>> {
+    use datafusion::logical_expr::{Cast, Expr, ExprSchemable, lit};
+    let Expr::Cast(Cast { expr: inner, field }) = &expr else {
+        return Ok(Transformed::no(expr));
+    };
+    if !matches!(
+        field.data_type(),
+        DataType::Timestamp(_, None) | DataType::Date32
+    ) || !matches!(inner.get_type(schema)?, DataType::Timestamp(_, Some(_)))
+    {
+        return Ok(Transformed::no(expr));
+    }
+    let local = ScalarUDF::new_from_impl(AtTimeZone::default())
+        .call(vec![lit(zone.to_string()), (**inner).clone()]);
+    Ok(Transformed::yes(Expr::Cast(Cast {
+        expr: Box::new(local),
+        field: field.clone(),
+    })))
 }
 
 fn external(e: Error) -> DataFusionError {

@@ -18,6 +18,7 @@ pub(crate) mod rewrite;
 mod row;
 mod text;
 
+pub(crate) use datetime::local_time_casts;
 pub(crate) use extract::EXTRACT;
 pub(crate) use math::rounding_scale;
 

@@ -9,7 +9,8 @@
 //! - `to_date(s, template)` and `to_timestamp(s, template)` read PostgreSQL templates
 //!   (`datetime`), the latter as a timestamptz in the session's zone;
 //! - `x SIMILAR TO p` is `x ~ partita_similar_regex(p)`;
-//! - `EXTRACT(f FROM x)` is `partita_extract('f', x)` (`extract`).
+//! - `EXTRACT(f FROM x)` is `partita_extract('f', x)` (`extract`), `t AT TIME ZONE z` is
+//!   `timezone(z, t)` (`datetime`).
 //!
 //! A select-list item rewritten here keeps the name PostgreSQL gives the call it was.
 
@@ -70,6 +71,17 @@ impl VisitorMut for Rewriter {
     }
 
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if let Expr::AtTimeZone {
+            timestamp,
+            time_zone,
+        } = e
+        {
+            *e = call(
+                "timezone",
+                vec![(**time_zone).clone(), (**timestamp).clone()],
+            );
+            return ControlFlow::Continue(());
+        }
         if let Expr::Extract { field, expr, .. } = e {
             let field = string(&field.to_string().to_ascii_lowercase());
             *e = call(super::EXTRACT, vec![field, (**expr).clone()]);
