@@ -127,6 +127,10 @@ pub enum Error {
     #[error("{0}")]
     DatetimeOutOfRange(String),
 
+    /// Something asked before what it needs happened (`currval` before `nextval`): 55000.
+    #[error("{0}")]
+    NotInPrerequisiteState(String),
+
     /// A NULL where a function needs a value (`format('%I', NULL)`): 22004.
     #[error("{0}")]
     NullValueNotAllowed(String),

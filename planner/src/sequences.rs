@@ -1,5 +1,5 @@
-//! The functions of serial and identity columns' sequences: `nextval`, `setval` and
-//! `pg_get_serial_sequence`. A serial column's DEFAULT is `nextval('<table>_<column>_seq')`
+//! The functions of serial and identity columns' sequences: `nextval`, `setval`, `currval`,
+//! `lastval` and `pg_get_serial_sequence`. A serial column's DEFAULT is `nextval('<table>_<column>_seq')`
 //! (see `sql::catalog`, which keeps the values); an INSERT evaluates it once per row.
 
 use crate::schema::StatementScope;
@@ -23,15 +23,23 @@ pub fn register(
     store: &Store,
     scope: &Arc<Mutex<StatementScope>>,
 ) {
-    for op in [Op::NextVal, Op::SetVal] {
+    // One session's: `currval` and `lastval` answer what its own nextval calls got.
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    for op in [Op::Next, Op::Set, Op::Current, Op::Last] {
         ctx.register_udf(ScalarUDF::new_from_impl(SequenceFunction {
             op,
             catalog: catalog.clone(),
             store: store.clone(),
             scope: Arc::clone(scope),
+            seen: Arc::clone(&seen),
             signature: match op {
-                Op::NextVal => Signature::exact(vec![DataType::Utf8], Volatility::Volatile),
-                _ => Signature::exact(vec![DataType::Utf8, DataType::Int64], Volatility::Volatile),
+                Op::Next | Op::Current => {
+                    Signature::exact(vec![DataType::Utf8], Volatility::Volatile)
+                }
+                Op::Set => {
+                    Signature::exact(vec![DataType::Utf8, DataType::Int64], Volatility::Volatile)
+                }
+                Op::Last => Signature::exact(vec![], Volatility::Volatile),
             },
         }));
     }
@@ -44,8 +52,19 @@ pub fn register(
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Op {
-    NextVal,
-    SetVal,
+    Next,
+    Set,
+    Current,
+    Last,
+}
+
+/// The values a session's `nextval` (and `setval`) calls gave.
+#[derive(Default)]
+struct Seen {
+    /// By sequence: what `currval` answers.
+    by_sequence: std::collections::HashMap<String, i64>,
+    /// What the last `nextval` gave: what `lastval` answers.
+    last: Option<i64>,
 }
 
 struct SequenceFunction {
@@ -53,6 +72,7 @@ struct SequenceFunction {
     catalog: Catalog,
     store: Store,
     scope: Arc<Mutex<StatementScope>>,
+    seen: Arc<Mutex<Seen>>,
     signature: Signature,
 }
 
@@ -98,8 +118,10 @@ fn external(e: sql::Error) -> DataFusionError {
 impl ScalarUDFImpl for SequenceFunction {
     fn name(&self) -> &str {
         match self.op {
-            Op::NextVal => "nextval",
-            Op::SetVal => "setval",
+            Op::Next => "nextval",
+            Op::Set => "setval",
+            Op::Current => "currval",
+            Op::Last => "lastval",
         }
     }
 
@@ -113,11 +135,22 @@ impl ScalarUDFImpl for SequenceFunction {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let n = args.number_rows;
+        let not_yet = |what: String| {
+            DataFusionError::External(Box::new(crate::Error::NotInPrerequisiteState(what)))
+        };
+        if self.op == Op::Last {
+            let last = self.seen.lock().unwrap_or_else(|e| e.into_inner()).last;
+            let last =
+                last.ok_or_else(|| not_yet("lastval is not yet defined in this session".into()))?;
+            return Ok(ColumnarValue::Scalar(
+                datafusion::common::ScalarValue::Int64(Some(last)),
+            ));
+        }
         let names = args.args[0].to_array(n)?;
         let names = names.as_string::<i32>();
         let values: Option<ArrayRef> = match self.op {
-            Op::SetVal => Some(args.args[1].to_array(n)?),
-            Op::NextVal => None,
+            Op::Set => Some(args.args[1].to_array(n)?),
+            Op::Next | Op::Current | Op::Last => None,
         };
         let changes = changes(&self.scope);
         let mut out = Int64Builder::with_capacity(n);
@@ -127,9 +160,22 @@ impl ScalarUDFImpl for SequenceFunction {
                 continue;
             }
             let name = sequence_name(names.value(r));
-            let value = match &values {
-                None => self.catalog.next_value(&self.store, &name, &changes),
-                Some(values) => {
+            let value = match (&values, self.op) {
+                (_, Op::Current) => {
+                    if !self.catalog.sequence_exists(&name, &changes) {
+                        return Err(external(sql::Error::UnknownTable(name)));
+                    }
+                    let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+                    let value = seen.by_sequence.get(&name).copied().ok_or_else(|| {
+                        not_yet(format!(
+                            "currval of sequence \"{name}\" is not yet defined in this session"
+                        ))
+                    })?;
+                    out.append_value(value);
+                    continue;
+                }
+                (None, _) => self.catalog.next_value(&self.store, &name, &changes),
+                (Some(values), _) => {
                     let values = values.as_primitive::<Int64Type>();
                     if values.is_null(r) {
                         out.append_null();
@@ -139,7 +185,13 @@ impl ScalarUDFImpl for SequenceFunction {
                         .set_value(&self.store, &name, values.value(r), &changes)
                 }
             };
-            out.append_value(value.map_err(external)?);
+            let value = value.map_err(external)?;
+            let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+            seen.by_sequence.insert(name, value);
+            if self.op == Op::Next {
+                seen.last = Some(value);
+            }
+            out.append_value(value);
         }
         Ok(ColumnarValue::Array(Arc::new(out.finish())))
     }

@@ -295,6 +295,11 @@ impl Catalog {
             .ok_or_else(|| Error::UnknownTable(name.to_string()))
     }
 
+    /// Whether sequence `name` exists, as `changes` sees the tables.
+    pub fn sequence_exists(&self, name: &str, changes: &CatalogChanges) -> bool {
+        self.sequence_key(name, changes).is_ok()
+    }
+
     /// `nextval(name)`: the sequence's next value. Values are reserved in blocks, each with
     /// a commit of its own that no transaction rolls back, so a value handed out is not
     /// handed out again by that sequence, as in PostgreSQL.

@@ -40,3 +40,11 @@ UPDATE countries SET name = 'USA' WHERE code = 'US' RETURNING code, name;
 INSERT INTO countries VALUES ('GBRX', 'too long', NULL);
 SELECT code LIKE 'KE', code LIKE 'KE%', concat(code, '|'), replace(code, 'E', 'e') || '|', coalesce(code, 'x') || '|' FROM countries ORDER BY name;
 SELECT string_agg(code, ',' ORDER BY code) FROM countries;
+SELECT justify_hours(interval '27 hours'), justify_days(interval '35 days'), justify_interval(interval '1 mon -1 hour'), make_interval(hours => 3, mins => 25, secs => 42.5), make_interval(0, 0, 2);
+-- Finishers numbered by a serial column; currval and lastval answer this session's values.
+CREATE TABLE finishers (place serial PRIMARY KEY, bib int NOT NULL);
+SELECT currval('finishers_place_seq');
+SELECT lastval();
+INSERT INTO finishers (bib) VALUES (1234), (7), (99) RETURNING place, bib;
+SELECT currval('finishers_place_seq'), lastval(), currval(pg_get_serial_sequence('finishers', 'place'));
+SELECT currval('no_such_seq');

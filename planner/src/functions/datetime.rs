@@ -1,4 +1,5 @@
-//! Date and time functions as PostgreSQL has them: `age`, `make_timestamp`, `timezone` (AT
+//! Date and time functions as PostgreSQL has them: `age`, `make_timestamp`,
+//! `make_interval`, `justify_days`/`_hours`/`_interval`, `timezone` (AT
 //! TIME ZONE) and the session-local casts of timestamptz, and `to_date` /
 //! `to_timestamp` reading text with a template (`YYYY-MM-DD HH24:MI:SS`). DataFusion's
 //! `to_date` and `to_timestamp` take chrono's `%Y-%m-%d` and its `age` does not exist;
@@ -80,6 +81,59 @@ pub(super) fn register(ctx: &SessionContext) {
             let at = make_timestamp([field(0), field(1), field(2), field(3), field(4)], seconds)
                 .map_err(external)?;
             Ok(micros(at))
+        },
+    ));
+    let interval = DataType::Interval(datafusion::arrow::datatypes::IntervalUnit::MonthDayNano);
+    for (name, justify) in [
+        ("justify_days", Justify::Days),
+        ("justify_hours", Justify::Hours),
+        ("justify_interval", Justify::Both),
+    ] {
+        ctx.register_udf(RowFunction::strict(
+            name,
+            Signature::exact(vec![interval.clone()], Volatility::Immutable),
+            interval.clone(),
+            move |args| match &args[0] {
+                ScalarValue::IntervalMonthDayNano(Some(v)) => {
+                    Ok(ScalarValue::IntervalMonthDayNano(Some(justify.apply(*v))))
+                }
+                other => Err(DataFusionError::Internal(format!("{name} of {other:?}"))),
+            },
+        ));
+    }
+    ctx.register_udf(RowFunction::strict(
+        MAKE_INTERVAL,
+        Signature::exact(
+            std::iter::repeat_n(DataType::Int64, 6)
+                .chain([DataType::Float64])
+                .collect(),
+            Volatility::Immutable,
+        ),
+        interval,
+        |args| {
+            let field = |i: usize| int(&args[i]).unwrap_or_default();
+            let ScalarValue::Float64(Some(seconds)) = args[6] else {
+                return Err(DataFusionError::Internal("make_interval seconds".into()));
+            };
+            let overflow = || external(Error::NumericOverflow("interval out of range".into()));
+            let months = field(0)
+                .checked_mul(12)
+                .and_then(|m| m.checked_add(field(1)))
+                .and_then(|m| i32::try_from(m).ok())
+                .ok_or_else(overflow)?;
+            let days = field(2)
+                .checked_mul(7)
+                .and_then(|d| d.checked_add(field(3)))
+                .and_then(|d| i32::try_from(d).ok())
+                .ok_or_else(overflow)?;
+            let micros =
+                (field(4) as f64 * 3_600e6 + field(5) as f64 * 60e6 + seconds * 1e6).round();
+            if !micros.is_finite() || micros.abs() > 9.2e18 / 1000.0 {
+                return Err(overflow());
+            }
+            Ok(ScalarValue::IntervalMonthDayNano(Some(
+                IntervalMonthDayNano::new(months, days, micros as i64 * 1000),
+            )))
         },
     ));
     let templated = || Signature::one_of(vec![TypeSignature::String(2)], Volatility::Immutable);
@@ -251,6 +305,64 @@ pub(crate) fn local_time_casts(
         expr: Box::new(local),
         field: field.clone(),
     })))
+}
+
+/// The helper `make_interval(…)` is planned as, with its seven arguments in order.
+pub(crate) const MAKE_INTERVAL: &str = "partita_make_interval";
+
+/// The parameter names of `make_interval`, in order.
+pub(crate) const MAKE_INTERVAL_PARAMETERS: [&str; 7] =
+    ["years", "months", "weeks", "days", "hours", "mins", "secs"];
+
+/// Which of PostgreSQL's justify functions.
+#[derive(Clone, Copy)]
+enum Justify {
+    /// Days beyond 30 into months.
+    Days,
+    /// Time beyond 24 hours into days.
+    Hours,
+    /// Both, with the signs made consistent.
+    Both,
+}
+
+impl Justify {
+    fn apply(self, v: IntervalMonthDayNano) -> IntervalMonthDayNano {
+        const DAY: i64 = 86_400_000_000_000;
+        let (mut months, mut days, mut nanos) = (v.months, v.days, v.nanoseconds);
+        if matches!(self, Justify::Hours | Justify::Both) {
+            days = days.saturating_add((nanos / DAY) as i32);
+            nanos %= DAY;
+        }
+        if matches!(self, Justify::Days | Justify::Both) {
+            months = months.saturating_add(days / 30);
+            days %= 30;
+        }
+        match self {
+            Justify::Days => {
+                if months > 0 && days < 0 {
+                    (days, months) = (days + 30, months - 1);
+                } else if months < 0 && days > 0 {
+                    (days, months) = (days - 30, months + 1);
+                }
+            }
+            Justify::Hours => {}
+            Justify::Both => {
+                if months > 0 && (days < 0 || days == 0 && nanos < 0) {
+                    (days, months) = (days + 30, months - 1);
+                } else if months < 0 && (days > 0 || days == 0 && nanos > 0) {
+                    (days, months) = (days - 30, months + 1);
+                }
+            }
+        }
+        if matches!(self, Justify::Hours | Justify::Both) {
+            if days > 0 && nanos < 0 {
+                (nanos, days) = (nanos + DAY, days - 1);
+            } else if days < 0 && nanos > 0 {
+                (nanos, days) = (nanos - DAY, days + 1);
+            }
+        }
+        IntervalMonthDayNano::new(months, days, nanos)
+    }
 }
 
 fn external(e: Error) -> DataFusionError {

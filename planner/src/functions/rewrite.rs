@@ -5,7 +5,8 @@
 //! - `num_nulls(…)` and `num_nonnulls(…)` count with CASE;
 //! - `format`, `quote_literal` and `quote_nullable` read their arguments as text (their
 //!   text output, as PostgreSQL's `anyelement` versions do);
-//! - `age(t)` is `age(current_date::timestamp, t)`;
+//! - `age(t)` is `age(current_date::timestamp, t)`; `make_interval`'s named arguments
+//!   become its seven positional ones;
 //! - `to_date(s, template)` and `to_timestamp(s, template)` read PostgreSQL templates
 //!   (`datetime`), the latter as a timestamptz in the session's zone;
 //! - `x SIMILAR TO p` is `x ~ partita_similar_regex(p)`;
@@ -14,7 +15,7 @@
 //!
 //! A select-list item rewritten here keeps the name PostgreSQL gives the call it was.
 
-use super::datetime::{TO_DATE, TO_TIMESTAMP};
+use super::datetime::{MAKE_INTERVAL, MAKE_INTERVAL_PARAMETERS, TO_DATE, TO_TIMESTAMP};
 use super::regex::SIMILAR;
 use crate::pg_catalog::call;
 use datafusion::sql::sqlparser::ast::{
@@ -202,6 +203,11 @@ impl VisitorMut for Rewriter {
                 );
                 *e = call("age", vec![today, args[0].clone()]);
             }
+            ("make_interval", _) => {
+                if let Some(args) = make_interval_args(&list.args) {
+                    *e = call(MAKE_INTERVAL, args);
+                }
+            }
             ("to_date", Some(args)) if args.len() == 2 => *e = call(TO_DATE, args),
             ("to_timestamp", Some(args)) if args.len() == 2 => {
                 *e = cast(
@@ -213,6 +219,39 @@ impl VisitorMut for Rewriter {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// `make_interval`'s arguments, positional or named (`days => 3`), as all seven in order
+/// with the defaults (0) filled in; `None` for a name it does not have.
+fn make_interval_args(args: &[FunctionArg]) -> Option<Vec<Expr>> {
+    let mut out: Vec<Option<Expr>> = vec![None; MAKE_INTERVAL_PARAMETERS.len()];
+    let parameter = |name: &str| {
+        MAKE_INTERVAL_PARAMETERS
+            .iter()
+            .position(|p| p.eq_ignore_ascii_case(name))
+    };
+    for (i, arg) in args.iter().enumerate() {
+        let (slot, value) = match arg {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) => (i, x),
+            FunctionArg::Named {
+                name,
+                arg: FunctionArgExpr::Expr(x),
+                ..
+            } => (parameter(&name.value)?, x),
+            FunctionArg::ExprNamed {
+                name: Expr::Identifier(name),
+                arg: FunctionArgExpr::Expr(x),
+                ..
+            } => (parameter(&name.value)?, x),
+            _ => return None,
+        };
+        *out.get_mut(slot)? = Some(value.clone());
+    }
+    Some(
+        out.into_iter()
+            .map(|x| x.unwrap_or_else(|| number("0")))
+            .collect(),
+    )
 }
 
 fn cast(expr: Expr, data_type: DataType) -> Expr {
