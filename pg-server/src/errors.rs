@@ -123,6 +123,7 @@ fn message_state(m: &str) -> &'static str {
     {
         "42P01"
     } else if lower.contains("no field named")
+        || lower.contains("cannot access field")
         || lower.contains("schema error: no field")
         || lower.contains("column") && lower.contains("not found")
     {

@@ -252,7 +252,7 @@ pub fn alias_query_columns(query: &mut Query) -> Result<Vec<(usize, String)>> {
 }
 
 /// `FROM generate_series(1, 10) g` names the function's column `g`, as PostgreSQL does for
-/// functions returning one column (DataFusion would call it `value`).
+/// functions returning one column (DataFusion would call it `value`); so does `unnest`.
 pub fn name_function_columns(stmt: &mut Statement) {
     use datafusion::sql::sqlparser::ast::{TableAliasColumnDef, TableFactor, VisitMut, VisitorMut};
     use std::ops::ControlFlow;
@@ -263,16 +263,40 @@ pub fn name_function_columns(stmt: &mut Statement) {
             if let TableFactor::Table {
                 name,
                 args: Some(_),
-                alias: Some(alias),
+                alias,
                 ..
             } = factor
-            {
-                let is_series = name
+                && name
                     .0
                     .last()
                     .and_then(|p| p.as_ident())
-                    .is_some_and(|i| i.value.eq_ignore_ascii_case("generate_series"));
-                if is_series && alias.columns.is_empty() {
+                    .is_some_and(|i| i.value.eq_ignore_ascii_case("generate_series"))
+            {
+                let alias =
+                    alias.get_or_insert_with(|| datafusion::sql::sqlparser::ast::TableAlias {
+                        explicit: true,
+                        name: Ident::new("generate_series"),
+                        columns: vec![],
+                        at: None,
+                    });
+                if alias.columns.is_empty() {
+                    alias.columns = vec![TableAliasColumnDef::from_name(alias.name.value.as_str())];
+                }
+            }
+            // `FROM unnest(a) x` likewise; without an alias its column is "unnest".
+            if let TableFactor::UNNEST {
+                alias, array_exprs, ..
+            } = factor
+                && array_exprs.len() == 1
+            {
+                let alias =
+                    alias.get_or_insert_with(|| datafusion::sql::sqlparser::ast::TableAlias {
+                        explicit: true,
+                        name: Ident::new("unnest"),
+                        columns: vec![],
+                        at: None,
+                    });
+                if alias.columns.is_empty() {
                     alias.columns = vec![TableAliasColumnDef::from_name(alias.name.value.as_str())];
                 }
             }

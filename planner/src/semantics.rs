@@ -36,6 +36,7 @@ impl AnalyzerRule for PostgresSemantics {
                 .transform_data(typeof_constant)?
                 .transform_data(|e| crate::casts::typed_input(e, schema))?
                 .transform_data(|e| crate::casts::char_semantics(e, schema))?
+                .transform_data(|e| crate::json::equality(e, schema))?
                 .transform_data(|e| text_cast(e, schema))?
                 .transform_data(|e| crate::interval::compare_spans(e, schema))?
                 .transform_data(|e| crate::interval::extremes_by_span(e, schema))?

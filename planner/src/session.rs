@@ -640,7 +640,7 @@ impl Session {
     /// Runs a prepared query through the logical plan kept from its first execution, its
     /// placeholders replaced by this execution's values. `None` when the query cannot keep
     /// a plan (correlated subqueries rewritten per statement, uncommitted DDL in the
-    /// transaction, a parameter of unknown type).
+    /// transaction, a parameter of unknown type, placeholders it cannot plan).
     async fn run_kept_plan(
         &mut self,
         stmt: &Statement,
@@ -666,7 +666,11 @@ impl Session {
             }
             self.expand_wildcards(&mut s);
             let renames = crate::naming::alias_result_columns(&mut s)?;
-            let plan = self.plan(s).await?;
+            // What cannot be planned with placeholders (a FROM function's arguments) takes
+            // the general path, which binds the values first.
+            let Ok(plan) = self.plan(s).await else {
+                return Ok(None);
+            };
             let found = plan.get_parameter_types()?;
             let mut types = Vec::with_capacity(params.len());
             for i in 1..=params.len() {
@@ -1321,13 +1325,7 @@ impl Session {
         let batch = datafusion::arrow::array::RecordBatch::try_new(
             Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
                 datafusion::arrow::datatypes::Field::new(
-                    // The column is named as PostgreSQL spells the parameter.
-                    match name.as_str() {
-                        "datestyle" => "DateStyle",
-                        "intervalstyle" => "IntervalStyle",
-                        "timezone" => "TimeZone",
-                        other => other,
-                    },
+                    show_column(&name),
                     datafusion::arrow::datatypes::DataType::Utf8,
                     false,
                 ),
@@ -1360,6 +1358,17 @@ fn first_words(sql: &str) -> String {
 pub(crate) fn mentions_system_column(stmt: &Statement) -> bool {
     let text = stmt.to_string().to_ascii_lowercase();
     text.contains("_etag") || text.contains("_timestamp") || text.contains("_rowid")
+}
+
+/// SHOW's column: the parameter as PostgreSQL spells it (`TimeZone`).
+fn show_column(name: &str) -> &str {
+    match name {
+        "time zone" | "timezone" => "TimeZone",
+        "datestyle" => "DateStyle",
+        "intervalstyle" => "IntervalStyle",
+        "transaction isolation level" => "transaction_isolation",
+        other => other,
+    }
 }
 
 /// The parameter SHOW names: `time zone` is two words, `partita.fast_path` one dotted name.
@@ -1433,10 +1442,60 @@ pub fn bind_params(stmt: &mut Statement, params: &[Param]) -> Result<()> {
         error: None,
     };
     let _ = stmt.visit(&mut binder);
-    match binder.error {
-        Some(e) => Err(e),
-        None => Ok(()),
+    if let Some(e) = binder.error {
+        return Err(e);
     }
+    fold_function_argument_integers(stmt);
+    Ok(())
+}
+
+/// A FROM function's arguments must be plain constants when it is planned: an integer
+/// parameter bound as `CAST('4' AS SMALLINT)` becomes the number `4` (a bigint, which
+/// `generate_series` takes).
+fn fold_function_argument_integers(stmt: &mut Statement) {
+    fn integer(e: &Expr) -> Option<i64> {
+        match e {
+            Expr::Nested(inner) => integer(inner),
+            Expr::Cast {
+                expr,
+                data_type:
+                    ast::DataType::SmallInt(_)
+                    | ast::DataType::Int(_)
+                    | ast::DataType::Integer(_)
+                    | ast::DataType::BigInt(_)
+                    | ast::DataType::Int2(_)
+                    | ast::DataType::Int4(_)
+                    | ast::DataType::Int8(_),
+                ..
+            } => integer(expr),
+            Expr::Value(v) => match &v.value {
+                AstValue::Number(n, _) | AstValue::SingleQuotedString(n) => n.trim().parse().ok(),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    struct Folder;
+    impl VisitorMut for Folder {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, factor: &mut ast::TableFactor) -> ControlFlow<()> {
+            if let ast::TableFactor::Table {
+                args: Some(args), ..
+            } = factor
+            {
+                for arg in &mut args.args {
+                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = arg
+                        && matches!(e, Expr::Cast { .. } | Expr::Nested(_))
+                        && let Some(n) = integer(e)
+                    {
+                        *e = Expr::value(AstValue::Number(n.to_string(), false));
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Folder);
 }
 
 pub(crate) fn param_literal(param: &Param) -> Expr {
@@ -1561,6 +1620,42 @@ fn placeholder_count(stmt: &Statement) -> usize {
     c.0
 }
 
+/// Replaces the placeholders that are arguments of FROM functions with the number 0;
+/// returns their numbers.
+fn function_argument_placeholders(stmt: &mut Statement) -> Vec<usize> {
+    struct Replacer(Vec<usize>);
+    impl VisitorMut for Replacer {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, factor: &mut ast::TableFactor) -> ControlFlow<()> {
+            if let ast::TableFactor::Table {
+                args: Some(args), ..
+            } = factor
+            {
+                for arg in &mut args.args {
+                    // The placeholder, or a cast of it (`$1::int`).
+                    fn placeholder_within(e: &Expr) -> Option<usize> {
+                        match e {
+                            Expr::Cast { expr, .. } => placeholder_within(expr),
+                            Expr::Nested(inner) => placeholder_within(inner),
+                            other => placeholder_index(other),
+                        }
+                    }
+                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = arg
+                        && let Some(i) = placeholder_within(e)
+                    {
+                        self.0.push(i);
+                        *e = Expr::value(AstValue::Number("0".into(), false));
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut replacer = Replacer(Vec::new());
+    let _ = stmt.visit(&mut replacer);
+    replacer.0
+}
+
 fn placeholder_index(expr: &Expr) -> Option<usize> {
     match expr {
         Expr::Value(v) => match &v.value {
@@ -1620,7 +1715,24 @@ impl Session {
                 let mut stmt = stmt.clone();
                 self.expand_wildcards(&mut stmt);
                 let renames = crate::naming::alias_result_columns(&mut stmt)?;
-                let plan = self.plan(stmt).await?;
+                let plan = match self.plan(stmt.clone()).await {
+                    Ok(plan) => plan,
+                    // A FROM function's arguments must be constants when it is planned
+                    // (`generate_series(1, $1)`): describe it with the parameters as bigint
+                    // zeros; at Execute they are bound values.
+                    Err(e) => {
+                        let replaced = function_argument_placeholders(&mut stmt);
+                        if replaced.is_empty() {
+                            return Err(e);
+                        }
+                        for i in replaced {
+                            if let Some(p) = params.get_mut(i - 1) {
+                                p.get_or_insert(datafusion::arrow::datatypes::DataType::Int64);
+                            }
+                        }
+                        self.plan(stmt).await?
+                    }
+                };
                 merge(&plan, &mut params, &mut declared_types);
                 Some(rename_fields(self.coerced_result_schema(&plan), &renames))
             }
@@ -1628,7 +1740,7 @@ impl Session {
                 let name = show_name(variable);
                 Some(Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
                     datafusion::arrow::datatypes::Field::new(
-                        name.to_ascii_lowercase(),
+                        show_column(&name),
                         datafusion::arrow::datatypes::DataType::Utf8,
                         false,
                     ),

@@ -104,7 +104,7 @@ pub fn rewrite_timestamp_text(expr: Expr) -> Result<Transformed<Expr>> {
 }
 
 /// `2024-07-01 19:00[+02]` → `2024-07-01 19:00:00[+02]`; `None` when nothing is missing.
-fn with_seconds(text: &str) -> Option<String> {
+pub(crate) fn with_seconds(text: &str) -> Option<String> {
     let text = text.trim();
     let split = text
         .char_indices()

@@ -18,3 +18,9 @@ SELECT '{"item": "coffee"'::jsonb;
 INSERT INTO card_purchases VALUES (7, 1, '{"item": }', NULL);
 SELECT jsonb_array_length(detail) FROM card_purchases WHERE card = 42;
 SELECT count(*) FROM card_purchases;
+-- jsonb equality compares values: key order, spacing and a number's trailing zeros do not count.
+SELECT card, seq FROM card_purchases WHERE detail->'device' = '{"kind": "kiosk", "id": 99}' ORDER BY card, seq;
+SELECT card, seq FROM card_purchases WHERE detail->'price' = '12' OR detail->'price' = '1e1' ORDER BY card, seq;
+SELECT card, seq, detail->'item' IN ('"book"', '"ticket"'), detail->'price' <> '2.750' FROM card_purchases ORDER BY card, seq;
+SELECT '{"a": 1.0, "b": [1, 2]}'::jsonb = '{"b":[1,2],"a":1}'::jsonb, '[1, 2]'::jsonb = '[2, 1]'::jsonb;
+SELECT card FROM card_purchases WHERE detail = 'not json';

@@ -48,3 +48,9 @@ SELECT lastval();
 INSERT INTO finishers (bib) VALUES (1234), (7), (99) RETURNING place, bib;
 SELECT currval('finishers_place_seq'), lastval(), currval(pg_get_serial_sequence('finishers', 'place'));
 SELECT currval('no_such_seq');
+-- Set-returning functions in FROM are named as PostgreSQL names them.
+SELECT * FROM unnest(ARRAY[7, 1234]) ORDER BY 1;
+SELECT b.bib FROM unnest(ARRAY[99, 5]) b ORDER BY b.bib;
+SELECT * FROM generate_series(date '2011-11-05', date '2011-11-07', '1 day');
+SELECT day FROM generate_series(timestamp '2011-11-06 09:00', timestamp '2011-11-06 12:00', '90 minutes') day;
+SELECT * FROM generate_series(timestamp '2011-11-06 09:00', timestamp '2011-11-06 10:00', interval '30 minutes');

@@ -123,4 +123,13 @@ assert conn.execute("SELECT array_agg(k) FROM batch").fetchone()[0] == [10]
 etag = conn.execute("UPDATE batch SET v = %s WHERE k = 10 RETURNING _etag", ("z",), prepare=True).fetchone()[0]
 assert etag is not None and etag == conn.execute("SELECT _etag FROM batch WHERE k = 10").fetchone()[0]
 
+# A FROM function's arguments as parameters (psycopg sends small ints as int2), and the
+# built-in functions with parameters.
+assert conn.execute("SELECT g FROM generate_series(1, %s) g", (3,)).fetchall() == [(1,), (2,), (3,)]
+assert conn.execute("SELECT count(*) FROM generate_series(%s::int, %s::int)", (2, 6)).fetchone()[0] == 5
+assert conn.execute("SELECT regexp_matches(%s, %s, 'g')", ("a1b22", r"\d+")).fetchall() == [(["1"],), (["22"],)]
+assert conn.execute("SELECT format('%%s has %%s', %s::text, %s::int)", ("x", 3)).fetchone()[0] == "x has 3"
+cur = conn.execute("SHOW TimeZone")
+assert cur.description[0].name == "TimeZone", cur.description
+
 print("psycopg ok")

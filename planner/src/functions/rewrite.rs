@@ -10,6 +10,7 @@
 //! - `to_date(s, template)` and `to_timestamp(s, template)` read PostgreSQL templates
 //!   (`datetime`), the latter as a timestamptz in the session's zone;
 //! - `x SIMILAR TO p` is `x ~ partita_similar_regex(p)`;
+//! - `generate_series(a, b, '1 day')` steps by an interval, over timestamptz for dates;
 //! - `EXTRACT(f FROM x)` is `partita_extract('f', x)` (`extract`), `t AT TIME ZONE z` is
 //!   `timezone(z, t)` (`datetime`).
 //!
@@ -67,6 +68,23 @@ impl VisitorMut for Rewriter {
                     alias: Ident::with_quote('"', name),
                 };
             }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, factor: &mut ast::TableFactor) -> ControlFlow<()> {
+        if let ast::TableFactor::Table {
+            name,
+            args: Some(args),
+            ..
+        } = factor
+            && name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .is_some_and(|i| i.value.eq_ignore_ascii_case("generate_series"))
+        {
+            series_args(&mut args.args);
         }
         ControlFlow::Continue(())
     }
@@ -135,6 +153,7 @@ impl VisitorMut for Rewriter {
             f.name = ObjectName::from(vec![Ident::new(to)]);
         };
         match (name.as_str(), plain) {
+            ("generate_series", _) => series_args(&mut list.args),
             ("every", _) => rename(f, "bool_and"),
             ("variance", _) => rename(f, "var_samp"),
             ("ceiling", _) => rename(f, "ceil"),
@@ -218,6 +237,63 @@ impl VisitorMut for Rewriter {
             _ => {}
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// `generate_series(start, stop, 'step')`: the quoted step is an interval, and date bounds
+/// are timestamptz, as PostgreSQL resolves the call; timestamp bounds get their seconds.
+fn series_args(args: &mut [FunctionArg]) {
+    for arg in args.iter_mut() {
+        // In FROM the bounds are evaluated without the analyzer, which reads a timestamp
+        // written without seconds.
+        if let FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::TypedString(t))) = arg
+            && matches!(t.data_type, DataType::Timestamp(..))
+            && let Value::SingleQuotedString(text) = &mut t.value.value
+            && let Some(full) = crate::zone::with_seconds(text)
+        {
+            *text = full;
+        }
+    }
+    if args.len() != 3 {
+        return;
+    }
+    let step_is_text = matches!(
+        &args[2],
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))
+            if matches!(v.value, Value::SingleQuotedString(_))
+    );
+    if !step_is_text {
+        return;
+    }
+    for (i, arg) in args.iter_mut().enumerate() {
+        let FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) = arg else {
+            continue;
+        };
+
+        let is_date = matches!(
+            x,
+            Expr::TypedString(t) if t.data_type == DataType::Date
+        ) || matches!(
+            x,
+            Expr::Cast {
+                data_type: DataType::Date,
+                ..
+            }
+        );
+        if i == 2 {
+            *x = cast(
+                x.clone(),
+                DataType::Interval {
+                    fields: None,
+                    precision: None,
+                },
+            );
+        } else if is_date {
+            *x = cast(
+                x.clone(),
+                DataType::Timestamp(None, TimezoneInfo::WithTimeZone),
+            );
+        }
     }
 }
 

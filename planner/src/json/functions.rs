@@ -82,6 +82,9 @@ fn invalid(kind: Kind, text: &str) -> DataFusionError {
     }))
 }
 
+/// The function jsonb comparisons for equality compare the results of.
+pub const EQUALITY_KEY: &str = "partita_jsonb_key";
+
 /// Which keys `?|` and `?&` look for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KeyMatch {
@@ -144,6 +147,8 @@ pub enum Op {
     ObjectValues {
         text: bool,
     },
+    /// What jsonb `=` compares (`Json::equality_key`).
+    EqualityKey,
 }
 
 impl Op {
@@ -220,6 +225,7 @@ impl JsonFunction {
             JsonFunction::new("jsonb_build_array", Op::BuildArray(B)),
             JsonFunction::new("jsonb_set", Op::Set),
             JsonFunction::new("jsonb_pretty", Op::Pretty),
+            JsonFunction::new(EQUALITY_KEY, Op::EqualityKey),
         ];
         for prefix in ["json", "jsonb"] {
             let helper =
@@ -269,6 +275,7 @@ impl JsonFunction {
             | Op::ExtractPath { text: true }
             | Op::TypeOf
             | Op::Pretty
+            | Op::EqualityKey
             | Op::Member(_) => plain(DataType::Utf8),
             Op::Contains | Op::HasKey(_) => plain(DataType::Boolean),
             Op::ArrayLength => plain(DataType::Int32),
@@ -542,6 +549,7 @@ impl JsonFunction {
                 None => None,
             },
             Op::TypeOf => arg(0)?.map(|doc| doc.type_name().to_string()),
+            Op::EqualityKey => arg(0)?.map(Json::equality_key),
             Op::Pretty => arg(0)?.map(|doc| doc.to_pretty_text()),
             Op::ToJson(kind) => {
                 if null_at(&arrays[0], r) {

@@ -53,6 +53,63 @@ pub fn input_function(kind: Kind) -> Arc<ScalarUDF> {
     )))
 }
 
+/// jsonb `=` (and `<>`, `IN`, `IS DISTINCT FROM`) with jsonb or text compares values, as
+/// PostgreSQL does: both sides are read as jsonb and compared by
+/// [`value::Json::equality_key`], so `'{"a": 1.0}'` equals `'{"a":1}'`.
+pub fn equality(
+    expr: datafusion::logical_expr::Expr,
+    schema: &DFSchema,
+) -> Result<datafusion::common::tree_node::Transformed<datafusion::logical_expr::Expr>> {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::common::tree_node::Transformed;
+    use datafusion::logical_expr::{BinaryExpr, Expr as LExpr, Operator, expr::InList};
+    let jsonb = |e: &LExpr| {
+        e.to_field(schema)
+            .ok()
+            .and_then(|(_, f)| crate::casts::declared(&f))
+            == Some(sql::SqlType::Jsonb)
+    };
+    let text = |e: &LExpr| {
+        matches!(
+            e.get_type(schema),
+            Ok(DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8)
+        )
+    };
+    let key = |e: LExpr| {
+        ScalarUDF::new_from_impl(JsonFunction::new(functions::EQUALITY_KEY, Op::EqualityKey))
+            .call(vec![e])
+    };
+    Ok(match expr {
+        LExpr::BinaryExpr(BinaryExpr { left, op, right })
+            if matches!(
+                op,
+                Operator::Eq
+                    | Operator::NotEq
+                    | Operator::IsDistinctFrom
+                    | Operator::IsNotDistinctFrom
+            ) && (jsonb(&left) && text(&right) || jsonb(&right) && text(&left)) =>
+        {
+            Transformed::yes(LExpr::BinaryExpr(BinaryExpr::new(
+                Box::new(key(*left)),
+                op,
+                Box::new(key(*right)),
+            )))
+        }
+        LExpr::InList(InList {
+            expr,
+            list,
+            negated,
+        }) if jsonb(&expr) && list.iter().all(text) => {
+            Transformed::yes(LExpr::InList(InList::new(
+                Box::new(key(*expr)),
+                list.into_iter().map(key).collect(),
+                negated,
+            )))
+        }
+        other => Transformed::no(other),
+    })
+}
+
 /// Plans the JSON operators on text operands as calls of the JSON functions.
 #[derive(Debug, Default)]
 pub struct JsonOperators;

@@ -67,6 +67,30 @@ impl Json {
         }
     }
 
+    /// The text two jsonb values equal as PostgreSQL compares them have in common: the
+    /// normal form with numbers by value (`1.0` and `1` are equal there).
+    pub fn equality_key(mut self) -> String {
+        fn by_value(v: &mut Json) {
+            match v {
+                Json::Number(n) => {
+                    if n.contains('.') {
+                        let trimmed = n.trim_end_matches('0').trim_end_matches('.');
+                        *n = trimmed.to_string();
+                    }
+                    if n == "-0" {
+                        *n = "0".into();
+                    }
+                }
+                Json::Array(items) => items.iter_mut().for_each(by_value),
+                Json::Object(members) => members.iter_mut().for_each(|(_, v)| by_value(v)),
+                Json::Null | Json::Bool(_) | Json::String(_) => {}
+            }
+        }
+        self.normalize();
+        by_value(&mut self);
+        self.to_jsonb_text()
+    }
+
     /// jsonb's text: `{"a": 1, "b": [1, 2]}`.
     pub fn to_jsonb_text(&self) -> String {
         let mut out = String::new();

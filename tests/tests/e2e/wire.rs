@@ -218,7 +218,7 @@ async fn explain_through_the_extended_protocol() {
 async fn portals_suspend_and_resume() {
     let server = TestServer::start();
     let mut client = server.connect().await;
-    client.batch_execute("CREATE TABLE p (k int PRIMARY KEY); INSERT INTO p SELECT value FROM generate_series(1, 25)").await.unwrap();
+    client.batch_execute("CREATE TABLE p (k int PRIMARY KEY); INSERT INTO p SELECT generate_series FROM generate_series(1, 25)").await.unwrap();
     let txn = client.transaction().await.unwrap();
     let stmt = txn.prepare("SELECT k FROM p ORDER BY k").await.unwrap();
     let portal = txn.bind(&stmt, &[]).await.unwrap();
