@@ -29,6 +29,7 @@ pub mod objects;
 pub mod output;
 pub mod pg_catalog;
 pub mod provider;
+mod query_forms;
 pub mod schema;
 pub mod semantics;
 pub mod sequences;

@@ -214,6 +214,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         crate::literals::normalize(&mut statement)?;
         crate::json::rewrite(&mut statement)?;
         crate::srf::rewrite(&mut statement)?;
+        crate::query_forms::rewrite(&mut statement)?;
         crate::functions::rewrite::rewrite(&mut statement);
         crate::arrays::rewrite(&mut statement);
         statements.push(statement);

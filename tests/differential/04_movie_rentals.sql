@@ -35,3 +35,9 @@ SELECT title FROM movies WHERE genre = 'action' UNION ALL SELECT title FROM movi
 SELECT upper(title), length(title), substr(title, 1, 2) FROM movies ORDER BY title;
 SELECT CASE WHEN rating >= 8 THEN 'great' ELSE 'good' END, title FROM movies ORDER BY title;
 DELETE FROM customer WHERE customer_id = 1 RETURNING item;
+-- The best-rated movie of each genre, by a row-valued IN; the top three by FETCH FIRST.
+SELECT genre, title FROM movies WHERE (genre, rating) IN (SELECT genre, max(rating) FROM movies GROUP BY genre) ORDER BY genre;
+SELECT title FROM movies ORDER BY rating DESC FETCH FIRST 3 ROWS ONLY;
+SELECT title FROM movies ORDER BY rating DESC OFFSET 1 ROW FETCH NEXT 2 ROWS ONLY;
+SELECT title FROM movies ORDER BY rating DESC FETCH FIRST ROW ONLY;
+SELECT ARRAY['Heat', 'Up'] && ARRAY['Up'], ARRAY['Heat'] && ARRAY['Up'], array_remove(ARRAY['Up', 'Heat', 'Up'], 'Up');

@@ -1,7 +1,8 @@
 //! PostgreSQL functions written in terms of what DataFusion plans, on the parsed statement:
 //!
 //! - `mod(a, b)` is `a % b`, `sign(x)` `signum(x)`, `every(x)` `bool_and(x)`,
-//!   `variance(x)` `var_samp(x)`, `ceiling(x)` `ceil(x)`, `gen_random_uuid()` `uuid()::uuid`;
+//!   `variance(x)` `var_samp(x)`, `ceiling(x)` `ceil(x)`, `array_remove` `array_remove_all`,
+//!   `a && b` `array_has_any(a, b)`, `gen_random_uuid()` `uuid()::uuid`;
 //! - `num_nulls(…)` and `num_nonnulls(…)` count with CASE;
 //! - `format`, `quote_literal` and `quote_nullable` read their arguments as text (their
 //!   text output, as PostgreSQL's `anyelement` versions do);
@@ -60,12 +61,11 @@ impl VisitorMut for Rewriter {
             let SelectItem::UnnamedExpr(e) = item else {
                 continue;
             };
-            if let Some(name) = before
-                && crate::naming::pg_column_name(e).as_ref() != Some(&name)
-            {
+            // An operator rewritten as a call is still "?column?".
+            if crate::naming::pg_column_name(e) != before {
                 *item = SelectItem::ExprWithAlias {
                     expr: e.clone(),
-                    alias: Ident::with_quote('"', name),
+                    alias: Ident::with_quote('"', before.unwrap_or_else(|| "?column?".into())),
                 };
             }
         }
@@ -90,6 +90,16 @@ impl VisitorMut for Rewriter {
     }
 
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        // `a && b` of arrays: whether they share an element.
+        if let Expr::BinaryOp {
+            left,
+            op: BinaryOperator::PGOverlap,
+            right,
+        } = e
+        {
+            *e = call("array_has_any", vec![(**left).clone(), (**right).clone()]);
+            return ControlFlow::Continue(());
+        }
         if let Expr::AtTimeZone {
             timestamp,
             time_zone,
@@ -157,6 +167,8 @@ impl VisitorMut for Rewriter {
             ("every", _) => rename(f, "bool_and"),
             ("variance", _) => rename(f, "var_samp"),
             ("ceiling", _) => rename(f, "ceil"),
+            // PostgreSQL's array_remove removes every copy.
+            ("array_remove", _) => rename(f, "array_remove_all"),
             ("sign", Some(args)) if args.len() == 1 => rename(f, "signum"),
             ("mod", Some(args)) if args.len() == 2 => {
                 *e = Expr::Nested(Box::new(Expr::BinaryOp {
