@@ -30,6 +30,7 @@ pub mod output;
 pub mod pg_catalog;
 pub mod provider;
 mod query_forms;
+mod rows;
 pub mod schema;
 pub mod semantics;
 pub mod sequences;

@@ -963,16 +963,19 @@ impl Session {
         if !mentions_system_column(stmt) {
             return;
         }
-        crate::wildcard::expand_wildcards(stmt, &|name| {
-            let def = self.table_def(name).ok()?;
-            Some(
-                def.columns
-                    .iter()
-                    .filter(|c| !c.hidden)
-                    .map(|c| c.name.clone())
-                    .collect(),
-            )
-        });
+        crate::wildcard::expand_wildcards(stmt, &|name| self.user_columns(name));
+    }
+
+    /// The columns `SELECT *` shows of table `name`.
+    fn user_columns(&self, name: &str) -> Option<Vec<String>> {
+        let def = self.table_def(name).ok()?;
+        Some(
+            def.columns
+                .iter()
+                .filter(|c| !c.hidden)
+                .map(|c| c.name.clone())
+                .collect(),
+        )
     }
 
     /// Plans a query (SELECT, VALUES, EXPLAIN …) in DataFusion.
@@ -980,6 +983,7 @@ impl Session {
         // Again here: describe() plans statements that never went through execute().
         crate::subquery::prepare(&mut stmt);
         self.expand_wildcards(&mut stmt);
+        crate::rows::expand_whole_rows(&mut stmt, &|name| self.user_columns(name));
         self.begin_statement(mentions_system_column(&stmt));
         let state = self.ctx.state();
         // EXCEPT ALL and INTERSECT ALL count rows once their left sides' columns are known.

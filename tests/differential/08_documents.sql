@@ -24,3 +24,9 @@ SELECT card, seq FROM card_purchases WHERE detail->'price' = '12' OR detail->'pr
 SELECT card, seq, detail->'item' IN ('"book"', '"ticket"'), detail->'price' <> '2.750' FROM card_purchases ORDER BY card, seq;
 SELECT '{"a": 1.0, "b": [1, 2]}'::jsonb = '{"b":[1,2],"a":1}'::jsonb, '[1, 2]'::jsonb = '[2, 1]'::jsonb;
 SELECT card FROM card_purchases WHERE detail = 'not json';
+-- Whole rows as JSON objects: row_to_json, to_jsonb, json_agg and jsonb_agg of a FROM item.
+SELECT row_to_json(p) FROM card_purchases p WHERE card = 42;
+SELECT to_jsonb(card_purchases) FROM card_purchases WHERE card = 42;
+SELECT card, json_agg(t ORDER BY t.seq) FROM (SELECT card, seq, detail->>'item' AS item FROM card_purchases) t GROUP BY card ORDER BY card;
+SELECT jsonb_agg(x) FROM (SELECT seq, detail->'price' AS price FROM card_purchases WHERE card = 15 ORDER BY seq) x;
+SELECT row_to_json(r) FROM (VALUES (1, 'one', NULL::text)) AS r(n, word, nothing);

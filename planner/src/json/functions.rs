@@ -82,6 +82,12 @@ fn invalid(kind: Kind, text: &str) -> DataFusionError {
     }))
 }
 
+/// The function a whole-row reference in `row_to_json(t)` becomes (`crate::rows`).
+pub const ROW_OBJECT: &str = "partita_json_row";
+
+/// The final step `json_agg(t)` of whole rows becomes (`crate::rows`).
+pub const ROW_ARRAY: &str = "partita_json_agg_rows";
+
 /// The function jsonb comparisons for equality compare the results of.
 pub const EQUALITY_KEY: &str = "partita_jsonb_key";
 
@@ -124,6 +130,9 @@ pub enum Op {
     ToJson(Kind),
     /// `json(b)_build_object(VARIADIC args)`.
     BuildObject(Kind),
+    /// A row as `row_to_json` writes it, from its columns' names and values:
+    /// `{"a":1,"b":"x"}`.
+    RowObject,
     /// `json(b)_build_array(VARIADIC args)`.
     BuildArray(Kind),
     TypeOf,
@@ -134,6 +143,9 @@ pub enum Op {
     StripNulls,
     /// `json(b)_agg`'s final step: the array of the collected values' texts.
     AggregateArray(Kind),
+    /// `json_agg`'s final step for rows (`json_agg(t)`), which PostgreSQL separates with a
+    /// line break: `[{"a":1}, \n {"a":2}]`.
+    AggregateRows,
     /// `json(b)_object_agg`'s per-row step: a member's text, `"key" : value`.
     Member(Kind),
     /// `json(b)_object_agg`'s final step: the object of the collected members.
@@ -165,9 +177,9 @@ impl Op {
             | Op::Member(_) => n == 2,
             Op::Set => n == 3 || n == 4,
             // The final step of a DISTINCT aggregate also says to sort.
-            Op::AggregateArray(_) => n == 1 || n == 2,
+            Op::AggregateArray(_) | Op::AggregateRows => n == 1 || n == 2,
             Op::ExtractPath { .. } => n >= 1,
-            Op::BuildObject(_) | Op::BuildArray(_) => true,
+            Op::BuildObject(_) | Op::BuildArray(_) | Op::RowObject => true,
             _ => n == 1,
         }
     }
@@ -221,6 +233,8 @@ impl JsonFunction {
             JsonFunction::new("to_jsonb", Op::ToJson(B)),
             JsonFunction::new("json_build_object", Op::BuildObject(J)),
             JsonFunction::new("jsonb_build_object", Op::BuildObject(B)),
+            JsonFunction::new(ROW_OBJECT, Op::RowObject),
+            JsonFunction::new(ROW_ARRAY, Op::AggregateRows),
             JsonFunction::new("json_build_array", Op::BuildArray(J)),
             JsonFunction::new("jsonb_build_array", Op::BuildArray(B)),
             JsonFunction::new("jsonb_set", Op::Set),
@@ -265,6 +279,7 @@ impl JsonFunction {
             | Op::BuildArray(kind)
             | Op::AggregateArray(kind)
             | Op::AggregateObject(kind) => kind.field(&self.name),
+            Op::RowObject | Op::AggregateRows => Kind::Json.field(&self.name),
             Op::Get { text: false } | Op::Path { text: false } | Op::StripNulls => {
                 input.field(&self.name)
             }
@@ -564,7 +579,11 @@ impl JsonFunction {
                 }
                 Some(finish(kind, format!("[{}]", items.join(", ")))?)
             }
-            Op::BuildObject(kind) => {
+            Op::BuildObject(_) | Op::RowObject => {
+                let (kind, layout, separator) = match self.op {
+                    Op::BuildObject(kind) => (kind, Layout::BuiltObject, ", "),
+                    _ => (Kind::Json, Layout::Compact, ","),
+                };
                 if !arrays.len().is_multiple_of(2) {
                     return bad_value!(
                         "argument list must have even number of elements: {} takes pairs of \
@@ -575,16 +594,9 @@ impl JsonFunction {
                 let mut members = Vec::with_capacity(arrays.len() / 2);
                 for pair in 0..arrays.len() / 2 {
                     let (k, v) = (2 * pair, 2 * pair + 1);
-                    members.push(member(
-                        kind,
-                        &arrays[k],
-                        &arrays[v],
-                        &fields[v],
-                        r,
-                        Layout::BuiltObject,
-                    )?);
+                    members.push(member(kind, &arrays[k], &arrays[v], &fields[v], r, layout)?);
                 }
-                Some(finish(kind, format!("{{{}}}", members.join(", ")))?)
+                Some(finish(kind, format!("{{{}}}", members.join(separator)))?)
             }
             Op::Member(kind) => Some(member(
                 kind,
@@ -594,7 +606,11 @@ impl JsonFunction {
                 r,
                 Layout::AggregatedObject,
             )?),
-            Op::AggregateArray(kind) | Op::AggregateObject(kind) => {
+            Op::AggregateArray(_) | Op::AggregateRows | Op::AggregateObject(_) => {
+                let kind = match self.op {
+                    Op::AggregateArray(kind) | Op::AggregateObject(kind) => kind,
+                    _ => Kind::Json,
+                };
                 let list = arrays[0].as_list::<i32>();
                 if list.is_null(r) {
                     return Ok(None);
@@ -618,6 +634,7 @@ impl JsonFunction {
                 }
                 let text = match self.op {
                     Op::AggregateArray(_) => format!("[{}]", texts.join(", ")),
+                    Op::AggregateRows => format!("[{}]", texts.join(", \n ")),
                     _ => format!("{{ {} }}", texts.join(", ")),
                 };
                 Some(finish(kind, text)?)
@@ -914,6 +931,7 @@ fn member(
     write_string(&key, &mut out);
     out.push_str(match (kind, layout) {
         (Kind::Jsonb, _) => ": ",
+        (Kind::Json, Layout::Compact) => ":",
         _ => " : ",
     });
     out.push_str(&sql_to_json_or_null(values, value_field, r, kind)?);

@@ -1,0 +1,242 @@
+//! Whole-row references in the JSON functions: `row_to_json(t)`, `to_json(t)`,
+//! `to_jsonb(t)`, `json_agg(t)` and `jsonb_agg(t)`, where `t` names a FROM item, take the
+//! item's row as an object of its columns, as PostgreSQL's record does. DataFusion has no
+//! row values, so the reference is written out as its columns: `row_to_json(t)` becomes
+//! `partita_json_row('a', t.a, 'b', t.b)` (json's compact `{"a":1,"b":"x"}`), `to_jsonb(t)`
+//! `jsonb_build_object('a', t.a, …)`.
+//!
+//! A FROM item's columns are a table's user columns (`columns_of`), a derived table's
+//! column aliases, or the names of its select list when each item has one.
+
+use crate::json::functions::{ROW_ARRAY, ROW_OBJECT};
+use crate::pg_catalog::call;
+use datafusion::sql::sqlparser::ast::{
+    self, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName, Query, Select,
+    SelectItem, SetExpr, Statement, TableFactor, Value, VisitMut, VisitorMut,
+};
+use sql::ddl::{normalize_ident, table_name};
+use std::ops::ControlFlow;
+
+/// Writes out the whole-row references above; `columns_of` gives a table's user columns.
+pub fn expand_whole_rows(stmt: &mut Statement, columns_of: &dyn Fn(&str) -> Option<Vec<String>>) {
+    struct Expander<'a> {
+        columns_of: &'a dyn Fn(&str) -> Option<Vec<String>>,
+    }
+    impl VisitorMut for Expander<'_> {
+        type Break = ();
+        fn post_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+            if let SetExpr::Select(select) = q.body.as_mut() {
+                expand_select(select, self.columns_of);
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    if !mentions_row_function(stmt) {
+        return;
+    }
+    let _ = stmt.visit(&mut Expander { columns_of });
+}
+
+/// The functions that take a whole row.
+const ROW_FUNCTIONS: &[&str] = &[
+    "row_to_json",
+    "to_json",
+    "to_jsonb",
+    "json_agg",
+    "jsonb_agg",
+];
+
+fn mentions_row_function(stmt: &Statement) -> bool {
+    let text = stmt.to_string().to_ascii_lowercase();
+    ROW_FUNCTIONS.iter().any(|f| text.contains(f))
+}
+
+/// The FROM items of `select` by qualifier, with their columns.
+fn sources(
+    select: &Select,
+    columns_of: &dyn Fn(&str) -> Option<Vec<String>>,
+) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for twj in &select.from {
+        for relation in std::iter::once(&twj.relation).chain(twj.joins.iter().map(|j| &j.relation))
+        {
+            match relation {
+                TableFactor::Table {
+                    name,
+                    alias,
+                    args: None,
+                    ..
+                } => {
+                    let Ok(table) = table_name(name) else {
+                        continue;
+                    };
+                    let Some(mut columns) = columns_of(&table) else {
+                        continue;
+                    };
+                    if let Some(alias) = alias {
+                        for (column, renamed) in columns.iter_mut().zip(&alias.columns) {
+                            *column = normalize_ident(&renamed.name);
+                        }
+                    }
+                    let qualifier = alias.as_ref().map_or(table, |a| normalize_ident(&a.name));
+                    out.push((qualifier, columns));
+                }
+                TableFactor::Derived {
+                    subquery,
+                    alias: Some(alias),
+                    ..
+                } => {
+                    let columns = if alias.columns.is_empty() {
+                        select_list_names(subquery)
+                    } else {
+                        Some(
+                            alias
+                                .columns
+                                .iter()
+                                .map(|c| normalize_ident(&c.name))
+                                .collect(),
+                        )
+                    };
+                    if let Some(columns) = columns {
+                        out.push((normalize_ident(&alias.name), columns));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The names of a query's result columns when each item has one for sure.
+fn select_list_names(q: &Query) -> Option<Vec<String>> {
+    let SetExpr::Select(select) = q.body.as_ref() else {
+        return None;
+    };
+    select
+        .projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::ExprWithAlias { alias, .. } => Some(normalize_ident(alias)),
+            SelectItem::UnnamedExpr(Expr::Identifier(id)) => Some(normalize_ident(id)),
+            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                parts.last().map(normalize_ident)
+            }
+            SelectItem::UnnamedExpr(e) => crate::naming::pg_column_name(e),
+            _ => None,
+        })
+        .collect()
+}
+
+fn expand_select(select: &mut Select, columns_of: &dyn Fn(&str) -> Option<Vec<String>>) {
+    let sources = sources(select, columns_of);
+    if sources.is_empty() {
+        return;
+    }
+    struct Rows<'a> {
+        sources: &'a [(String, Vec<String>)],
+    }
+    impl Rows<'_> {
+        /// The qualifier `e` names when it is a whole-row reference.
+        fn row(&self, e: &Expr) -> Option<String> {
+            let Expr::Identifier(id) = e else {
+                return None;
+            };
+            let qualifier = normalize_ident(id);
+            // A column of that name is what the name means.
+            if self
+                .sources
+                .iter()
+                .any(|(_, cols)| cols.contains(&qualifier))
+            {
+                return None;
+            }
+            self.sources
+                .iter()
+                .any(|(q, _)| *q == qualifier)
+                .then_some(qualifier)
+        }
+
+        /// Whether `f` is `json_agg(array_agg(to_json(<row>) …))`.
+        fn aggregates_row(&self, f: &ast::Function) -> bool {
+            let first = |f: &ast::Function| match &f.args {
+                FunctionArguments::List(l) => match l.args.first() {
+                    Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(x))) => Some(x.clone()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let Some(Expr::Function(collect)) = first(f) else {
+                return false;
+            };
+            let Some(Expr::Function(to_json)) = first(&collect) else {
+                return false;
+            };
+            to_json.name.to_string().eq_ignore_ascii_case("to_json")
+                && first(&to_json).is_some_and(|x| self.row(&x).is_some())
+        }
+    }
+
+    impl VisitorMut for Rows<'_> {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            let Expr::Function(f) = e else {
+                return ControlFlow::Continue(());
+            };
+            let Some(name) = f.name.0.last().and_then(|p| p.as_ident()) else {
+                return ControlFlow::Continue(());
+            };
+            let name = name.value.to_ascii_lowercase();
+            // `json_agg(t)`, as the JSON rewrite left it (`json_agg(array_agg(to_json(t)))`):
+            // rows are separated as PostgreSQL separates them; `to_json(t)` is expanded
+            // below.
+            if name == "json_agg" && self.aggregates_row(f) {
+                f.name = ObjectName::from(vec![Ident::new(ROW_ARRAY)]);
+                return ControlFlow::Continue(());
+            }
+            if !ROW_FUNCTIONS.contains(&name.as_str()) {
+                return ControlFlow::Continue(());
+            }
+            let FunctionArguments::List(list) = &mut f.args else {
+                return ControlFlow::Continue(());
+            };
+            let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))) = list.args.first() else {
+                return ControlFlow::Continue(());
+            };
+            let Some(qualifier) = self.row(arg) else {
+                return ControlFlow::Continue(());
+            };
+            let Some((_, columns)) = self.sources.iter().find(|(q, _)| *q == qualifier) else {
+                return ControlFlow::Continue(());
+            };
+            let mut members = Vec::with_capacity(columns.len() * 2);
+            for column in columns {
+                members.push(Expr::value(Value::SingleQuotedString(column.clone())));
+                members.push(Expr::CompoundIdentifier(vec![
+                    Ident::with_quote('"', qualifier.clone()),
+                    Ident::with_quote('"', column.clone()),
+                ]));
+            }
+            let builder = if name.starts_with("to_jsonb") || name.starts_with("jsonb") {
+                "jsonb_build_object"
+            } else {
+                ROW_OBJECT
+            };
+            let row = call(builder, members);
+            if name == "row_to_json" {
+                // row_to_json(t) is the row object itself.
+                *e = row;
+            } else {
+                list.args[0] = FunctionArg::Unnamed(FunctionArgExpr::Expr(row));
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut rows = Rows { sources: &sources };
+    for item in &mut select.projection {
+        let _ = item.visit(&mut rows);
+    }
+    if let Some(having) = &mut select.having {
+        let _ = having.visit(&mut rows);
+    }
+}
