@@ -1,4 +1,4 @@
-//! Intervals compared as PostgreSQL compares them. Arrow orders an interval by its months,
+//! Intervals compared and scaled as PostgreSQL compares and scales them. Arrow orders an interval by its months,
 //! then days, then nanoseconds, so `interval '48 hours' > interval '1 day'` is false there and
 //! `interval '1 day' = interval '24 hours'` too. PostgreSQL compares one span: a month counts
 //! 30 days and a day 24 hours. Comparisons and ORDER BY keys of interval type go through
@@ -71,6 +71,166 @@ impl ScalarUDFImpl for IntervalSpan {
                 )))
             }
         }
+    }
+}
+
+/// Plans `interval * n`, `n * interval` and `interval / n` (which Arrow does not compute)
+/// as PostgreSQL's `interval_mul` and `interval_div` compute them: fractions of months
+/// carry into days, of days into time.
+#[derive(Debug, Default)]
+pub struct IntervalArithmetic;
+
+impl datafusion::logical_expr::planner::ExprPlanner for IntervalArithmetic {
+    fn plan_binary_op(
+        &self,
+        expr: datafusion::logical_expr::planner::RawBinaryExpr,
+        schema: &DFSchema,
+    ) -> Result<
+        datafusion::logical_expr::planner::PlannerResult<
+            datafusion::logical_expr::planner::RawBinaryExpr,
+        >,
+    > {
+        use datafusion::logical_expr::cast;
+        use datafusion::logical_expr::planner::PlannerResult;
+        use datafusion::sql::sqlparser::ast::BinaryOperator;
+        let (Ok(l), Ok(r)) = (expr.left.get_type(schema), expr.right.get_type(schema)) else {
+            return Ok(PlannerResult::Original(expr));
+        };
+        let number = |t: &DataType| t.is_integer() || t.is_floating() || t.is_decimal();
+        let is_interval = |t: &DataType| is_interval(t) || matches!(t, DataType::Duration(_));
+        let (interval, factor, divide) = match expr.op {
+            BinaryOperator::Multiply if is_interval(&l) && number(&r) => {
+                (&expr.left, &expr.right, false)
+            }
+            BinaryOperator::Multiply if number(&l) && is_interval(&r) => {
+                (&expr.right, &expr.left, false)
+            }
+            BinaryOperator::Divide if is_interval(&l) && number(&r) => {
+                (&expr.left, &expr.right, true)
+            }
+            _ => return Ok(PlannerResult::Original(expr)),
+        };
+        let function = ScalarUDF::new_from_impl(IntervalScale::new(divide));
+        Ok(PlannerResult::Planned(function.call(vec![
+            interval.clone(),
+            cast(factor.clone(), DataType::Float64),
+        ])))
+    }
+}
+
+/// `partita_interval_mul(interval, factor)` / `partita_interval_div(interval, divisor)`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct IntervalScale {
+    divide: bool,
+    signature: Signature,
+}
+
+impl IntervalScale {
+    fn new(divide: bool) -> IntervalScale {
+        IntervalScale {
+            divide,
+            signature: Signature::any(2, Volatility::Immutable),
+        }
+    }
+
+    /// PostgreSQL's arithmetic: each field scaled and truncated, the fractions carried down
+    /// (a month is 30 days) and rounded to microseconds.
+    fn apply(
+        &self,
+        v: datafusion::arrow::datatypes::IntervalMonthDayNano,
+        factor: f64,
+    ) -> Result<datafusion::arrow::datatypes::IntervalMonthDayNano> {
+        let scaled = |x: f64| if self.divide { x / factor } else { x * factor };
+        if self.divide && factor == 0.0 {
+            return Err(datafusion::error::DataFusionError::ArrowError(
+                Box::new(datafusion::arrow::error::ArrowError::DivideByZero),
+                None,
+            ));
+        }
+        let round_micros = |x: f64| (x * 1e6).round() / 1e6;
+        const SECONDS_PER_DAY: f64 = 86_400.0;
+        let months = scaled(f64::from(v.months));
+        let days = scaled(f64::from(v.days));
+        let (out_months, mut out_days) = (months.trunc(), days.trunc());
+        let month_remainder_days = round_micros((months - out_months) * 30.0);
+        let mut seconds = round_micros(
+            (days - out_days + month_remainder_days - month_remainder_days.trunc())
+                * SECONDS_PER_DAY,
+        );
+        if seconds.abs() >= SECONDS_PER_DAY {
+            let whole = (seconds / SECONDS_PER_DAY).trunc();
+            out_days += whole;
+            seconds -= whole * SECONDS_PER_DAY;
+        }
+        out_days += month_remainder_days.trunc();
+        let micros = (scaled((v.nanoseconds / 1000) as f64) + seconds * 1e6).round();
+        let range = f64::from(i32::MIN)..=f64::from(i32::MAX);
+        if !range.contains(&out_months) || !range.contains(&out_days) || micros.abs() > 9.2e15 {
+            return Err(datafusion::error::DataFusionError::External(Box::new(
+                crate::Error::NumericOverflow("interval out of range".into()),
+            )));
+        }
+        Ok(datafusion::arrow::datatypes::IntervalMonthDayNano::new(
+            out_months as i32,
+            out_days as i32,
+            micros as i64 * 1000,
+        ))
+    }
+}
+
+impl ScalarUDFImpl for IntervalScale {
+    fn name(&self) -> &str {
+        if self.divide {
+            "partita_interval_div"
+        } else {
+            "partita_interval_mul"
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Interval(IntervalUnit::MonthDayNano))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        use datafusion::arrow::array::{Array, IntervalMonthDayNanoBuilder};
+        use datafusion::arrow::datatypes::Float64Type;
+        let n = args.number_rows;
+        let scalar = args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let rows = if scalar { 1 } else { n };
+        let values = args.args[0].to_array(rows)?;
+        // A difference of timestamps (an Arrow duration) is the interval of its days and
+        // time, as PostgreSQL's timestamp subtraction gives.
+        let interval_at = |i: usize| match values.data_type() {
+            DataType::Duration(unit) => {
+                let (days, micros) = crate::output::duration_days(&values, i, unit);
+                datafusion::arrow::datatypes::IntervalMonthDayNano::new(0, days, micros * 1000)
+            }
+            _ => values.as_primitive::<IntervalMonthDayNanoType>().value(i),
+        };
+        let factors = args.args[1].to_array(rows)?;
+        let factors = factors.as_primitive::<Float64Type>();
+        let mut out = IntervalMonthDayNanoBuilder::with_capacity(rows);
+        for i in 0..rows {
+            if values.is_null(i) || factors.is_null(i) {
+                out.append_null();
+            } else {
+                out.append_value(self.apply(interval_at(i), factors.value(i))?);
+            }
+        }
+        let array = out.finish();
+        if scalar {
+            return Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
+                &array, 0,
+            )?));
+        }
+        Ok(ColumnarValue::Array(Arc::new(array)))
     }
 }
 

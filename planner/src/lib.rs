@@ -21,6 +21,7 @@ pub mod functions;
 pub mod index;
 pub mod interrupt;
 pub mod interval;
+mod interval_input;
 pub mod json;
 pub mod literals;
 pub mod naming;

@@ -48,6 +48,32 @@ impl VisitorMut for Literals {
                     }
                 }
             },
+            // `interval '1 day 04:05'` is the cast of its text (read by `interval_input`).
+            Expr::Interval(datafusion::sql::sqlparser::ast::Interval {
+                value,
+                leading_field: None,
+                leading_precision: None,
+                last_field: None,
+                fractional_seconds_precision: None,
+            }) if matches!(
+                value.as_ref(),
+                Expr::Value(ValueWithSpan {
+                    value: Value::SingleQuotedString(_),
+                    ..
+                })
+            ) =>
+            {
+                *e = Expr::Cast {
+                    kind: CastKind::DoubleColon,
+                    expr: value.clone(),
+                    data_type: DataType::Interval {
+                        fields: None,
+                        precision: None,
+                    },
+                    array: false,
+                    format: None,
+                };
+            }
             Expr::Cast {
                 expr,
                 data_type: DataType::Bytea,

@@ -35,6 +35,7 @@ impl AnalyzerRule for PostgresSemantics {
                 .transform_data(|e| checked_arithmetic(e, schema))?
                 .transform_data(typeof_constant)?
                 .transform_data(|e| crate::casts::typed_input(e, schema))?
+                .transform_data(|e| crate::interval_input::interval_casts(e, schema))?
                 .transform_data(|e| crate::casts::char_semantics(e, schema))?
                 .transform_data(|e| crate::json::equality(e, schema))?
                 .transform_data(|e| text_cast(e, schema))?

@@ -54,3 +54,9 @@ SELECT b.bib FROM unnest(ARRAY[99, 5]) b ORDER BY b.bib;
 SELECT * FROM generate_series(date '2011-11-05', date '2011-11-07', '1 day');
 SELECT day FROM generate_series(timestamp '2011-11-06 09:00', timestamp '2011-11-06 12:00', '90 minutes') day;
 SELECT * FROM generate_series(timestamp '2011-11-06 09:00', timestamp '2011-11-06 10:00', interval '30 minutes');
+-- Intervals as PostgreSQL reads and scales them: times of day, abbreviations, ISO 8601.
+SELECT interval '3 hours 25 mins 42.5 secs', '1 day 04:05:06.789'::interval, '-01:30'::interval, 'P1DT2H'::interval, '@ 2 days ago'::interval, '1.5 days'::interval, '1-2'::interval;
+SELECT interval '03:25:42.5' * 2, interval '1 mon' * 1.5, interval '1 mon' / 7, 3 * interval '1 hour', interval '26.2 hours' / 4;
+SELECT bib, (to_timestamp(finished, 'MM/DD/YYYY HH24:MI:SS') - to_timestamp(started, 'MM/DD/YYYY HH24:MI:SS')) / 26.2 AS per_mile FROM results WHERE event = '2011 New York City Marathon' ORDER BY bib;
+SELECT 'three hours'::interval;
+SELECT interval '1 day' / 0;

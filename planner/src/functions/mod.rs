@@ -74,6 +74,10 @@ pub fn register(ctx: &SessionContext) {
         &mut ctx.clone(),
         Arc::new(crate::json::JsonOperators),
     );
+    let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
+        &mut ctx.clone(),
+        Arc::new(crate::interval::IntervalArithmetic),
+    );
 }
 
 /// `pg_typeof(x)`: the name of the argument's PostgreSQL type, from the type it was planned
