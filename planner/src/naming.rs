@@ -33,6 +33,7 @@ fn figure_name(expr: &Expr) -> Option<(String, u8)> {
             _ => (cast_type_name(&data_type.to_string()), 1),
         },
         Expr::Case { .. } => ("case".into(), 2),
+        Expr::Tuple(_) => ("row".into(), 2),
         // The SQL-syntax forms of functions are named by the function PostgreSQL calls.
         Expr::Position { .. } => ("position".into(), 2),
         Expr::Substring { shorthand, .. } => {

@@ -372,6 +372,33 @@ pub fn write_text(array: &ArrayRef, r: usize, zone: &Tz, out: &mut String) -> Re
             }
             out.push('}');
         }
+        // A row value, as PostgreSQL's record output writes it: `(1,"a b",)`.
+        DataType::Struct(_) => {
+            let row = array.as_struct();
+            out.push('(');
+            for (i, column) in row.columns().iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if column.is_null(r) || *column.data_type() == DataType::Null {
+                    continue;
+                }
+                let mut item = String::new();
+                write_text(column, r, zone, &mut item)?;
+                let needs_quotes = item.is_empty()
+                    || item
+                        .chars()
+                        .any(|c| matches!(c, '"' | '\\' | '(' | ')' | ',') || c.is_whitespace());
+                if needs_quotes {
+                    out.push('"');
+                    out.push_str(&item.replace('"', "\"\"").replace('\\', "\\\\"));
+                    out.push('"');
+                } else {
+                    out.push_str(&item);
+                }
+            }
+            out.push(')');
+        }
         _ => {
             let formatted = datafusion::arrow::util::display::array_value_to_string(array, r)
                 .map_err(|e| e.to_string())?;

@@ -60,3 +60,5 @@ SELECT interval '03:25:42.5' * 2, interval '1 mon' * 1.5, interval '1 mon' / 7, 
 SELECT bib, (to_timestamp(finished, 'MM/DD/YYYY HH24:MI:SS') - to_timestamp(started, 'MM/DD/YYYY HH24:MI:SS')) / 26.2 AS per_mile FROM results WHERE event = '2011 New York City Marathon' ORDER BY bib;
 SELECT 'three hours'::interval;
 SELECT interval '1 day' / 0;
+SELECT bib, substring(splits FROM '^[0-9]+:[0-9]+'), substring(splits FROM '\|([0-9:]+)$'), substring(name, '[A-Z]'), row(bib, name, NULL, ''), (bib, event) FROM results ORDER BY bib;
+SELECT |/ 16, @ -5, @ 2.5, array_lower(ARRAY[7, 1234], 1), array_lower(ARRAY[]::int[], 1), localtimestamp IS NOT NULL;

@@ -1,6 +1,6 @@
 //! PostgreSQL's regular-expression functions DataFusion lacks: `regexp_matches`,
-//! `regexp_split_to_array` (and, in `srf`, `regexp_split_to_table`), and the pattern
-//! translation behind `SIMILAR TO`.
+//! `regexp_split_to_array` (and, in `srf`, `regexp_split_to_table`), `substring(text FROM
+//! pattern)`, and the pattern translation behind `SIMILAR TO`.
 //!
 //! Patterns are PostgreSQL's advanced regular expressions as the `regex` crate reads them:
 //! PostgreSQL's word-boundary escapes (`\y`, `\m`, `\M`) become `\b`, and by default `.`
@@ -21,6 +21,8 @@ use std::sync::{Arc, Mutex};
 /// The helper `regexp_matches` is planned as: every match's texts, as a list of lists that
 /// `unnest` turns into rows.
 pub(crate) const MATCHES: &str = "partita_regexp_matches";
+/// The helper `substring(text FROM pattern)` is planned as.
+pub(crate) const SUBSTRING: &str = "partita_substring_regex";
 /// The helper `SIMILAR TO` is planned as: the SQL pattern as a regular expression.
 pub(crate) const SIMILAR: &str = "partita_similar_regex";
 
@@ -84,6 +86,24 @@ pub(super) fn register(ctx: &SessionContext) {
                 &parts,
                 &DataType::Utf8,
             )))
+        },
+    ));
+    let compiled = Arc::clone(&cache);
+    ctx.register_udf(RowFunction::strict(
+        SUBSTRING,
+        Signature::one_of(vec![TypeSignature::String(2)], Volatility::Immutable),
+        DataType::Utf8,
+        move |args| {
+            let (subject, options) = read(&compiled, args)?;
+            let Some(captures) = options.regex.captures(subject) else {
+                return Ok(ScalarValue::Utf8(None));
+            };
+            // The first parenthesized part when there is one, else the whole match.
+            let part = match options.regex.captures_len() {
+                1 => captures.get(0),
+                _ => captures.get(1),
+            };
+            Ok(ScalarValue::Utf8(part.map(|m| m.as_str().to_string())))
         },
     ));
     ctx.register_udf(RowFunction::strict(

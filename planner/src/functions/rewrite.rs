@@ -10,7 +10,10 @@
 //!   become its seven positional ones;
 //! - `to_date(s, template)` and `to_timestamp(s, template)` read PostgreSQL templates
 //!   (`datetime`), the latter as a timestamptz in the session's zone;
-//! - `x SIMILAR TO p` is `x ~ partita_similar_regex(p)`;
+//! - `x SIMILAR TO p` is `x ~ partita_similar_regex(p)`, `substring(s FROM 'pattern')` the
+//!   matched part (`regex`);
+//! - the prefix operators `|/`, `||/`, `@` are sqrt, cbrt, abs; LOCALTIMESTAMP is
+//!   `now()::timestamp`; `array_lower(a, d)` is 1 for a dimension with elements;
 //! - `generate_series(a, b, '1 day')` steps by an interval, over timestamptz for dates;
 //! - `EXTRACT(f FROM x)` is `partita_extract('f', x)` (`extract`), `t AT TIME ZONE z` is
 //!   `timezone(z, t)` (`datetime`).
@@ -18,7 +21,7 @@
 //! A select-list item rewritten here keeps the name PostgreSQL gives the call it was.
 
 use super::datetime::{MAKE_INTERVAL, MAKE_INTERVAL_PARAMETERS, TO_DATE, TO_TIMESTAMP};
-use super::regex::SIMILAR;
+use super::regex::{SIMILAR, SUBSTRING};
 use crate::pg_catalog::call;
 use datafusion::sql::sqlparser::ast::{
     self, BinaryOperator, CastKind, DataType, Expr, FunctionArg, FunctionArgExpr,
@@ -90,6 +93,30 @@ impl VisitorMut for Rewriter {
     }
 
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        // substring(text FROM 'pattern') (or substring(text, 'pattern')): the part the
+        // regular expression matches.
+        if let Expr::Substring {
+            expr,
+            substring_from: Some(from),
+            substring_for: None,
+            ..
+        } = e
+            && matches!(from.as_ref(), Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)))
+        {
+            *e = call(SUBSTRING, vec![(**expr).clone(), (**from).clone()]);
+            return ControlFlow::Continue(());
+        }
+        // PostgreSQL's prefix operators: |/ square root, ||/ cube root, @ absolute value.
+        if let Expr::UnaryOp { op, expr } = e {
+            let function = match op {
+                ast::UnaryOperator::PGSquareRoot => "sqrt",
+                ast::UnaryOperator::PGCubeRoot => "cbrt",
+                ast::UnaryOperator::PGAbs => "abs",
+                _ => return ControlFlow::Continue(()),
+            };
+            *e = call(function, vec![(**expr).clone()]);
+            return ControlFlow::Continue(());
+        }
         // `a && b` of arrays: whether they share an element.
         if let Expr::BinaryOp {
             left,
@@ -146,8 +173,18 @@ impl VisitorMut for Rewriter {
         };
         let name = name.value.to_ascii_lowercase();
         let FunctionArguments::List(list) = &mut f.args else {
-            if matches!(f.args, FunctionArguments::None) && name == "gen_random_uuid" {
-                *e = cast(call("uuid", vec![]), uuid_type());
+            if matches!(f.args, FunctionArguments::None) {
+                match name.as_str() {
+                    "gen_random_uuid" => *e = cast(call("uuid", vec![]), uuid_type()),
+                    // LOCALTIMESTAMP: the current time in the session's zone, without it.
+                    "localtimestamp" => {
+                        *e = cast(
+                            call("now", vec![]),
+                            DataType::Timestamp(None, TimezoneInfo::None),
+                        )
+                    }
+                    _ => {}
+                }
             }
             return ControlFlow::Continue(());
         };
@@ -176,6 +213,27 @@ impl VisitorMut for Rewriter {
                     op: BinaryOperator::Modulo,
                     right: Box::new(args[1].clone()),
                 }));
+            }
+            // Arrays here start at 1: the lower bound of a dimension that has elements.
+            ("array_lower", Some(args)) if args.len() == 2 => {
+                let length = call("array_length", args);
+                *e = cast(
+                    Expr::Case {
+                        case_token: ast::helpers::attached_token::AttachedToken::empty(),
+                        end_token: ast::helpers::attached_token::AttachedToken::empty(),
+                        operand: None,
+                        conditions: vec![ast::CaseWhen {
+                            condition: Expr::BinaryOp {
+                                left: Box::new(length),
+                                op: BinaryOperator::Gt,
+                                right: Box::new(number("0")),
+                            },
+                            result: number("1"),
+                        }],
+                        else_result: None,
+                    },
+                    DataType::Integer(None),
+                );
             }
             ("gen_random_uuid", Some(args)) if args.is_empty() => {
                 *e = cast(call("uuid", vec![]), uuid_type());
