@@ -6,6 +6,7 @@
 //! - `num_nulls(…)` and `num_nonnulls(…)` count with CASE;
 //! - `format`, `quote_literal` and `quote_nullable` read their arguments as text (their
 //!   text output, as PostgreSQL's `anyelement` versions do);
+//! - `percentile_disc(f) WITHIN GROUP (ORDER BY x)` picks from `array_agg(x ORDER BY x)`;
 //! - `age(t)` is `age(current_date::timestamp, t)`; `make_interval`'s named arguments
 //!   become its seven positional ones;
 //! - `to_date(s, template)` and `to_timestamp(s, template)` read PostgreSQL templates
@@ -201,6 +202,9 @@ impl VisitorMut for Rewriter {
         };
         match (name.as_str(), plain) {
             ("generate_series", _) => series_args(&mut list.args),
+            ("percentile_disc", Some(args)) if args.len() == 1 && f.within_group.len() == 1 => {
+                *e = percentile_disc(&args[0], &f.within_group[0], f.filter.as_deref());
+            }
             ("every", _) => rename(f, "bool_and"),
             ("variance", _) => rename(f, "var_samp"),
             ("ceiling", _) => rename(f, "ceil"),
@@ -308,6 +312,51 @@ impl VisitorMut for Rewriter {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// `percentile_disc(f) WITHIN GROUP (ORDER BY x)`: the first value, in that order, at or
+/// past fraction `f` of the non-NULL values: `(array_agg(x ORDER BY x) FILTER (WHERE x IS
+/// NOT NULL))[greatest(ceil(f * count(x)), 1)]`.
+fn percentile_disc(fraction: &Expr, order: &ast::OrderByExpr, filter: Option<&Expr>) -> Expr {
+    let value = order.expr.clone();
+    let not_null = Expr::IsNotNull(Box::new(value.clone()));
+    let condition = match filter {
+        Some(f) => Expr::BinaryOp {
+            left: Box::new(Expr::Nested(Box::new(f.clone()))),
+            op: BinaryOperator::And,
+            right: Box::new(not_null),
+        },
+        None => not_null,
+    };
+    let Expr::Function(mut collect) = call("array_agg", vec![value.clone()]) else {
+        unreachable!("call makes a function")
+    };
+    if let FunctionArguments::List(list) = &mut collect.args {
+        list.clauses = vec![ast::FunctionArgumentClause::OrderBy(vec![order.clone()])];
+    }
+    collect.filter = Some(Box::new(condition));
+    let Expr::Function(mut count) = call("count", vec![value]) else {
+        unreachable!("call makes a function")
+    };
+    count.filter = filter.map(|f| Box::new(f.clone()));
+    let position = call(
+        "greatest",
+        vec![
+            cast(
+                call(
+                    "ceil",
+                    vec![Expr::BinaryOp {
+                        left: Box::new(cast(fraction.clone(), DataType::DoublePrecision)),
+                        op: BinaryOperator::Multiply,
+                        right: Box::new(Expr::Function(count)),
+                    }],
+                ),
+                DataType::BigInt(None),
+            ),
+            number("1"),
+        ],
+    );
+    call("array_element", vec![Expr::Function(collect), position])
 }
 
 /// `generate_series(start, stop, 'step')`: the quoted step is an interval, and date bounds
