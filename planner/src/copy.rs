@@ -364,7 +364,7 @@ impl Session {
         let mut stream = self
             .db
             .executor
-            .stream(df.select_columns(&columns)?)
+            .stream(df.select_columns(&columns)?, &self.interrupt)
             .await?;
         let mut count = 0usize;
         let mut pending: Vec<RecordBatch> = Vec::new();

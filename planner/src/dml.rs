@@ -351,7 +351,7 @@ impl Session {
             )))
             .await?;
         let df = self.ctx.execute_logical_plan(plan).await?;
-        Ok(self.db.executor.collect(df).await?)
+        Ok(self.db.executor.collect(df, &self.interrupt).await?)
     }
 }
 

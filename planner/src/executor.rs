@@ -17,6 +17,11 @@ use std::sync::Arc;
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 
+use crate::interrupt::Interrupt;
+
+/// How often a running plan's task looks at the session's interrupt.
+const INTERRUPT_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// The runtime that runs query plans, shared by every session of a database.
 pub struct Executor {
     runtime: Option<Runtime>,
@@ -44,10 +49,14 @@ impl Executor {
     /// Plans `df` (here, so planning errors are the statement's own) and runs the plan on the
     /// query runtime; its batches stream back as they are produced. Dropping the returned
     /// stream stops the work at the plan's next yield point.
-    pub async fn stream(&self, df: DataFrame) -> DfResult<SendableRecordBatchStream> {
+    pub async fn stream(
+        &self,
+        df: DataFrame,
+        interrupt: &Interrupt,
+    ) -> DfResult<SendableRecordBatchStream> {
         let task_ctx = Arc::new(df.task_ctx());
         let plan = df.create_physical_plan().await?;
-        Ok(self.stream_plan(plan, task_ctx))
+        Ok(self.stream_plan(plan, task_ctx, interrupt.clone()))
     }
 
     /// Runs a physical plan on the query runtime, its batches streamed back.
@@ -55,6 +64,7 @@ impl Executor {
         &self,
         plan: Arc<dyn ExecutionPlan>,
         task_ctx: Arc<TaskContext>,
+        interrupt: Interrupt,
     ) -> SendableRecordBatchStream {
         let schema = plan.schema();
         let (tx, rx) = tokio::sync::mpsc::channel::<DfResult<RecordBatch>>(2);
@@ -67,9 +77,19 @@ impl Executor {
                     return;
                 }
             };
+            // A plan that works long inside operators that do not check the interrupt (a
+            // table-less computation) is stopped here: the stream is dropped, which stops
+            // DataFusion's tasks, as soon as the interrupt is seen between its yields.
+            let mut watch = tokio::time::interval(INTERRUPT_POLL);
             loop {
                 tokio::select! {
                     _ = tx.closed() => return,
+                    _ = watch.tick() => {
+                        if let Err(e) = interrupt.check() {
+                            let _ = tx.send(Err(e)).await;
+                            return;
+                        }
+                    }
                     next = stream.next() => match next {
                         Some(batch) => {
                             if tx.send(batch).await.is_err() {
@@ -117,8 +137,12 @@ impl Executor {
     }
 
     /// Runs `df` on the query runtime and collects every batch.
-    pub async fn collect(&self, df: DataFrame) -> DfResult<Vec<RecordBatch>> {
-        let mut stream = self.stream(df).await?;
+    pub async fn collect(
+        &self,
+        df: DataFrame,
+        interrupt: &Interrupt,
+    ) -> DfResult<Vec<RecordBatch>> {
+        let mut stream = self.stream(df, interrupt).await?;
         let mut batches = Vec::new();
         while let Some(batch) = stream.next().await {
             batches.push(batch?);

@@ -5,8 +5,9 @@
 //! pair evaluates the filter once per build-side row without returning. A cancel request sets
 //! the session's [`Interrupt`] from another task, and every place that can loop long checks
 //! it: the filters of nested-loop joins (wrapped by [`InterruptibleJoins`]), our scans and the
-//! per-row subquery evaluator. `statement_timeout` stops a statement the same way, with its
-//! own message.
+//! per-row subquery evaluator; and the task that drives a plan (`executor`) looks at it every
+//! few milliseconds and drops the plan, which stops work that reads no table.
+//! `statement_timeout` stops a statement the same way, with its own message.
 
 use crate::error::Error;
 use datafusion::arrow::datatypes::{DataType, Schema};

@@ -722,7 +722,7 @@ impl Session {
         let schema = Arc::clone(&kept.schema);
         self.begin_statement(mentions_system_column(stmt));
         let df = self.ctx.execute_logical_plan(plan).await?;
-        let stream = self.db.executor.stream(df).await?;
+        let stream = self.db.executor.stream(df, &self.interrupt).await?;
         Ok(Some(Output::Rows {
             schema,
             stream,
@@ -1057,7 +1057,7 @@ impl Session {
         drop(functions);
         let schema = rename_fields(self.coerced_result_schema(&plan), &renames);
         let df = self.ctx.execute_logical_plan(plan).await?;
-        let stream = self.db.executor.stream(df).await?;
+        let stream = self.db.executor.stream(df, &self.interrupt).await?;
         Ok(Output::Rows {
             schema,
             stream,

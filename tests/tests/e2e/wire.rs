@@ -294,6 +294,18 @@ async fn cancel_stops_a_running_query_and_the_session_survives() {
         panic!("{shown:?}")
     };
     assert_eq!(r.get(0), Some("300ms"));
+    // Work that reads no table (no scan of ours checks the interrupt) stops too.
+    let started = std::time::Instant::now();
+    let err = client
+        .simple_query("SELECT count(*) FROM generate_series(1, 3000000000) g WHERE g % 7 = 3")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().unwrap().code(), "57014", "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     let n: i64 = client
         .query_one("SELECT count(*) FROM big", &[])
         .await
