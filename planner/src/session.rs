@@ -174,6 +174,19 @@ struct KeptPlan {
 }
 
 /// Parses SQL text with PostgreSQL's dialect.
+/// The byte offset of a 1-based line and column (in characters) in `text`.
+fn byte_offset(text: &str, line: u64, column: u64) -> Option<usize> {
+    let mut offset = 0;
+    for (n, l) in text.split_inclusive('\n').enumerate() {
+        if n as u64 + 1 == line {
+            let within = l.char_indices().nth(column.checked_sub(1)? as usize)?.0;
+            return Some(offset + within);
+        }
+        offset += l.len();
+    }
+    None
+}
+
 pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     use datafusion::sql::sqlparser::keywords::Keyword;
     use datafusion::sql::sqlparser::tokenizer::Token;
@@ -199,6 +212,14 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
                     parser.expect_keyword_is(Keyword::DATA).map_err(syntax)?;
                 }
                 crate::view::refresh_call(&name)?
+            } else if parser.peek_keyword(Keyword::TABLE) {
+                // `TABLE t [ORDER BY …]` is `SELECT * FROM t …`: the text is read again so.
+                let at = parser.peek_token().span.start;
+                let Some(offset) = byte_offset(text, at.line, at.column) else {
+                    return Err(Error::Syntax("TABLE".into()));
+                };
+                let rewritten = format!("{}SELECT * FROM{}", &text[..offset], &text[offset + 5..]);
+                return parse_sql(&rewritten);
             } else if parser.parse_keywords(&[Keyword::RESET, Keyword::TIME, Keyword::ZONE]) {
                 // RESET TIME ZONE, PostgreSQL's spelling of RESET timezone.
                 Statement::Reset(ast::ResetStatement {

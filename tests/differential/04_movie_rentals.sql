@@ -43,3 +43,4 @@ SELECT title FROM movies ORDER BY rating DESC FETCH FIRST ROW ONLY;
 SELECT ARRAY['Heat', 'Up'] && ARRAY['Up'], ARRAY['Heat'] && ARRAY['Up'], array_remove(ARRAY['Up', 'Heat', 'Up'], 'Up');
 SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY released), percentile_disc(0.2) WITHIN GROUP (ORDER BY title DESC) FROM movies;
 SELECT genre, percentile_disc(0.5) WITHIN GROUP (ORDER BY rating) FROM movies GROUP BY genre ORDER BY genre;
+TABLE movies ORDER BY title LIMIT 2;
