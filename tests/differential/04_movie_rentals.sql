@@ -44,3 +44,4 @@ SELECT ARRAY['Heat', 'Up'] && ARRAY['Up'], ARRAY['Heat'] && ARRAY['Up'], array_r
 SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY released), percentile_disc(0.2) WITHIN GROUP (ORDER BY title DESC) FROM movies;
 SELECT genre, percentile_disc(0.5) WITHIN GROUP (ORDER BY rating) FROM movies GROUP BY genre ORDER BY genre;
 TABLE movies ORDER BY title LIMIT 2;
+SELECT mode() WITHIN GROUP (ORDER BY genre), mode() WITHIN GROUP (ORDER BY genre DESC) FROM movies;

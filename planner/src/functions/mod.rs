@@ -66,6 +66,7 @@ pub fn register(ctx: &SessionContext) {
     text::register(ctx);
     regex::register(ctx);
     datetime::register(ctx);
+    ctx.register_udf(ScalarUDF::new_from_impl(Mode::default()));
     ctx.register_udf(ScalarUDF::new_from_impl(extract::Extract::new(true)));
     ctx.register_udf(ScalarUDF::new_from_impl(extract::Extract::new(false)));
     ctx.register_udf(ScalarUDF::new_from_impl(crate::arrays::ArrayLike::default()));
@@ -78,6 +79,88 @@ pub fn register(ctx: &SessionContext) {
         &mut ctx.clone(),
         Arc::new(crate::interval::IntervalArithmetic),
     );
+}
+
+/// The function `mode() WITHIN GROUP (ORDER BY x)` is planned as, over the sorted non-NULL
+/// values (`rewrite`).
+pub(crate) const MODE: &str = "partita_mode";
+
+/// `partita_mode(sorted list)`: the value of the longest run, the first of equally long
+/// ones (PostgreSQL's choice: the first in the group's order).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Mode {
+    signature: Signature,
+}
+
+impl Default for Mode {
+    fn default() -> Self {
+        Mode {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for Mode {
+    fn name(&self) -> &str {
+        MODE
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        match arg_types.first() {
+            Some(DataType::List(item)) => Ok(item.data_type().clone()),
+            other => plan_err!("{MODE} takes a list, not {other:?}"),
+        }
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        use datafusion::arrow::array::{Array, AsArray};
+        let n = args.number_rows;
+        let lists = args.args[0].to_array(n)?;
+        let lists = lists.as_list::<i32>();
+        let item_type = self.return_type(&[lists.data_type().clone()])?;
+        let mut out = Vec::with_capacity(lists.len());
+        for r in 0..lists.len() {
+            if lists.is_null(r) {
+                out.push(ScalarValue::try_from(&item_type)?);
+                continue;
+            }
+            let values = lists.value(r);
+            let (mut best, mut best_len, mut run_start) = (None, 0, 0);
+            for i in 0..=values.len() {
+                let run_ends = i == values.len()
+                    || (i > run_start
+                        && ScalarValue::try_from_array(&values, i)?
+                            != ScalarValue::try_from_array(&values, run_start)?);
+                if run_ends {
+                    if i > run_start && i - run_start > best_len {
+                        best_len = i - run_start;
+                        best = Some(run_start);
+                    }
+                    run_start = i;
+                }
+            }
+            out.push(match best {
+                Some(i) => ScalarValue::try_from_array(&values, i)?,
+                None => ScalarValue::try_from(&item_type)?,
+            });
+        }
+        if out.is_empty() {
+            return Ok(ColumnarValue::Array(
+                datafusion::arrow::array::new_empty_array(&item_type),
+            ));
+        }
+        let array = ScalarValue::iter_to_array(out)?;
+        if matches!(args.args[0], ColumnarValue::Scalar(_)) {
+            return Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
+                &array, 0,
+            )?));
+        }
+        Ok(ColumnarValue::Array(array))
+    }
 }
 
 /// `pg_typeof(x)`: the name of the argument's PostgreSQL type, from the type it was planned

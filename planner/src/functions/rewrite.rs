@@ -6,7 +6,8 @@
 //! - `num_nulls(…)` and `num_nonnulls(…)` count with CASE;
 //! - `format`, `quote_literal` and `quote_nullable` read their arguments as text (their
 //!   text output, as PostgreSQL's `anyelement` versions do);
-//! - `percentile_disc(f) WITHIN GROUP (ORDER BY x)` picks from `array_agg(x ORDER BY x)`;
+//! - `percentile_disc(f) WITHIN GROUP (ORDER BY x)` picks from `array_agg(x ORDER BY x)`,
+//!   and `mode()` (`partita_mode`) the value of its longest run;
 //! - `age(t)` is `age(current_date::timestamp, t)`; `make_interval`'s named arguments
 //!   become its seven positional ones;
 //! - `to_date(s, template)` and `to_timestamp(s, template)` read PostgreSQL templates
@@ -205,6 +206,10 @@ impl VisitorMut for Rewriter {
             ("percentile_disc", Some(args)) if args.len() == 1 && f.within_group.len() == 1 => {
                 *e = percentile_disc(&args[0], &f.within_group[0], f.filter.as_deref());
             }
+            ("mode", Some(args)) if args.is_empty() && f.within_group.len() == 1 => {
+                let (collect, _) = sorted_values(&f.within_group[0], f.filter.as_deref());
+                *e = call(super::MODE, vec![collect]);
+            }
             ("every", _) => rename(f, "bool_and"),
             ("variance", _) => rename(f, "var_samp"),
             ("ceiling", _) => rename(f, "ceil"),
@@ -318,23 +323,7 @@ impl VisitorMut for Rewriter {
 /// past fraction `f` of the non-NULL values: `(array_agg(x ORDER BY x) FILTER (WHERE x IS
 /// NOT NULL))[greatest(ceil(f * count(x)), 1)]`.
 fn percentile_disc(fraction: &Expr, order: &ast::OrderByExpr, filter: Option<&Expr>) -> Expr {
-    let value = order.expr.clone();
-    let not_null = Expr::IsNotNull(Box::new(value.clone()));
-    let condition = match filter {
-        Some(f) => Expr::BinaryOp {
-            left: Box::new(Expr::Nested(Box::new(f.clone()))),
-            op: BinaryOperator::And,
-            right: Box::new(not_null),
-        },
-        None => not_null,
-    };
-    let Expr::Function(mut collect) = call("array_agg", vec![value.clone()]) else {
-        unreachable!("call makes a function")
-    };
-    if let FunctionArguments::List(list) = &mut collect.args {
-        list.clauses = vec![ast::FunctionArgumentClause::OrderBy(vec![order.clone()])];
-    }
-    collect.filter = Some(Box::new(condition));
+    let (collect, value) = sorted_values(order, filter);
     let Expr::Function(mut count) = call("count", vec![value]) else {
         unreachable!("call makes a function")
     };
@@ -356,7 +345,30 @@ fn percentile_disc(fraction: &Expr, order: &ast::OrderByExpr, filter: Option<&Ex
             number("1"),
         ],
     );
-    call("array_element", vec![Expr::Function(collect), position])
+    call("array_element", vec![collect, position])
+}
+
+/// `array_agg(x ORDER BY …) FILTER (WHERE [filter AND] x IS NOT NULL)` of an ordered-set
+/// aggregate's WITHIN GROUP, with `x`.
+fn sorted_values(order: &ast::OrderByExpr, filter: Option<&Expr>) -> (Expr, Expr) {
+    let value = order.expr.clone();
+    let not_null = Expr::IsNotNull(Box::new(value.clone()));
+    let condition = match filter {
+        Some(f) => Expr::BinaryOp {
+            left: Box::new(Expr::Nested(Box::new(f.clone()))),
+            op: BinaryOperator::And,
+            right: Box::new(not_null),
+        },
+        None => not_null,
+    };
+    let Expr::Function(mut collect) = call("array_agg", vec![value.clone()]) else {
+        unreachable!("call makes a function")
+    };
+    if let FunctionArguments::List(list) = &mut collect.args {
+        list.clauses = vec![ast::FunctionArgumentClause::OrderBy(vec![order.clone()])];
+    }
+    collect.filter = Some(Box::new(condition));
+    (Expr::Function(collect), value)
 }
 
 /// `generate_series(start, stop, 'step')`: the quoted step is an interval, and date bounds
