@@ -139,13 +139,13 @@ const KEEP_PADDING: &[&str] = &[
     "nullif",
     "greatest",
     "least",
-    "rtrim",
 ];
 
 /// `char(n)` compares and reads as PostgreSQL's `bpchar`: trailing blanks do not count.
 /// Values are stored padded to `n`, so
-/// - a text operand compared with a `char(n)` is padded the same way (`k = 'ab'` finds
-///   `'ab  '`, and can still be a key lookup);
+/// - a constant or parameter compared with a `char(n)` is padded the same way (`k = 'ab'`
+///   finds `'ab  '`, and can still be a key lookup); another text expression is compared
+///   with the char's text;
 /// - two `char` operands, and a `char` used as text (`||`, a function of text such as
 ///   `length` or `upper`, a cast to text or varchar), lose their trailing blanks; LIKE,
 ///   regular expressions and `concat` see them, as in PostgreSQL.
@@ -177,7 +177,26 @@ pub fn char_semantics(
             Ok(DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8)
         )
     };
-    let trimmed = |e: Expr| datafusion::functions::string::rtrim().call(vec![e]);
+    // rtrim(x, ' '): the blanks only (a user's own rtrim is a function of text, below).
+    let trimmed = |e: Expr| {
+        datafusion::functions::string::rtrim().call(vec![e, datafusion::logical_expr::lit(" ")])
+    };
+    let is_trimming = |f: &datafusion::logical_expr::expr::ScalarFunction| {
+        f.name() == "rtrim"
+            && matches!(
+                f.args.get(1),
+                Some(Expr::Literal(datafusion::common::ScalarValue::Utf8(Some(b)), _)) if b == " "
+            )
+    };
+    // A constant or parameter compared with a char(n) is read as one (PostgreSQL's unknown
+    // literal); another text expression compares with the char's text.
+    let constant = |e: &Expr| match e {
+        Expr::Literal(..) | Expr::Placeholder(_) => true,
+        Expr::Cast(Cast { expr, .. }) => {
+            matches!(expr.as_ref(), Expr::Literal(..) | Expr::Placeholder(_))
+        }
+        _ => false,
+    };
     let padded = |e: Expr, length: u32| {
         ScalarUDF::new_from_impl(TextInput::new(SqlType::Char { length }).operand())
             .call(vec![datafusion::logical_expr::cast(e, DataType::Utf8)])
@@ -193,11 +212,17 @@ pub fn char_semantics(
                     op,
                     Box::new(trimmed(r)),
                 ))),
-                (Some(n), None) if is_text(&r) => Transformed::yes(Expr::BinaryExpr(
-                    BinaryExpr::new(Box::new(l), op, Box::new(padded(r, n))),
+                (Some(n), None) if is_text(&r) && constant(&r) => Transformed::yes(
+                    Expr::BinaryExpr(BinaryExpr::new(Box::new(l), op, Box::new(padded(r, n)))),
+                ),
+                (None, Some(n)) if is_text(&l) && constant(&l) => Transformed::yes(
+                    Expr::BinaryExpr(BinaryExpr::new(Box::new(padded(l, n)), op, Box::new(r))),
+                ),
+                (Some(_), None) if is_text(&r) => Transformed::yes(Expr::BinaryExpr(
+                    BinaryExpr::new(Box::new(trimmed(l)), op, Box::new(r)),
                 )),
-                (None, Some(n)) if is_text(&l) => Transformed::yes(Expr::BinaryExpr(
-                    BinaryExpr::new(Box::new(padded(l, n)), op, Box::new(r)),
+                (None, Some(_)) if is_text(&l) => Transformed::yes(Expr::BinaryExpr(
+                    BinaryExpr::new(Box::new(l), op, Box::new(trimmed(r))),
                 )),
                 _ => Transformed::no(Expr::BinaryExpr(BinaryExpr::new(
                     Box::new(l),
@@ -235,6 +260,7 @@ pub fn char_semantics(
         Expr::ScalarFunction(mut f)
             if !KEEP_PADDING.contains(&f.name())
                 && !f.name().starts_with("partita_")
+                && !is_trimming(&f)
                 && f.args.iter().any(|a| char_length(a).is_some()) =>
         {
             f.args = std::mem::take(&mut f.args)

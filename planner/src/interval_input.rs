@@ -51,10 +51,11 @@ impl Parts {
             Unit::Day => self.add_days(value),
             Unit::Week => self.add_days(value * 7.0),
             Unit::Month => self.add_months(value),
-            Unit::Year => self.add_months(value * 12.0),
-            Unit::Decade => self.add_months(value * 120.0),
-            Unit::Century => self.add_months(value * 1200.0),
-            Unit::Millennium => self.add_months(value * 12000.0),
+            // Fractions of years are whole months, rounded, as PostgreSQL counts them.
+            Unit::Year => self.months += (value * 12.0).round(),
+            Unit::Decade => self.months += (value * 120.0).round(),
+            Unit::Century => self.months += (value * 1200.0).round(),
+            Unit::Millennium => self.months += (value * 12000.0).round(),
         }
     }
 
@@ -142,6 +143,8 @@ pub fn parse(text: &str) -> Option<IntervalMonthDayNano> {
                     parts.add(*n, unit(w)?);
                     i += 1;
                 }
+                // A number before a time of day is days (`3 04:05:06`).
+                Some(Token::Time(_)) => parts.add(*n, Unit::Day),
                 // A number without a unit is seconds (only as the last item).
                 None => parts.add(*n, Unit::Second),
                 Some(_) => return None,
@@ -208,9 +211,13 @@ fn number_token(word: &str) -> Option<Token> {
         if fields.len() > 3 || fields.iter().any(|f| f.is_empty()) {
             return None;
         }
-        let hours: f64 = fields[0].parse().ok()?;
-        let minutes: f64 = fields[1].parse().ok()?;
-        let seconds: f64 = fields.get(2).map_or(Some(0.0), |s| s.parse().ok())?;
+        // `h:mm`, `h:mm:ss[.f]`, and `mm:ss.f` (two fields with a fraction).
+        let (hours, minutes, seconds): (f64, f64, f64) = match fields.as_slice() {
+            [m, s] if s.contains('.') => (0.0, m.parse().ok()?, s.parse().ok()?),
+            [h, m] => (h.parse().ok()?, m.parse().ok()?, 0.0),
+            [h, m, s] => (h.parse().ok()?, m.parse().ok()?, s.parse().ok()?),
+            _ => return None,
+        };
         if minutes >= 60.0 || seconds >= 60.0 {
             return None;
         }
@@ -355,6 +362,9 @@ mod tests {
         assert_eq!(read("P1Y2M3DT4H5M6S"), (14, 3, 4 * H + 306_000_000));
         assert_eq!(read("2 weeks"), (0, 14, 0));
         assert_eq!(read("-1 day +02:00"), (0, -1, 2 * H));
+        assert_eq!(read("05:06.789"), (0, 0, 306_789_000));
+        assert_eq!(read("1.1 years"), (13, 0, 0));
+        assert_eq!(read("3 04:05:06"), (0, 3, 4 * H + 306_000_000));
         assert!(parse("abc").is_none());
         assert!(parse("1 fortnight").is_none());
         assert!(parse("").is_none());

@@ -48,31 +48,31 @@ impl VisitorMut for Literals {
                     }
                 }
             },
-            // `interval '1 day 04:05'` is the cast of its text (read by `interval_input`).
+            // `interval '1 day 04:05'` is read as PostgreSQL reads it (`interval_input`) and
+            // stays an interval literal, in the units DataFusion's reader takes (window
+            // frames take only literals).
             Expr::Interval(datafusion::sql::sqlparser::ast::Interval {
                 value,
                 leading_field: None,
                 leading_precision: None,
                 last_field: None,
                 fractional_seconds_precision: None,
-            }) if matches!(
-                value.as_ref(),
-                Expr::Value(ValueWithSpan {
-                    value: Value::SingleQuotedString(_),
+            }) => {
+                if let Expr::Value(ValueWithSpan {
+                    value: Value::SingleQuotedString(text),
                     ..
-                })
-            ) =>
-            {
-                *e = Expr::Cast {
-                    kind: CastKind::DoubleColon,
-                    expr: value.clone(),
-                    data_type: DataType::Interval {
-                        fields: None,
-                        precision: None,
-                    },
-                    array: false,
-                    format: None,
-                };
+                }) = value.as_mut()
+                {
+                    let Some(v) = crate::interval_input::parse(text) else {
+                        return ControlFlow::Break(Error::InvalidDatetimeFormat(format!(
+                            "invalid input syntax for type interval: \"{text}\""
+                        )));
+                    };
+                    *text = format!(
+                        "{} months {} days {} nanoseconds",
+                        v.months, v.days, v.nanoseconds
+                    );
+                }
             }
             Expr::Cast {
                 expr,

@@ -51,15 +51,41 @@ fn mentions_row_function(stmt: &Statement) -> bool {
     ROW_FUNCTIONS.iter().any(|f| text.contains(f))
 }
 
-/// The FROM items of `select` by qualifier, with their columns.
-fn sources(
-    select: &Select,
-    columns_of: &dyn Fn(&str) -> Option<Vec<String>>,
-) -> Vec<(String, Vec<String>)> {
+/// A FROM item: its qualifier, its columns, and whether an outer join can give it a row of
+/// NULLs (its whole row is then NULL, not an object of NULLs).
+struct Source {
+    qualifier: String,
+    columns: Vec<String>,
+    nullable: bool,
+}
+
+/// The FROM items of `select`.
+fn sources(select: &Select, columns_of: &dyn Fn(&str) -> Option<Vec<String>>) -> Vec<Source> {
+    use ast::JoinOperator as J;
     let mut out = Vec::new();
     for twj in &select.from {
-        for relation in std::iter::once(&twj.relation).chain(twj.joins.iter().map(|j| &j.relation))
-        {
+        let first_nullable = twj.joins.iter().any(|j| {
+            matches!(
+                j.join_operator,
+                J::Right(_) | J::RightOuter(_) | J::FullOuter(_)
+            )
+        });
+        let relations =
+            std::iter::once((&twj.relation, first_nullable)).chain(twj.joins.iter().map(|j| {
+                let nullable = matches!(
+                    j.join_operator,
+                    J::Left(_) | J::LeftOuter(_) | J::FullOuter(_)
+                );
+                (&j.relation, nullable)
+            }));
+        for (relation, nullable) in relations {
+            let mut push = |qualifier: String, columns: Vec<String>| {
+                out.push(Source {
+                    qualifier,
+                    columns,
+                    nullable,
+                })
+            };
             match relation {
                 TableFactor::Table {
                     name,
@@ -79,7 +105,7 @@ fn sources(
                         }
                     }
                     let qualifier = alias.as_ref().map_or(table, |a| normalize_ident(&a.name));
-                    out.push((qualifier, columns));
+                    push(qualifier, columns);
                 }
                 TableFactor::Derived {
                     subquery,
@@ -98,7 +124,7 @@ fn sources(
                         )
                     };
                     if let Some(columns) = columns {
-                        out.push((normalize_ident(&alias.name), columns));
+                        push(normalize_ident(&alias.name), columns);
                     }
                 }
                 _ => {}
@@ -134,7 +160,7 @@ fn expand_select(select: &mut Select, columns_of: &dyn Fn(&str) -> Option<Vec<St
         return;
     }
     struct Rows<'a> {
-        sources: &'a [(String, Vec<String>)],
+        sources: &'a [Source],
     }
     impl Rows<'_> {
         /// The qualifier `e` names when it is a whole-row reference.
@@ -144,16 +170,12 @@ fn expand_select(select: &mut Select, columns_of: &dyn Fn(&str) -> Option<Vec<St
             };
             let qualifier = normalize_ident(id);
             // A column of that name is what the name means.
-            if self
-                .sources
-                .iter()
-                .any(|(_, cols)| cols.contains(&qualifier))
-            {
+            if self.sources.iter().any(|s| s.columns.contains(&qualifier)) {
                 return None;
             }
             self.sources
                 .iter()
-                .any(|(q, _)| *q == qualifier)
+                .any(|s| s.qualifier == qualifier)
                 .then_some(qualifier)
         }
 
@@ -206,9 +228,10 @@ fn expand_select(select: &mut Select, columns_of: &dyn Fn(&str) -> Option<Vec<St
             let Some(qualifier) = self.row(arg) else {
                 return ControlFlow::Continue(());
             };
-            let Some((_, columns)) = self.sources.iter().find(|(q, _)| *q == qualifier) else {
+            let Some(source) = self.sources.iter().find(|s| s.qualifier == qualifier) else {
                 return ControlFlow::Continue(());
             };
+            let columns = &source.columns;
             let mut members = Vec::with_capacity(columns.len() * 2);
             for column in columns {
                 members.push(Expr::value(Value::SingleQuotedString(column.clone())));
@@ -222,7 +245,48 @@ fn expand_select(select: &mut Select, columns_of: &dyn Fn(&str) -> Option<Vec<St
             } else {
                 ROW_OBJECT
             };
-            let row = call(builder, members);
+            let column = |c: &String| {
+                Expr::CompoundIdentifier(vec![
+                    Ident::with_quote('"', qualifier.clone()),
+                    Ident::with_quote('"', c.clone()),
+                ])
+            };
+            let mut row = call(builder, members);
+            // The row an outer join made up for no match is NULL, as a whole.
+            if source.nullable
+                && let Some(missing) = columns
+                    .iter()
+                    .map(|c| Expr::IsNull(Box::new(column(c))))
+                    .reduce(|a, b| Expr::BinaryOp {
+                        left: Box::new(a),
+                        op: ast::BinaryOperator::And,
+                        right: Box::new(b),
+                    })
+            {
+                // (A cast back to the builder's type, which CASE does not keep.)
+                let ty = if builder == ROW_OBJECT {
+                    ast::DataType::JSON
+                } else {
+                    ast::DataType::JSONB
+                };
+                row = Expr::Case {
+                    case_token: ast::helpers::attached_token::AttachedToken::empty(),
+                    end_token: ast::helpers::attached_token::AttachedToken::empty(),
+                    operand: None,
+                    conditions: vec![ast::CaseWhen {
+                        condition: missing,
+                        result: Expr::value(Value::Null),
+                    }],
+                    else_result: Some(Box::new(row)),
+                };
+                row = Expr::Cast {
+                    kind: ast::CastKind::DoubleColon,
+                    expr: Box::new(Expr::Nested(Box::new(row))),
+                    data_type: ty,
+                    array: false,
+                    format: None,
+                };
+            }
             if name == "row_to_json" {
                 // row_to_json(t) is the row object itself.
                 *e = row;

@@ -30,3 +30,5 @@ SELECT to_jsonb(card_purchases) FROM card_purchases WHERE card = 42;
 SELECT card, json_agg(t ORDER BY t.seq) FROM (SELECT card, seq, detail->>'item' AS item FROM card_purchases) t GROUP BY card ORDER BY card;
 SELECT jsonb_agg(x) FROM (SELECT seq, detail->'price' AS price FROM card_purchases WHERE card = 15 ORDER BY seq) x;
 SELECT row_to_json(r) FROM (VALUES (1, 'one', NULL::text)) AS r(n, word, nothing);
+SELECT c.card, row_to_json(d), to_jsonb(d) FROM card_purchases c LEFT JOIN (SELECT 42 AS card, 'gift' AS note) d ON d.card = c.card ORDER BY c.card, c.seq;
+SELECT json_agg(d ORDER BY c.seq) FROM card_purchases c LEFT JOIN (SELECT 1 AS seq, 'first' AS note) d ON d.seq = c.seq WHERE c.card = 15;

@@ -253,9 +253,10 @@ impl ScalarUDFImpl for AtTimeZone {
                 match tz.from_local_datetime(&at) {
                     LocalResult::Single(t) | LocalResult::Ambiguous(_, t) => t.timestamp_micros(),
                     LocalResult::None => {
-                        let before = at - Duration::days(1);
+                        let before = at.checked_sub_signed(Duration::days(1)).unwrap_or(at);
                         let offset = tz.offset_from_utc_datetime(&before).fix().local_minus_utc();
-                        (at - Duration::seconds(i64::from(offset)))
+                        at.checked_sub_signed(Duration::seconds(i64::from(offset)))
+                            .unwrap_or(at)
                             .and_utc()
                             .timestamp_micros()
                     }
@@ -576,6 +577,20 @@ fn from_template(input: &str, template: &str) -> Result<NaiveDateTime, Error> {
         while at < input.len() && input[at] == ' ' {
             at += 1;
         }
+        if upper == "Y,YYY" {
+            // The year with a thousands comma: `2,020`.
+            let mut end = at;
+            while end < input.len() && (input[end].is_ascii_digit() || input[end] == ',') {
+                end += 1;
+            }
+            let digits: String = input[at..end].iter().filter(|c| **c != ',').collect();
+            match digits.parse::<i64>() {
+                Ok(year) if digits.len() <= 9 => fields.year = Some(year),
+                _ => return Err(invalid(&remaining, pattern)),
+            }
+            at = end;
+            continue;
+        }
         let width = match upper.as_str() {
             "YYYY" | "IYYY" | "SSSS" => 4,
             "YYY" | "DDD" | "MS" => 3,
@@ -596,6 +611,18 @@ fn from_template(input: &str, template: &str) -> Result<NaiveDateTime, Error> {
         let Ok(mut value) = digits.parse::<i64>() else {
             return Err(invalid(&remaining, pattern));
         };
+        // PostgreSQL reads fields as 32-bit integers, and fractions of a second to their
+        // precision.
+        let precision = match upper.as_str() {
+            "MS" => 3,
+            "US" => 6,
+            _ => 9,
+        };
+        if digits.len() > precision {
+            return Err(Error::DatetimeOutOfRange(format!(
+                "value for \"{pattern}\" in source string is out of range"
+            )));
+        }
         at = end;
         if negative {
             value = -value;
@@ -603,21 +630,8 @@ fn from_template(input: &str, template: &str) -> Result<NaiveDateTime, Error> {
         let count = digits.len() as u32;
         match upper.as_str() {
             "YYYY" | "IYYY" => fields.year = Some(value),
-            "YYY" => {
-                fields.year = Some(if value < 100 {
-                    value + 2000
-                } else {
-                    value + 1000
-                })
-            }
-            "YY" => {
-                fields.year = Some(if value < 70 {
-                    value + 2000
-                } else {
-                    value + 1900
-                })
-            }
-            "Y" => fields.year = Some(value + 2000),
+            "YYY" | "YY" | "Y" if count < 4 => fields.year = Some(partial_year(value)),
+            "YYY" | "YY" | "Y" => fields.year = Some(value),
             "MM" => fields.month = Some(value),
             "DD" => fields.day = Some(value),
             "DDD" => fields.day_of_year = Some(value),
@@ -641,6 +655,18 @@ fn from_template(input: &str, template: &str) -> Result<NaiveDateTime, Error> {
         }
     }
     fields.resolve()
+}
+
+/// A year written with fewer than four digits, as PostgreSQL places it near 2020: 0-69 in
+/// the 2000s, 70-99 in the 1900s, 100-519 in the 2000s, 520-999 in the 1000s.
+fn partial_year(year: i64) -> i64 {
+    match year {
+        0..70 => year + 2000,
+        70..100 => year + 1900,
+        100..520 => year + 2000,
+        520..1000 => year + 1000,
+        _ => year,
+    }
 }
 
 /// Which of `names` the text starts with (case-insensitive), by full name or, where
@@ -680,7 +706,7 @@ impl Fields {
         let date = if let Some(julian) = self.julian {
             // Julian day 2451545 is 2000-01-01.
             NaiveDate::from_ymd_opt(2000, 1, 1)
-                .and_then(|d| d.checked_add_signed(Duration::days(julian - 2_451_545)))
+                .and_then(|d| d.checked_add_signed(Duration::try_days(julian - 2_451_545)?))
         } else if let (Some(doy), None, None) = (self.day_of_year, self.month, self.day) {
             i32::try_from(year).ok().and_then(|y| {
                 u32::try_from(doy)
@@ -708,7 +734,9 @@ impl Fields {
             .zip(u32::try_from(self.second).ok())
             .and_then(|((h, m), s)| NaiveTime::from_hms_opt(h, m, s))
             .ok_or_else(|| out_of_range(format!("{hour}:{}:{}", self.minute, self.second)))?;
-        Ok(date.and_time(time) + Duration::microseconds(self.micros))
+        date.and_time(time)
+            .checked_add_signed(Duration::microseconds(self.micros))
+            .ok_or_else(|| out_of_range(format!("{year}")))
     }
 }
 
@@ -765,5 +793,24 @@ mod tests {
             from_template("x", "YYYY"),
             Err(Error::InvalidDatetimeFormat(_))
         ));
+        // Values no date has are errors, not panics.
+        for (input, template) in [
+            ("200000000000", "J"),
+            ("9000000000000000000", "US"),
+            ("9000000000000000", "MS"),
+            ("1234567", "US"),
+            ("99999999999", "YYYY"),
+        ] {
+            assert!(
+                matches!(
+                    from_template(input, template),
+                    Err(Error::DatetimeOutOfRange(_) | Error::InvalidDatetimeFormat(_))
+                ),
+                "{input} {template}"
+            );
+        }
+        assert_eq!(read("150", "YYY"), at("2150-01-01 00:00:00"));
+        assert_eq!(read("080", "YYY"), at("1980-01-01 00:00:00"));
+        assert_eq!(read("2,020", "Y,YYY"), at("2020-01-01 00:00:00"));
     }
 }

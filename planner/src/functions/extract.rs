@@ -43,17 +43,40 @@ enum Moment {
     Date(NaiveDate),
     Timestamp(NaiveDateTime, Option<i32>),
     Interval(i32, i32, i64),
+    /// A time of day, in microseconds.
+    Time(i64),
 }
 
 /// A decimal result: mantissa and scale.
 type Decimal = (i128, i8);
 
+/// A field's name as PostgreSQL's units table spells its abbreviations and plurals.
+fn canonical(field: &str) -> &str {
+    match field {
+        "seconds" | "sec" | "secs" | "s" => "second",
+        "minutes" | "min" | "mins" | "m" => "minute",
+        "hours" | "hr" | "hrs" | "h" => "hour",
+        "days" | "d" => "day",
+        "months" | "mon" | "mons" => "month",
+        "years" | "yr" | "yrs" | "y" => "year",
+        "milliseconds" | "ms" | "msec" | "msecs" => "millisecond",
+        "microseconds" | "us" | "usec" | "usecs" => "microsecond",
+        "decades" => "decade",
+        "centuries" => "century",
+        "millennia" => "millennium",
+        "j" => "julian",
+        "tz" => "timezone",
+        other => other,
+    }
+}
+
 /// The scale EXTRACT gives `field` of a value of `ty`.
 fn scale(field: &str, ty: &DataType) -> i8 {
-    match field {
-        "second" | "julian" => 6,
-        "epoch" if !matches!(ty, DataType::Date32) => 6,
-        "millisecond" | "milliseconds" => 3,
+    let date = matches!(ty, DataType::Date32);
+    match canonical(field) {
+        "second" => 6,
+        "julian" | "epoch" if !date => 6,
+        "millisecond" => 3,
         _ => 0,
     }
 }
@@ -181,6 +204,17 @@ fn moment(values: &ArrayRef, r: usize, zone: Option<&Tz>) -> Result<Moment> {
             let v = values.as_primitive::<IntervalMonthDayNanoType>().value(r);
             Moment::Interval(v.months, v.days, v.nanoseconds / 1000)
         }
+        DataType::Time64(_) | DataType::Time32(_) => {
+            let micros = datafusion::arrow::compute::cast(
+                &values.slice(r, 1),
+                &DataType::Time64(datafusion::arrow::datatypes::TimeUnit::Microsecond),
+            )?;
+            Moment::Time(
+                micros
+                    .as_primitive::<datafusion::arrow::datatypes::Time64MicrosecondType>()
+                    .value(0),
+            )
+        }
         other => {
             return Err(DataFusionError::External(Box::new(
                 Error::UndefinedFunction(format!("extract(text, {other})")),
@@ -191,20 +225,38 @@ fn moment(values: &ArrayRef, r: usize, zone: Option<&Tz>) -> Result<Moment> {
 
 /// `field` of the moment, as a decimal.
 fn extract(field: &str, moment: &Moment) -> Result<Decimal, Error> {
+    let written = field;
+    let field = canonical(field);
     let type_name = match moment {
         Moment::Date(_) => "date",
         Moment::Timestamp(_, None) => "timestamp without time zone",
         Moment::Timestamp(_, Some(_)) => "timestamp with time zone",
         Moment::Interval(..) => "interval",
+        Moment::Time(_) => "time without time zone",
     };
-    let unsupported = || Error::Unsupported(format!("unit \"{field}\" for type {type_name}"));
+    let unsupported = || Error::Unsupported(format!("unit \"{written}\" for type {type_name}"));
     let unknown = || {
         Error::InvalidParameterValue(format!(
-            "unit \"{field}\" not recognized for type {type_name}"
+            "unit \"{written}\" not recognized for type {type_name}"
         ))
     };
     let int = |v: i64| Ok((i128::from(v), 0));
     match moment {
+        Moment::Time(micros) => {
+            let micros = *micros;
+            match field {
+                "hour" => int(micros / 3_600_000_000),
+                "minute" => int(micros / 60_000_000 % 60),
+                "second" => Ok((i128::from(micros % 60_000_000), 6)),
+                "millisecond" => Ok((i128::from(micros % 60_000_000), 3)),
+                "microsecond" => int(micros % 60_000_000),
+                "epoch" => Ok((i128::from(micros), 6)),
+                "day" | "month" | "year" | "quarter" | "decade" | "century" | "millennium"
+                | "dow" | "doy" | "isodow" | "isoyear" | "week" | "julian" | "timezone"
+                | "timezone_hour" | "timezone_minute" => Err(unsupported()),
+                _ => Err(unknown()),
+            }
+        }
         Moment::Interval(months, days, micros) => {
             let (months, days, micros) = (i64::from(*months), i64::from(*days), *micros);
             match field {
@@ -237,6 +289,10 @@ fn extract(field: &str, moment: &Moment) -> Result<Decimal, Error> {
         Moment::Date(date) => {
             let at = date.and_hms_opt(0, 0, 0).unwrap_or_default();
             match field {
+                // A date's Julian day is a whole number.
+                "julian" => calendar(field, &at)
+                    .ok_or_else(unknown)?
+                    .map(|(m, s)| (m / 10i128.pow(s as u32), 0)),
                 "hour" | "minute" | "second" | "millisecond" | "milliseconds" | "microsecond"
                 | "microseconds" | "timezone" | "timezone_hour" | "timezone_minute" => {
                     Err(unsupported())
@@ -247,7 +303,9 @@ fn extract(field: &str, moment: &Moment) -> Result<Decimal, Error> {
         }
         Moment::Timestamp(at, offset) => match field {
             "epoch" => {
-                let utc = *at - chrono::Duration::seconds(i64::from(offset.unwrap_or(0)));
+                let utc = at
+                    .checked_sub_signed(chrono::Duration::seconds(i64::from(offset.unwrap_or(0))))
+                    .unwrap_or(*at);
                 Ok((i128::from(utc.and_utc().timestamp_micros()), 6))
             }
             "hour" | "hours" => int(i64::from(at.hour())),
@@ -278,8 +336,11 @@ fn second_micros(at: &NaiveDateTime) -> i128 {
 
 /// The calendar fields of a date or timestamp; `None` for a field name there is none of.
 fn calendar(field: &str, at: &NaiveDateTime) -> Option<Result<Decimal, Error>> {
+    // Astronomical years (0 is 1 BC) for the arithmetic; `year` itself as PostgreSQL
+    // counts, without a year 0.
     let year = i64::from(at.year());
     let value = match field {
+        "year" if year <= 0 => year - 1,
         "year" | "years" => year,
         "month" | "months" | "mon" | "mons" => i64::from(at.month()),
         "day" | "days" => i64::from(at.day()),
@@ -343,5 +404,19 @@ mod tests {
             extract("fortnight", &ts),
             Err(Error::InvalidParameterValue(_))
         ));
+        assert_eq!(extract("secs", &ts).unwrap(), (5_500_000, 6));
+        assert_eq!(scale("seconds", &DataType::Null), 6);
+        assert_eq!(
+            extract("hour", &Moment::Time(37_800_000_000)).unwrap(),
+            (10, 0)
+        );
+        let bc = NaiveDate::from_ymd_opt(0, 6, 1)
+            .unwrap()
+            .and_hms_opt(0, 0, 0)
+            .unwrap();
+        assert_eq!(
+            extract("year", &Moment::Timestamp(bc, None)).unwrap(),
+            (-1, 0)
+        );
     }
 }

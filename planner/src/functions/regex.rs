@@ -283,7 +283,8 @@ fn split<'a>(regex: &Regex, subject: &'a str) -> Vec<&'a str> {
 /// any text, `_` any character, the `regex` metacharacters `. ^ $` are literal, and the
 /// escape character makes the next character literal.
 fn similar_to_regex(pattern: &str, escape: Option<char>) -> String {
-    let mut out = String::from("^(?:");
+    // `%` and `_` match line breaks too.
+    let mut out = String::from("(?s)^(?:");
     let mut chars = pattern.chars();
     let mut in_class = false;
     while let Some(c) = chars.next() {
@@ -367,5 +368,6 @@ mod tests {
         assert!(matches("a\\%", "a%"));
         assert!(!matches("a\\%", "ab"));
         assert!(matches("[a-c]+", "cab"));
+        assert!(matches("a%", "a\nb"));
     }
 }

@@ -388,10 +388,19 @@ fn series_args(args: &mut [FunctionArg]) {
     if args.len() != 3 {
         return;
     }
+    // A quoted number steps numbers (`generate_series(1, 10, '2')`).
+    if let FunctionArg::Unnamed(FunctionArgExpr::Expr(step)) = &mut args[2]
+        && let Expr::Value(v) = step
+        && let Value::SingleQuotedString(text) = &v.value
+        && text.trim().parse::<f64>().is_ok()
+    {
+        *step = Expr::value(Value::Number(text.trim().to_string(), false));
+        return;
+    }
     let step_is_text = matches!(
         &args[2],
         FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))
-            if matches!(v.value, Value::SingleQuotedString(_))
+            if matches!(&v.value, Value::SingleQuotedString(s) if s.trim().parse::<f64>().is_err())
     );
     if !step_is_text {
         return;

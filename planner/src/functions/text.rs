@@ -197,6 +197,10 @@ const QUOTED_KEYWORDS: &[&str] = &[
     "xmltable",
 ];
 
+/// The widest `format` field: PostgreSQL's limit on a text value's length in bytes (1 GB)
+/// would let one call take that much memory; this is 10 MB.
+const MAX_WIDTH: u64 = 10 << 20;
+
 /// `name` as an SQL identifier: bare when it can be, else double-quoted.
 pub(crate) fn quote_ident(name: &str) -> String {
     let plain = name
@@ -205,7 +209,7 @@ pub(crate) fn quote_ident(name: &str) -> String {
         .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
         && name
             .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$')
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         && !QUOTED_KEYWORDS.contains(&name);
     if plain {
         return name.to_string();
@@ -346,6 +350,10 @@ fn format(template: &str, values: &[Option<&str>]) -> Result<String, Error> {
                 )));
             }
         };
+        // A width beyond what a text value can hold is refused before padding to it.
+        if width.is_some_and(|w| w.unsigned_abs() > MAX_WIDTH) {
+            return Err(Error::NumericOverflow("number is out of range".into()));
+        }
         // A negative width pads on the right, as `-` does.
         let (left, width) = match width {
             Some(w) if w < 0 => (true, w.unsigned_abs() as usize),
@@ -384,6 +392,8 @@ mod tests {
         assert!(format("%s %s", &[Some("a")]).is_err());
         assert!(format("%d", &[Some("1")]).is_err());
         assert!(format("%I", &[None]).is_err());
+        assert!(format("%100000000000s", &[Some("x")]).is_err());
+        assert!(format("%*s", &[Some("-100000000000"), Some("x")]).is_err());
     }
 
     #[test]
@@ -392,6 +402,7 @@ mod tests {
         assert_eq!(quote_ident("Foo"), "\"Foo\"");
         assert_eq!(quote_ident("select"), "\"select\"");
         assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+        assert_eq!(quote_ident("a$b"), "\"a$b\"");
         assert_eq!(quote_literal("a\\b'"), "E'a\\\\b'''");
     }
 }

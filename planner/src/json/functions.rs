@@ -634,7 +634,18 @@ impl JsonFunction {
                 }
                 let text = match self.op {
                     Op::AggregateArray(_) => format!("[{}]", texts.join(", ")),
-                    Op::AggregateRows => format!("[{}]", texts.join(", \n ")),
+                    // A line break before each row but the first (not before a null).
+                    Op::AggregateRows => {
+                        let mut out = String::from("[");
+                        for (i, text) in texts.iter().enumerate() {
+                            if i > 0 {
+                                out.push_str(if *text == "null" { ", " } else { ", \n " });
+                            }
+                            out.push_str(text);
+                        }
+                        out.push(']');
+                        out
+                    }
                     _ => format!("{{ {} }}", texts.join(", ")),
                 };
                 Some(finish(kind, text)?)
