@@ -31,3 +31,6 @@ SELECT timestamp '2020-03-29 02:30' AT TIME ZONE 'Europe/Berlin', timestamp '202
 SELECT timestamp '2020-06-01 12:00' AT TIME ZONE 'Mars/Base';
 RESET TIME ZONE;
 SHOW TimeZone;
+SET TIME ZONE 'Europe/Berlin';
+SELECT '2020-06-01 12:00' AT TIME ZONE 'UTC', '2020-06-01 12:00+05' AT TIME ZONE 'Asia/Tokyo';
+RESET TIME ZONE;

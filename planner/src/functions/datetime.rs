@@ -238,7 +238,11 @@ impl ScalarUDFImpl for AtTimeZone {
                 }
             };
             let at = chrono::DateTime::from_timestamp_micros(values.value(r))
-                .ok_or_else(|| DataFusionError::Execution("timestamp out of range".into()))?
+                .ok_or_else(|| {
+                    DataFusionError::External(Box::new(Error::DatetimeOutOfRange(
+                        "timestamp out of range".into(),
+                    )))
+                })?
                 .naive_utc();
             let micros = if aware {
                 // The instant's wall-clock time in the zone.
@@ -380,7 +384,11 @@ fn local(v: &ScalarValue) -> Result<NaiveDateTime> {
         ScalarValue::TimestampMicrosecond(Some(us), _) => {
             chrono::DateTime::from_timestamp_micros(*us)
                 .map(|t| t.naive_utc())
-                .ok_or_else(|| DataFusionError::Execution("timestamp out of range".into()))
+                .ok_or_else(|| {
+                    DataFusionError::External(Box::new(Error::DatetimeOutOfRange(
+                        "timestamp out of range".into(),
+                    )))
+                })
         }
         ScalarValue::TimestampNanosecond(Some(ns), _) => {
             Ok(chrono::DateTime::from_timestamp_nanos(*ns).naive_utc())

@@ -173,7 +173,11 @@ fn rescale(mantissa: i128, from: i8, to: i8) -> i128 {
 }
 
 fn moment(values: &ArrayRef, r: usize, zone: Option<&Tz>) -> Result<Moment> {
-    let out_of_range = || DataFusionError::Execution("timestamp out of range".into());
+    let out_of_range = || {
+        DataFusionError::External(Box::new(Error::DatetimeOutOfRange(
+            "timestamp out of range".into(),
+        )))
+    };
     Ok(match values.data_type() {
         DataType::Date32 => {
             let days = values.as_primitive::<Date32Type>().value(r);

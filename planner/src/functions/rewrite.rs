@@ -134,10 +134,16 @@ impl VisitorMut for Rewriter {
             time_zone,
         } = e
         {
-            *e = call(
-                "timezone",
-                vec![(**time_zone).clone(), (**timestamp).clone()],
-            );
+            // A quoted timestamp is a timestamptz there, as PostgreSQL resolves it.
+            let mut timestamp = (**timestamp).clone();
+            if matches!(&timestamp, Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)))
+            {
+                timestamp = cast(
+                    timestamp,
+                    DataType::Timestamp(None, TimezoneInfo::WithTimeZone),
+                );
+            }
+            *e = call("timezone", vec![(**time_zone).clone(), timestamp]);
             return ControlFlow::Continue(());
         }
         if let Expr::Extract { field, expr, .. } = e {
