@@ -62,6 +62,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::InvalidDatetimeFormat(_) => "22007",
         Error::DatetimeOutOfRange(_) => "22008",
         Error::NullValueNotAllowed(_) => "22004",
+        Error::InvalidEscape(_) => "22025",
         Error::NotInPrerequisiteState(_) => "55000",
         Error::Context { source, .. } => sql_state(source),
         Error::Internal(_) => "XX000",

@@ -131,6 +131,10 @@ pub enum Error {
     #[error("{0}")]
     NotInPrerequisiteState(String),
 
+    /// An escape string of more than one character (`SIMILAR TO … ESCAPE 'ab'`): 22025.
+    #[error("{0}")]
+    InvalidEscape(String),
+
     /// A NULL where a function needs a value (`format('%I', NULL)`): 22004.
     #[error("{0}")]
     NullValueNotAllowed(String),

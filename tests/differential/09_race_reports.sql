@@ -70,3 +70,4 @@ SELECT extract(hour FROM time '10:30:15.5'), extract(seconds FROM time '10:30:15
 SELECT to_date('150', 'YYY'), to_date('080', 'YYY'), to_date('2,011', 'Y,YYY');
 SELECT to_date('200000000000', 'J');
 SELECT format('%100000000000s', 'x');
+SELECT name FROM results WHERE name SIMILAR TO 'A%' ESCAPE 'ab';

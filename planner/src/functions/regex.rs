@@ -124,7 +124,7 @@ pub(super) fn register(ctx: &SessionContext) {
                         (None, _) => None,
                         (Some(c), None) => Some(c),
                         _ => {
-                            return Err(external(Error::InvalidParameterValue(
+                            return Err(external(Error::InvalidEscape(
                                 "invalid escape string".into(),
                             )));
                         }
