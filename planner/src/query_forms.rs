@@ -163,12 +163,7 @@ fn row_in(e: &mut Expr) {
 
 #[cfg(test)]
 mod tests {
-    fn rewritten(sql: &str) -> String {
-        crate::session::parse_sql(sql)
-            .unwrap()
-            .remove(0)
-            .to_string()
-    }
+    use crate::session::rewritten;
 
     #[test]
     fn forms_become_what_datafusion_plans() {

@@ -12,7 +12,7 @@ use crate::json::functions::{ROW_ARRAY, ROW_OBJECT};
 use crate::pg_catalog::call;
 use datafusion::sql::sqlparser::ast::{
     self, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName, Query, Select,
-    SelectItem, SetExpr, Statement, TableFactor, Value, VisitMut, VisitorMut,
+    SelectItem, SetExpr, Statement, TableFactor, Value, Visit, VisitMut, Visitor, VisitorMut,
 };
 use sql::ddl::{normalize_ident, table_name};
 use std::ops::ControlFlow;
@@ -46,9 +46,25 @@ const ROW_FUNCTIONS: &[&str] = &[
     "jsonb_agg",
 ];
 
+/// Whether the statement calls one of them (most do not, and are left unvisited).
 fn mentions_row_function(stmt: &Statement) -> bool {
-    let text = stmt.to_string().to_ascii_lowercase();
-    ROW_FUNCTIONS.iter().any(|f| text.contains(f))
+    struct Finder;
+    impl Visitor for Finder {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Function(f)
+                    if f.name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
+                        ROW_FUNCTIONS.contains(&i.value.to_ascii_lowercase().as_str())
+                    }) =>
+                {
+                    ControlFlow::Break(())
+                }
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    stmt.visit(&mut Finder).is_break()
 }
 
 /// A FROM item: its qualifier, its columns, and whether an outer join can give it a row of

@@ -173,7 +173,13 @@ struct KeptPlan {
     types: Vec<datafusion::arrow::datatypes::DataType>,
 }
 
-/// Parses SQL text with PostgreSQL's dialect.
+/// A statement as `parse_sql` leaves it (after the rewrites every statement gets), as text:
+/// what the rewrites' tests compare.
+#[cfg(test)]
+pub(crate) fn rewritten(sql: &str) -> String {
+    parse_sql(sql).unwrap().remove(0).to_string()
+}
+
 /// The byte offset of a 1-based line and column (in characters) in `text`.
 fn byte_offset(text: &str, line: u64, column: u64) -> Option<usize> {
     let mut offset = 0;
@@ -187,6 +193,7 @@ fn byte_offset(text: &str, line: u64, column: u64) -> Option<usize> {
     None
 }
 
+/// Parses SQL text with PostgreSQL's dialect.
 pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     use datafusion::sql::sqlparser::keywords::Keyword;
     use datafusion::sql::sqlparser::tokenizer::Token;
@@ -1501,8 +1508,20 @@ fn fold_function_argument_integers(stmt: &mut Statement) {
             _ => None,
         }
     }
-    struct Folder;
-    impl VisitorMut for Folder {
+    for_each_function_argument(stmt, |e| {
+        if matches!(e, Expr::Cast { .. } | Expr::Nested(_))
+            && let Some(n) = integer(e)
+        {
+            *e = Expr::value(AstValue::Number(n.to_string(), false));
+        }
+    });
+}
+
+/// Calls `f` on each plain argument of each function in a FROM clause
+/// (`generate_series(1, $1)`).
+fn for_each_function_argument(stmt: &mut Statement, f: impl FnMut(&mut Expr)) {
+    struct Walker<F>(F);
+    impl<F: FnMut(&mut Expr)> VisitorMut for Walker<F> {
         type Break = ();
         fn pre_visit_table_factor(&mut self, factor: &mut ast::TableFactor) -> ControlFlow<()> {
             if let ast::TableFactor::Table {
@@ -1510,18 +1529,15 @@ fn fold_function_argument_integers(stmt: &mut Statement) {
             } = factor
             {
                 for arg in &mut args.args {
-                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = arg
-                        && matches!(e, Expr::Cast { .. } | Expr::Nested(_))
-                        && let Some(n) = integer(e)
-                    {
-                        *e = Expr::value(AstValue::Number(n.to_string(), false));
+                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = arg {
+                        (self.0)(e);
                     }
                 }
             }
             ControlFlow::Continue(())
         }
     }
-    let _ = stmt.visit(&mut Folder);
+    let _ = stmt.visit(&mut Walker(f));
 }
 
 pub(crate) fn param_literal(param: &Param) -> Expr {
@@ -1649,37 +1665,22 @@ fn placeholder_count(stmt: &Statement) -> usize {
 /// Replaces the placeholders that are arguments of FROM functions with the number 0;
 /// returns their numbers.
 fn function_argument_placeholders(stmt: &mut Statement) -> Vec<usize> {
-    struct Replacer(Vec<usize>);
-    impl VisitorMut for Replacer {
-        type Break = ();
-        fn pre_visit_table_factor(&mut self, factor: &mut ast::TableFactor) -> ControlFlow<()> {
-            if let ast::TableFactor::Table {
-                args: Some(args), ..
-            } = factor
-            {
-                for arg in &mut args.args {
-                    // The placeholder, or a cast of it (`$1::int`).
-                    fn placeholder_within(e: &Expr) -> Option<usize> {
-                        match e {
-                            Expr::Cast { expr, .. } => placeholder_within(expr),
-                            Expr::Nested(inner) => placeholder_within(inner),
-                            other => placeholder_index(other),
-                        }
-                    }
-                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = arg
-                        && let Some(i) = placeholder_within(e)
-                    {
-                        self.0.push(i);
-                        *e = Expr::value(AstValue::Number("0".into(), false));
-                    }
-                }
-            }
-            ControlFlow::Continue(())
+    // The placeholder, or a cast of it (`$1::int`).
+    fn placeholder_within(e: &Expr) -> Option<usize> {
+        match e {
+            Expr::Cast { expr, .. } => placeholder_within(expr),
+            Expr::Nested(inner) => placeholder_within(inner),
+            other => placeholder_index(other),
         }
     }
-    let mut replacer = Replacer(Vec::new());
-    let _ = stmt.visit(&mut replacer);
-    replacer.0
+    let mut replaced = Vec::new();
+    for_each_function_argument(stmt, |e| {
+        if let Some(i) = placeholder_within(e) {
+            replaced.push(i);
+            *e = Expr::value(AstValue::Number("0".into(), false));
+        }
+    });
+    replaced
 }
 
 fn placeholder_index(expr: &Expr) -> Option<usize> {

@@ -510,12 +510,7 @@ fn string(s: &str) -> Expr {
 
 #[cfg(test)]
 mod tests {
-    fn rewritten(sql: &str) -> String {
-        crate::session::parse_sql(sql)
-            .unwrap()
-            .remove(0)
-            .to_string()
-    }
+    use crate::session::rewritten;
 
     #[test]
     fn calls_become_what_datafusion_plans_and_keep_their_names() {

@@ -29,13 +29,7 @@ impl RowFunction {
         returns: DataType,
         eval: impl Fn(&[ScalarValue]) -> Result<ScalarValue> + Send + Sync + 'static,
     ) -> ScalarUDF {
-        ScalarUDF::new_from_impl(RowFunction {
-            name,
-            signature,
-            returns,
-            strict: true,
-            eval: Box::new(eval),
-        })
+        RowFunction::udf(name, signature, returns, true, Box::new(eval))
     }
 
     /// A function that sees NULL arguments itself.
@@ -45,12 +39,22 @@ impl RowFunction {
         returns: DataType,
         eval: impl Fn(&[ScalarValue]) -> Result<ScalarValue> + Send + Sync + 'static,
     ) -> ScalarUDF {
+        RowFunction::udf(name, signature, returns, false, Box::new(eval))
+    }
+
+    fn udf(
+        name: &'static str,
+        signature: Signature,
+        returns: DataType,
+        strict: bool,
+        eval: Box<Eval>,
+    ) -> ScalarUDF {
         ScalarUDF::new_from_impl(RowFunction {
             name,
             signature,
             returns,
-            strict: false,
-            eval: Box::new(eval),
+            strict,
+            eval,
         })
     }
 

@@ -297,12 +297,7 @@ impl VisitorMut for Rewriter {
 
 #[cfg(test)]
 mod tests {
-    fn rewritten(sql: &str) -> String {
-        crate::session::parse_sql(sql)
-            .unwrap()
-            .remove(0)
-            .to_string()
-    }
+    use crate::session::rewritten;
 
     #[test]
     fn aggregates_collect_with_array_agg() {
