@@ -62,6 +62,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::InvalidDatetimeFormat(_) => "22007",
         Error::DatetimeOutOfRange(_) => "22008",
         Error::NullValueNotAllowed(_) => "22004",
+        Error::GeneratedAlways { .. } => "428C9",
         Error::InvalidEscape(_) => "22025",
         Error::NotInPrerequisiteState(_) => "55000",
         Error::Context { source, .. } => sql_state(source),
@@ -111,6 +112,9 @@ fn datafusion_state(e: &DataFusionError) -> &'static str {
 fn message_state(m: &str) -> &'static str {
     if let Some(failure) = CastFailure::parse(m) {
         return failure.state();
+    }
+    if integer_overflow(m).is_some() {
+        return "22003";
     }
     let lower = m.to_ascii_lowercase();
     if lower.contains("divide by zero") || lower.contains("division by zero") {
@@ -258,6 +262,28 @@ impl<'a> CastFailure<'a> {
     }
 }
 
+/// Arrow's failure to narrow a number to an integer type ("Can't cast value 2147483648 to
+/// type Int32", "value of 1e20 is out of range Int64"): PostgreSQL's "integer out of range".
+fn integer_overflow(m: &str) -> Option<String> {
+    let mut line = m.lines().next().unwrap_or(m);
+    while let Some((_, rest)) = line.split_once("error: ") {
+        line = rest;
+    }
+    let ty = if let Some(rest) = line.strip_prefix("Can't cast value ") {
+        rest.rsplit_once(" to type ")?.1
+    } else {
+        let rest = line.strip_prefix("value of ")?;
+        rest.rsplit_once(" is out of range ")?.1
+    };
+    let name = match ty.trim_end_matches('.') {
+        "Int16" | "UInt16" => "smallint",
+        "Int32" | "UInt32" => "integer",
+        "Int64" | "UInt64" => "bigint",
+        _ => return None,
+    };
+    Some(format!("{name} out of range"))
+}
+
 /// PostgreSQL's wording for the DataFusion and parser messages users meet most.
 fn postgres_wording(m: &str) -> Option<String> {
     let first_line = m.lines().next().unwrap_or(m).trim_end_matches('.');
@@ -291,6 +317,9 @@ fn postgres_wording(m: &str) -> Option<String> {
     }
     if let Some(failure) = CastFailure::parse(m) {
         return Some(failure.message());
+    }
+    if let Some(message) = integer_overflow(m) {
+        return Some(message);
     }
     if first_line == "Divide by zero error" {
         return Some("division by zero".into());
@@ -327,6 +356,14 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
             )
         }
         Error::UniqueViolation { detail, .. } => err.detail = Some(detail.clone()),
+        Error::GeneratedAlways { column, insert } => {
+            err.detail = Some(format!(
+                "Column \"{column}\" is an identity column defined as GENERATED ALWAYS."
+            ));
+            if *insert {
+                err.hint = Some("Use OVERRIDING SYSTEM VALUE to override.".into());
+            }
+        }
         Error::UndefinedOperator(_) => {
             err.hint = Some(
                 "No operator matches the given name and argument types. You might need to \
@@ -420,6 +457,14 @@ mod tests {
             ),
             "syntax error at or near \"foo\""
         );
+        assert_eq!(
+            w("Cast error: Can't cast value 2147483648 to type Int32"),
+            "integer out of range"
+        );
+        assert_eq!(
+            w("value of 100000000000000000000 is out of range Int64"),
+            "bigint out of range"
+        );
         assert_eq!(postgres_wording("something else"), None);
     }
 
@@ -435,6 +480,10 @@ mod tests {
             message_state(
                 "Arrow error: Cast error: Cannot cast string '99999' to value of Int16 type"
             ),
+            "22003"
+        );
+        assert_eq!(
+            message_state("Arrow error: Cast error: Can't cast value 40000 to type Int16"),
             "22003"
         );
         assert_eq!(

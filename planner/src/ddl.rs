@@ -146,6 +146,7 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
             nullable: true,
             default: None,
             hidden: false,
+            identity: None,
         };
         for opt in &column_def.options {
             match &opt.option {

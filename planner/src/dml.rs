@@ -21,7 +21,7 @@ use datafusion::sql::sqlparser::ast::{
     OnConflictAction, OnInsert, Query, Select, SelectFlavor, SelectItem, SetExpr, TableAlias,
     TableFactor, TableObject, TableWithJoins, Value as AstValue, Values,
 };
-use sql::catalog::{ETAG_COLUMN, ROW_ID_COLUMN, TIMESTAMP_COLUMN, TableDef};
+use sql::catalog::{ETAG_COLUMN, Identity, ROW_ID_COLUMN, TIMESTAMP_COLUMN, TableDef};
 use sql::ddl::{normalize_ident, table_name};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -483,6 +483,79 @@ pub(crate) fn track_table(session: &Session, txn: &SharedTxn, name: &str) -> Res
     crate::provider::in_txn(txn, |t| Ok(session.db.catalog.track_read(t, name)?))
 }
 
+/// `INSERT … OVERRIDING {SYSTEM | USER} VALUE`, which sqlparser does not read: `parse_sql`
+/// takes the words out before parsing ([`take_overriding`]) and marks the INSERT with them
+/// ([`mark_overriding`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Overriding {
+    System,
+    User,
+}
+
+/// The hint prefix that marks an INSERT's OVERRIDING clause.
+const OVERRIDING_HINT: &str = "partitaoverriding";
+
+/// Blanks out each `OVERRIDING {SYSTEM | USER} VALUE` of `tokens`, returning where each was.
+pub(crate) fn take_overriding(
+    tokens: &mut [datafusion::sql::sqlparser::tokenizer::TokenWithSpan],
+) -> Vec<(usize, Overriding)> {
+    use datafusion::sql::sqlparser::tokenizer::{Token, Whitespace};
+    let word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let mut found = Vec::new();
+    for at in 0..tokens.len() {
+        if !word(&tokens[at].token, "overriding") {
+            continue;
+        }
+        let next: Vec<usize> = (at + 1..tokens.len())
+            .filter(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+            .take(2)
+            .collect();
+        let [kind, value] = next[..] else {
+            continue;
+        };
+        let overriding = match &tokens[kind].token {
+            t if word(t, "system") => Overriding::System,
+            t if word(t, "user") => Overriding::User,
+            _ => continue,
+        };
+        if !word(&tokens[value].token, "value") {
+            continue;
+        }
+        for j in [at, kind, value] {
+            tokens[j].token = Token::Whitespace(Whitespace::Space);
+        }
+        found.push((at, overriding));
+    }
+    found
+}
+
+/// Marks the INSERT `stmt` with its OVERRIDING clause; another statement has none.
+pub(crate) fn mark_overriding(stmt: &mut ast::Statement, overriding: Overriding) -> Result<()> {
+    let ast::Statement::Insert(insert) = stmt else {
+        return Err(Error::Syntax(
+            "syntax error at or near \"OVERRIDING\"".into(),
+        ));
+    };
+    insert.optimizer_hints.push(ast::OptimizerHint {
+        prefix: OVERRIDING_HINT.into(),
+        text: format!("{overriding:?}"),
+        style: ast::OptimizerHintStyle::MultiLine,
+    });
+    Ok(())
+}
+
+/// The OVERRIDING clause of `insert`.
+pub(crate) fn overriding(insert: &ast::Insert) -> Option<Overriding> {
+    let hint = insert
+        .optimizer_hints
+        .iter()
+        .find(|h| h.prefix == OVERRIDING_HINT)?;
+    Some(match hint.text.as_str() {
+        "System" => Overriding::System,
+        _ => Overriding::User,
+    })
+}
+
 pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<WriteResult> {
     let name = match &insert.table {
         TableObject::TableName(n) => table_name(n)?,
@@ -528,6 +601,20 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             None => cast(null(), col.ty),
         })
     };
+    // Whether column `i`'s given value gives way to its default: an identity column's
+    // does with OVERRIDING USER VALUE; a GENERATED ALWAYS one's may stand only with
+    // OVERRIDING SYSTEM VALUE.
+    let overriding = overriding(insert);
+    let identity_default = |i: usize| -> Result<bool> {
+        match (def.columns[i].identity, overriding) {
+            (Some(_), Some(Overriding::User)) => Ok(true),
+            (Some(Identity::Always), None) => Err(Error::GeneratedAlways {
+                column: def.columns[i].name.clone(),
+                insert: true,
+            }),
+            _ => Ok(false),
+        }
+    };
     let stored: Vec<usize> = (0..def.columns.len())
         .filter(|&i| !def.columns[i].hidden)
         .collect();
@@ -565,6 +652,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                         {
                             default_expr(i)?
                         }
+                        Some(_) if identity_default(i)? => default_expr(i)?,
                         Some(expr) => cast(expr.clone(), def.columns[i].ty),
                         None => default_expr(i)?,
                     });
@@ -589,6 +677,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             let mut projection = Vec::with_capacity(stored.len());
             for &i in &stored {
                 let expr = match targets.iter().position(|&t| t == i) {
+                    Some(_) if identity_default(i)? => default_expr(i)?,
                     Some(p) => cast(column_expr(&src_cols[p]), def.columns[i].ty),
                     None => default_expr(i)?,
                 };
@@ -951,7 +1040,8 @@ fn assignment_targets(def: &TableDef, assignment: &ast::Assignment) -> Result<Ve
         }
         Ok(i)
     };
-    // `SET c = DEFAULT` takes the column's default (NULL without one).
+    // `SET c = DEFAULT` takes the column's default (NULL without one); a GENERATED ALWAYS
+    // identity column takes nothing else.
     let value = |i: usize, e: Expr| -> Result<Expr> {
         match &e {
             Expr::Identifier(id)
@@ -962,6 +1052,10 @@ fn assignment_targets(def: &TableDef, assignment: &ast::Assignment) -> Result<Ve
                     None => Ok(null()),
                 }
             }
+            _ if def.columns[i].identity == Some(Identity::Always) => Err(Error::GeneratedAlways {
+                column: def.columns[i].name.clone(),
+                insert: false,
+            }),
             _ => Ok(e),
         }
     };

@@ -244,7 +244,11 @@ impl Session {
     }
 
     fn fast_insert(&self, i: &ast::Insert) -> Option<FastStatement> {
-        if i.returning.is_some() || i.partitioned.is_some() || i.overwrite {
+        if i.returning.is_some()
+            || i.partitioned.is_some()
+            || i.overwrite
+            || crate::dml::overriding(i).is_some()
+        {
             return None;
         }
         let skip_existing = match &i.on {
@@ -278,9 +282,13 @@ impl Session {
                 .map(|c| def.column_index(&normalize_ident(c.0.last()?.as_ident()?)))
                 .collect::<Option<_>>()?
         };
-        // Omitted columns must need no default evaluated.
+        // Omitted columns must need no default evaluated; a GENERATED ALWAYS column given a
+        // value is an error the full path reports.
         for (c, col) in def.columns.iter().enumerate() {
-            if !targets.contains(&c) && col.default.is_some() {
+            let given = targets.contains(&c);
+            if !given && col.default.is_some()
+                || given && col.identity == Some(sql::Identity::Always)
+            {
                 return None;
             }
         }

@@ -83,7 +83,8 @@ fn rewrite_expressions(
 ///   compute in `real`, overflowing and rounding where PostgreSQL does not;
 /// - an integer constant that fits 32 bits, with an `integer` or `smallint` or another such
 ///   constant, is an `integer` (`i + 1`, `7 / 2` are `integer` there; DataFusion makes the
-///   constant, and so the result, a BIGINT).
+///   constant, and so the result, a BIGINT);
+/// - `date_trunc` of a date is `date_trunc` of a timestamptz.
 #[derive(Debug, Default)]
 pub struct ArithmeticOperands;
 
@@ -92,12 +93,30 @@ impl AnalyzerRule for ArithmeticOperands {
         "partita_arithmetic_operands"
     }
 
-    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+    fn analyze(&self, plan: LogicalPlan, config: &ConfigOptions) -> Result<LogicalPlan> {
         use datafusion::arrow::datatypes::{DataType, TimeUnit};
         use datafusion::common::ScalarValue;
         use datafusion::common::tree_node::Transformed;
         use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, Operator, cast};
+        let zone: Arc<str> = config
+            .execution
+            .time_zone
+            .as_deref()
+            .unwrap_or("UTC")
+            .into();
         rewrite_expressions(plan, |e, schema| {
+            // date_trunc of a date truncates the timestamptz of its midnight in the session's
+            // zone, as PostgreSQL's implicit cast does (DataFusion's gives a timestamp).
+            if let Expr::ScalarFunction(f) = &e
+                && f.name() == "date_trunc"
+                && f.args.len() == 2
+                && f.args[1].get_type(schema).ok() == Some(DataType::Date32)
+            {
+                let mut args = f.args.clone();
+                let timestamptz = DataType::Timestamp(TimeUnit::Microsecond, Some(zone.clone()));
+                args[1] = cast(args[1].clone(), timestamptz);
+                return Ok(Transformed::yes(f.func.call(args)));
+            }
             let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &e else {
                 return Ok(Transformed::no(e));
             };
@@ -224,7 +243,7 @@ const ROUND_HALF_EVEN: &str = "partita_round_half_even";
 /// Rounds a float to the nearest integral value, halves to even: what PostgreSQL's float to
 /// integer casts do (`rint`) before checking the range.
 #[derive(Debug, PartialEq, Eq, Hash)]
-struct RoundHalfEven {
+pub(crate) struct RoundHalfEven {
     signature: datafusion::logical_expr::Signature,
 }
 

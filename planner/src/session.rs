@@ -199,13 +199,19 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     use datafusion::sql::sqlparser::tokenizer::Token;
     let syntax = |e: datafusion::sql::sqlparser::parser::ParserError| Error::Syntax(e.to_string());
     let dialect = PostgreSqlDialect {};
-    let mut parser = Parser::new(&dialect).try_with_sql(text).map_err(syntax)?;
+    let mut tokens = datafusion::sql::sqlparser::tokenizer::Tokenizer::new(&dialect, text)
+        .with_unescape(true)
+        .tokenize_with_location()
+        .map_err(|e| syntax(e.into()))?;
+    let overrides = crate::dml::take_overriding(&mut tokens);
+    let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut statements = Vec::new();
     loop {
         while parser.consume_token(&Token::SemiColon) {}
         if parser.peek_token() == Token::EOF {
             break;
         }
+        let start = parser.index();
         // REFRESH MATERIALIZED VIEW, which sqlparser does not know, becomes a CALL of
         // crate::view::REFRESH_PROCEDURE with the view's name.
         let statement =
@@ -238,6 +244,12 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
                 parser.parse_statement().map_err(syntax)?
             };
         let mut statement = statement;
+        if let Some(overriding) = overrides
+            .iter()
+            .find(|(at, _)| (start..parser.index()).contains(at))
+        {
+            crate::dml::mark_overriding(&mut statement, overriding.1)?;
+        }
         crate::pg_catalog::normalize(&mut statement);
         crate::literals::normalize(&mut statement)?;
         crate::json::rewrite(&mut statement)?;

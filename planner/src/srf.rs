@@ -10,7 +10,8 @@
 //! `regexp_split_to_table`.
 //!
 //! FROM functions take constants or outer columns DataFusion can plan in a derived table;
-//! a lateral reference to a column of an earlier FROM item is not supported.
+//! a lateral reference to a column of an earlier FROM item is not supported. Any FROM
+//! function (`generate_series` and `unnest` too) may be numbered `WITH ORDINALITY`.
 
 use crate::functions::regex::MATCHES;
 use crate::json::{function_name, plain_args};
@@ -103,6 +104,9 @@ impl VisitorMut for Rewriter {
     }
 
     fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<crate::Error> {
+        if let Err(e) = with_ordinality(factor) {
+            return ControlFlow::Break(e);
+        }
         let TableFactor::Table {
             name,
             args: Some(args),
@@ -126,38 +130,107 @@ impl VisitorMut for Rewriter {
             .iter()
             .map(|(list, column)| format!("{} AS {column}", unnest(list.clone())))
             .collect();
-        if *with_ordinality {
-            return ControlFlow::Break(crate::Error::Unsupported(format!(
-                "WITH ORDINALITY on {function}"
-            )));
-        }
+        debug_assert!(!*with_ordinality, "rewritten by with_ordinality");
         let alias = alias.clone().unwrap_or_else(|| ast::TableAlias {
             explicit: true,
             name: Ident::new(&function),
             columns: vec![],
             at: None,
         });
-        let text = format!("(SELECT {})", columns.join(", "));
-        let dialect = datafusion::sql::sqlparser::dialect::PostgreSqlDialect {};
-        let parsed = datafusion::sql::sqlparser::parser::Parser::new(&dialect)
-            .try_with_sql(&text)
-            .and_then(|mut p| p.parse_table_factor());
-        match parsed {
-            Ok(TableFactor::Derived {
-                lateral, subquery, ..
-            }) => {
-                *factor = TableFactor::Derived {
-                    lateral,
-                    subquery,
-                    alias: Some(alias),
-                    sample: None,
-                }
-            }
-            Ok(other) => unreachable!("a parenthesized query is a derived table: {other}"),
-            Err(e) => return ControlFlow::Break(crate::Error::Syntax(e.to_string())),
+        match derived_table(&format!("(SELECT {})", columns.join(", ")), alias) {
+            Ok(derived) => *factor = derived,
+            Err(e) => return ControlFlow::Break(e),
         }
         ControlFlow::Continue(())
     }
+}
+
+/// The derived table of the parenthesized query `text`, named by `alias`.
+fn derived_table(text: &str, alias: ast::TableAlias) -> crate::Result<TableFactor> {
+    let dialect = datafusion::sql::sqlparser::dialect::PostgreSqlDialect {};
+    let parsed = datafusion::sql::sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_table_factor());
+    match parsed {
+        Ok(TableFactor::Derived {
+            lateral, subquery, ..
+        }) => Ok(TableFactor::Derived {
+            lateral,
+            subquery,
+            alias: Some(alias),
+            sample: None,
+        }),
+        Ok(other) => unreachable!("a parenthesized query is a derived table: {other}"),
+        Err(e) => Err(crate::Error::Syntax(e.to_string())),
+    }
+}
+
+/// `f(…) WITH ORDINALITY AS t(a, …, n)`: the function's rows numbered from 1 in a bigint
+/// column after its own (`ordinality` unless the alias names it), as a derived table
+/// `(SELECT *, row_number() OVER () AS n FROM f(…) AS t(a, …)) AS t`. The function's own
+/// columns take as many of the alias's names as it has columns.
+fn with_ordinality(factor: &mut TableFactor) -> crate::Result<()> {
+    let (alias, columns) = match factor {
+        TableFactor::Table {
+            name,
+            args: Some(args),
+            alias,
+            with_ordinality: ordinality @ true,
+            ..
+        } => {
+            *ordinality = false;
+            let function = function_name(name).unwrap_or_default();
+            let columns = plain_args(&args.args)
+                .and_then(|args| set_returning(&function, &args))
+                .map_or(1, |lists| lists.len());
+            let alias = alias.get_or_insert_with(|| ast::TableAlias {
+                explicit: true,
+                name: Ident::new(function),
+                columns: vec![],
+                at: None,
+            });
+            (alias, columns)
+        }
+        TableFactor::UNNEST {
+            alias,
+            array_exprs,
+            with_ordinality: ordinality @ true,
+            ..
+        } => {
+            *ordinality = false;
+            let alias = alias.get_or_insert_with(|| ast::TableAlias {
+                explicit: true,
+                name: Ident::new("unnest"),
+                columns: vec![],
+                at: None,
+            });
+            (alias, array_exprs.len())
+        }
+        _ => return Ok(()),
+    };
+    let number = match alias.columns.get(columns) {
+        Some(column) => column.name.clone(),
+        None => Ident::new("ordinality"),
+    };
+    if alias.columns.len() > columns + 1 {
+        return Err(crate::Error::Syntax(format!(
+            "table \"{}\" has {} columns available but {} columns specified",
+            alias.name,
+            columns + 1,
+            alias.columns.len()
+        )));
+    }
+    alias.columns.truncate(columns);
+    let outer = ast::TableAlias {
+        explicit: true,
+        name: alias.name.clone(),
+        columns: vec![],
+        at: None,
+    };
+    let text =
+        format!("(SELECT *, CAST(row_number() OVER () AS BIGINT) AS {number} FROM {factor})");
+    *factor = derived_table(&text, outer)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -183,6 +256,20 @@ mod tests {
         assert_eq!(
             rewritten("SELECT (regexp_matches(s, '(a)(b)', 'g'))[2] FROM t"),
             "SELECT (unnest(partita_regexp_matches(s, '(a)(b)', 'g')))[2] AS regexp_matches FROM t"
+        );
+    }
+
+    #[test]
+    fn with_ordinality_numbers_the_rows() {
+        assert_eq!(
+            rewritten("SELECT * FROM generate_series(1, 3) WITH ORDINALITY AS g(v, n)"),
+            "SELECT * FROM (SELECT *, CAST(row_number() OVER () AS BIGINT) AS n \
+             FROM generate_series(1, 3) AS g (v)) AS g"
+        );
+        assert_eq!(
+            rewritten("SELECT * FROM unnest(a) WITH ORDINALITY"),
+            "SELECT * FROM (SELECT *, CAST(row_number() OVER () AS BIGINT) AS ordinality \
+             FROM UNNEST(a) AS unnest) AS unnest"
         );
     }
 }

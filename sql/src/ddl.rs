@@ -141,6 +141,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
             nullable: !serial,
             default: serial.then(|| crate::catalog::serial_default(&name, &col_name)),
             hidden: false,
+            identity: None,
         };
         for opt in &col.options {
             match &opt.option {
@@ -164,8 +165,8 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
                 }
                 ColumnOption::Comment(_) => {}
                 // An identity column takes its values from a sequence, as serial does.
-                // GENERATED ALWAYS also accepts values given explicitly.
                 ColumnOption::Generated {
+                    generated_as,
                     generation_expr: None,
                     sequence_options,
                     ..
@@ -177,6 +178,10 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
                     }
                     def.nullable = false;
                     def.default = Some(crate::catalog::serial_default(&name, &col_name));
+                    def.identity = Some(match generated_as {
+                        ast::GeneratedAs::ByDefault => crate::catalog::Identity::ByDefault,
+                        _ => crate::catalog::Identity::Always,
+                    });
                 }
                 other => return Err(Error::Unsupported(format!("column option {other}"))),
             }
@@ -246,6 +251,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
                 nullable: false,
                 default: None,
                 hidden: true,
+                identity: None,
             });
             partition_key.push(columns.len() - 1);
             hash_buckets = DEFAULT_HASH_BUCKETS;

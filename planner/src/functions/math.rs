@@ -145,10 +145,22 @@ fn width_bucket(operand: f64, b1: f64, b2: f64, count: i64) -> Result<i32, Error
 /// `ceil`, `floor` and `trunc` of a numeric have the scale PostgreSQL gives them (0, or
 /// `trunc`'s constant second argument); DataFusion keeps the argument's scale (`ceil(2.1)`
 /// would be `3.0`).
+///
+/// `round` of a float rounds halves to even, as C's `rint` does for PostgreSQL
+/// (`round(2.5::float8)` is 2); DataFusion's rounds them away from zero.
 pub(crate) fn rounding_scale(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     let Expr::ScalarFunction(f) = &expr else {
         return Ok(Transformed::no(expr));
     };
+    if f.name() == "round"
+        && let [x] = f.args.as_slice()
+        && matches!(x.get_type(schema)?, DataType::Float64 | DataType::Float32)
+    {
+        let half_even = datafusion::logical_expr::ScalarUDF::new_from_impl(
+            crate::semantics::RoundHalfEven::default(),
+        );
+        return Ok(Transformed::yes(half_even.call(vec![x.clone()])));
+    }
     if !matches!(f.name(), "ceil" | "floor" | "trunc") {
         return Ok(Transformed::no(expr));
     }

@@ -960,6 +960,18 @@ fn sql_to_json_or_null(array: &ArrayRef, field: &Field, r: usize, kind: Kind) ->
 /// jsonb values are themselves; dates and timestamps are ISO 8601 strings; everything else
 /// is the string of its text.
 pub fn sql_to_json(array: &ArrayRef, field: &Field, r: usize, kind: Kind) -> Result<String> {
+    // An array is a JSON array of its elements.
+    if let DataType::List(element) = array.data_type() {
+        let values = array.as_list::<i32>().value(r);
+        let items = (0..values.len())
+            .map(|i| sql_to_json_or_null(&values, element, i, kind))
+            .collect::<Result<Vec<_>>>()?;
+        let out = format!("[{}]", items.join(","));
+        return match kind {
+            Kind::Json => Ok(out),
+            Kind::Jsonb => Ok(kind.read(&out)?.to_jsonb_text()),
+        };
+    }
     let zone: Tz = match array.data_type() {
         DataType::Timestamp(_, Some(tz)) => tz.parse().unwrap_or_else(|_| utc()),
         _ => utc(),

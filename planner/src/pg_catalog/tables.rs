@@ -778,9 +778,13 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                                 text(if len > 0 { "p" } else { "x" }),
                                 text(""),
                                 boolean(!col.nullable),
-                                boolean(is_table && col.default.is_some()),
+                                boolean(is_table && has_default(col)),
                                 boolean(is_table && t.missing_values.contains_key(&c)),
-                                text(""),
+                                text(match col.identity {
+                                    Some(sql::Identity::Always) => "a",
+                                    Some(sql::Identity::ByDefault) => "d",
+                                    None => "",
+                                }),
                                 text(""),
                                 boolean(false),
                                 boolean(true),
@@ -807,7 +811,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 .iter()
                 .flat_map(|t| {
                     t.columns.iter().enumerate().filter_map(move |(c, col)| {
-                        let default = col.default.as_ref().filter(|_| !col.hidden)?;
+                        let default = col.default.as_ref().filter(|_| has_default(col))?;
                         let num = attnum(t, c);
                         Some(vec![
                             oid((1 << 30) + ((t.keyspace as i32) << 10) + i32::from(num)),
@@ -1566,6 +1570,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                 ("udt_schema", Name),
                 ("udt_name", Name),
                 ("is_identity", Text),
+                ("identity_generation", Text),
                 ("is_generated", Text),
                 ("is_updatable", Text),
             ],
@@ -1585,7 +1590,10 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                                 text(t.name.clone()),
                                 text(c.name.clone()),
                                 i32v(i32::from(attnum(t, i))),
-                                c.default.clone().map_or(null(), text),
+                                c.default
+                                    .clone()
+                                    .filter(|_| has_default(c))
+                                    .map_or(null(), text),
                                 text(if c.nullable { "YES" } else { "NO" }),
                                 text(information_schema_type(c.ty)),
                                 char_len,
@@ -1596,7 +1604,12 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                                 text(DATABASE_NAME),
                                 text("pg_catalog"),
                                 text(udt),
-                                text("NO"),
+                                text(if c.identity.is_some() { "YES" } else { "NO" }),
+                                match c.identity {
+                                    Some(sql::Identity::Always) => text("ALWAYS"),
+                                    Some(sql::Identity::ByDefault) => text("BY DEFAULT"),
+                                    None => null(),
+                                },
                                 text("NEVER"),
                                 text("YES"),
                             ]
@@ -1731,4 +1744,10 @@ fn column_sizes(
         SqlType::Timestamp | SqlType::TimestampTz => (null(), null(), null(), null(), i32v(6)),
         _ => (null(), null(), null(), null(), null()),
     }
+}
+
+/// Whether `column` has a default PostgreSQL's catalogs show: an identity column's sequence
+/// is shown as the identity instead, and the hidden row id has none.
+fn has_default(column: &sql::ColumnDef) -> bool {
+    column.default.is_some() && column.identity.is_none() && !column.hidden
 }
