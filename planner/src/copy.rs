@@ -421,8 +421,9 @@ impl Session {
             .map(|c| quote_ident(c))
             .collect::<Vec<_>>()
             .join(", ");
+        // COPY takes an identity column's values as given, GENERATED ALWAYS too.
         let insert = format!(
-            "INSERT INTO {} ({list}) SELECT {list} FROM pg_temp.{COPY_SOURCE}",
+            "INSERT INTO {} ({list}) OVERRIDING SYSTEM VALUE SELECT {list} FROM pg_temp.{COPY_SOURCE}",
             quote_ident(table)
         );
         let schema = batches[0].schema();

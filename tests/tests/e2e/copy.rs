@@ -117,6 +117,31 @@ async fn copy_text_and_csv_round_trip() {
             (0, 0, 0)
         );
     }
+
+    // COPY takes a GENERATED ALWAYS identity column's values as given (pg_dump's restores
+    // rely on it); an INSERT may not.
+    client
+        .batch_execute("CREATE TABLE ledger (entry int GENERATED ALWAYS AS IDENTITY, note text)")
+        .await
+        .unwrap();
+    assert_eq!(
+        copy_in(
+            &client,
+            "COPY ledger (entry, note) FROM STDIN",
+            "7\tseven\n"
+        )
+        .await
+        .unwrap(),
+        1
+    );
+    let e = client
+        .execute("INSERT INTO ledger (entry, note) VALUES (8, 'eight')", &[])
+        .await
+        .unwrap_err();
+    assert!(code(&e).starts_with("428C9"), "{}", code(&e));
+    let entries = client.query("SELECT entry FROM ledger", &[]).await.unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].get::<_, i32>(0), 7);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
