@@ -84,7 +84,8 @@ fn rewrite_expressions(
 /// - an integer constant that fits 32 bits, with an `integer` or `smallint` or another such
 ///   constant, is an `integer` (`i + 1`, `7 / 2` are `integer` there; DataFusion makes the
 ///   constant, and so the result, a BIGINT);
-/// - `date_trunc` of a date is `date_trunc` of a timestamptz.
+/// - `date_trunc` of a date is `date_trunc` of a timestamptz;
+/// - `ARRAY[…]` of integer constants is an `integer[]`.
 #[derive(Debug, Default)]
 pub struct ArithmeticOperands;
 
@@ -104,6 +105,10 @@ impl AnalyzerRule for ArithmeticOperands {
             .as_deref()
             .unwrap_or("UTC")
             .into();
+        let small_constant = |e: &Expr| {
+            matches!(e, Expr::Literal(ScalarValue::Int64(Some(n)), _)
+                if i32::try_from(*n).is_ok())
+        };
         rewrite_expressions(plan, |e, schema| {
             // date_trunc of a date truncates the timestamptz of its midnight in the session's
             // zone, as PostgreSQL's implicit cast does (DataFusion's gives a timestamp).
@@ -115,6 +120,40 @@ impl AnalyzerRule for ArithmeticOperands {
                 let mut args = f.args.clone();
                 let timestamptz = DataType::Timestamp(TimeUnit::Microsecond, Some(zone.clone()));
                 args[1] = cast(args[1].clone(), timestamptz);
+                return Ok(Transformed::yes(f.func.call(args)));
+            }
+            // ARRAY[1, 2] of integer constants (and integer or smallint values) is an
+            // integer[], as in PostgreSQL (DataFusion's is a bigint[]).
+            if let Expr::ScalarFunction(f) = &e
+                && f.name() == "make_array"
+                && f.args.iter().any(small_constant)
+                && f.args.iter().all(|a| {
+                    small_constant(a)
+                        || matches!(a.get_type(schema), Ok(DataType::Int32 | DataType::Int16))
+                })
+            {
+                let args = f
+                    .args
+                    .iter()
+                    .map(|a| match small_constant(a) {
+                        true => cast(a.clone(), DataType::Int32),
+                        false => a.clone(),
+                    })
+                    .collect();
+                return Ok(Transformed::yes(f.func.call(args)));
+            }
+            // So is `integer[] || 3`.
+            if let Expr::ScalarFunction(f) = &e
+                && let Some((array, element)) = match (f.name(), f.args.as_slice()) {
+                    ("array_append", [a, _]) => Some((a, 1)),
+                    ("array_prepend", [_, a]) => Some((a, 0)),
+                    _ => None,
+                }
+                && small_constant(&f.args[element])
+                && matches!(array.get_type(schema), Ok(DataType::List(item)) if *item.data_type() == DataType::Int32)
+            {
+                let mut args = f.args.clone();
+                args[element] = cast(args[element].clone(), DataType::Int32);
                 return Ok(Transformed::yes(f.func.call(args)));
             }
             let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &e else {
@@ -164,10 +203,6 @@ impl AnalyzerRule for ArithmeticOperands {
             {
                 return Ok(rebuilt(DataType::Float64, &|_, t| *t == DataType::Float32));
             }
-            let small_constant = |e: &Expr| {
-                matches!(e, Expr::Literal(ScalarValue::Int64(Some(n)), _)
-                    if i32::try_from(*n).is_ok())
-            };
             let integer_like = |e: &Expr, t: &DataType| {
                 small_constant(e) || matches!(t, DataType::Int16 | DataType::Int32)
             };

@@ -78,3 +78,4 @@ SELECT key, n FROM jsonb_each('{"a": 1, "b": 2}') WITH ORDINALITY AS e(key, valu
 SELECT name, date_trunc('year', born) FROM results ORDER BY bib;
 SELECT round(2.5::float8), round(3.5::float8), round(-0.5::float8), round(2.5);
 SELECT json_build_object('name', 'Ann', 'splits', ARRAY[61, 62]), to_jsonb(ARRAY[[1, 2], [3, 4]]);
+SELECT ARRAY[61, 62], pg_typeof(ARRAY[61, 62]), pg_typeof(ARRAY[61, 62] || 63), pg_typeof(ARRAY[bib, 1]) FROM results WHERE bib = 7;
