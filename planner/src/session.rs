@@ -331,6 +331,117 @@ impl Settings {
     }
 }
 
+/// One `set_config(name, value, is_local)` of a [`set_config_calls`] statement.
+struct SetConfig {
+    name: String,
+    value: String,
+    /// The result column's name.
+    column: String,
+}
+
+/// The `set_config` calls of `SELECT set_config('name', 'value', is_local), …` with constant
+/// arguments and nothing else, as pg_dump's scripts and drivers send it; `None` for any
+/// other statement.
+fn set_config_calls(stmt: &Statement) -> Option<Vec<SetConfig>> {
+    let Statement::Query(q) = stmt else {
+        return None;
+    };
+    let ast::SetExpr::Select(select) = q.body.as_ref() else {
+        return None;
+    };
+    if !select.from.is_empty() || select.selection.is_some() || select.projection.is_empty() {
+        return None;
+    }
+    let text = |e: &Expr| match e {
+        Expr::Value(v) => match &v.value {
+            AstValue::SingleQuotedString(s) => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    select
+        .projection
+        .iter()
+        .map(|item| {
+            let (expr, alias) = match item {
+                ast::SelectItem::UnnamedExpr(e) => (e, None),
+                ast::SelectItem::ExprWithAlias { expr, alias } => (expr, Some(alias.value.clone())),
+                _ => return None,
+            };
+            let Expr::Function(f) = expr else {
+                return None;
+            };
+            if !crate::json::function_name(&f.name).is_some_and(|n| n == "set_config") {
+                return None;
+            }
+            let ast::FunctionArguments::List(list) = &f.args else {
+                return None;
+            };
+            let [name, value, _is_local] = &crate::json::plain_args(&list.args)?[..] else {
+                return None;
+            };
+            Some(SetConfig {
+                name: text(name)?,
+                value: text(value)?,
+                column: alias.unwrap_or_else(|| "set_config".into()),
+            })
+        })
+        .collect()
+}
+
+/// `set_config` anywhere but where [`set_config_calls`] takes it.
+fn set_config_function() -> datafusion::logical_expr::ScalarUDF {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::logical_expr::{Volatility, create_udf};
+    create_udf(
+        "set_config",
+        vec![DataType::Utf8, DataType::Utf8, DataType::Boolean],
+        DataType::Utf8,
+        Volatility::Volatile,
+        Arc::new(|_| {
+            Err(datafusion::error::DataFusionError::External(Box::new(
+                Error::Unsupported(
+                    "set_config other than as SELECT set_config('name', 'value', is_local)".into(),
+                ),
+            )))
+        }),
+    )
+}
+
+/// `pg_sleep(seconds)`: waits, stopping early (57014) when the statement is canceled or
+/// times out. It holds one of the executor's threads while it waits.
+fn pg_sleep_function(interrupt: Interrupt) -> datafusion::logical_expr::ScalarUDF {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::common::ScalarValue;
+    use datafusion::logical_expr::{Signature, Volatility};
+    crate::functions::RowFunction::strict(
+        "pg_sleep",
+        Signature::uniform(1, vec![DataType::Float64], Volatility::Volatile),
+        DataType::Utf8,
+        move |args| {
+            let ScalarValue::Float64(Some(seconds)) = args[0] else {
+                return Ok(ScalarValue::Utf8(None));
+            };
+            let step = std::time::Duration::from_millis(10);
+            // Too long to count is waiting until stopped.
+            let until = std::time::Duration::try_from_secs_f64(seconds.max(0.0))
+                .ok()
+                .and_then(|d| std::time::Instant::now().checked_add(d));
+            loop {
+                interrupt.check()?;
+                let left = match until {
+                    Some(until) => until.saturating_duration_since(std::time::Instant::now()),
+                    None => step,
+                };
+                if left.is_zero() {
+                    return Ok(ScalarValue::Utf8(None));
+                }
+                std::thread::sleep(left.min(step));
+            }
+        },
+    )
+}
+
 /// `current_setting(name)`: what SHOW name shows; an unknown name is 42704.
 fn current_setting_function(settings: Settings) -> datafusion::logical_expr::ScalarUDF {
     use datafusion::arrow::datatypes::DataType;
@@ -466,6 +577,8 @@ impl Session {
         crate::pg_catalog::register(&ctx, &db.catalog, &db.store, &scope);
         let settings = Settings::defaults();
         ctx.register_udf(current_setting_function(settings.clone()));
+        ctx.register_udf(set_config_function());
+        ctx.register_udf(pg_sleep_function(interrupt.clone()));
         crate::functions::register(&ctx);
         crate::sequences::register(&ctx, &db.catalog, &db.store, &scope);
         ctx.register_udtf(
@@ -664,6 +777,9 @@ impl Session {
         }
         crate::naming::name_function_columns(&mut bound);
         fold_signed_numbers_in_rows(&mut bound);
+        if let Some(calls) = set_config_calls(&bound) {
+            return self.set_config(calls);
+        }
         if !params.is_empty() && matches!(stmt, Statement::Query(_)) {
             if self.fast_path_on()
                 && let Some(fast) = self.fast_statement(&bound)
@@ -1258,6 +1374,24 @@ impl Session {
         Ok(Output::Command("SET".into()))
     }
 
+    /// `SELECT set_config(name, value, is_local), …`: each setting made as SET makes it
+    /// (`is_local` as SET LOCAL, which Partita takes as SET), answered with its new value.
+    fn set_config(&mut self, calls: Vec<SetConfig>) -> Result<Output> {
+        use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
+        use datafusion::arrow::datatypes::{DataType, Field, Schema};
+        let mut fields = Vec::with_capacity(calls.len());
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(calls.len());
+        for call in calls {
+            let name = call.name.to_ascii_lowercase();
+            self.set_setting(&name, call.value)?;
+            fields.push(Field::new(call.column, DataType::Utf8, true));
+            columns.push(Arc::new(StringArray::from(vec![self.settings.get(&name)])));
+        }
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        Ok(Output::from_batches(batch.schema(), vec![batch], "SELECT"))
+    }
+
     /// RESET name / RESET ALL: back to the defaults.
     fn reset(&mut self, reset: ast::Reset) -> Result<Output> {
         match reset {
@@ -1341,6 +1475,36 @@ impl Session {
                 })?;
                 self.settings.insert(name.into(), format_duration_ms(ms));
             }
+            // Partita writes dates as ISO and reads them month first: other styles are
+            // refused rather than shown and not followed.
+            "datestyle" => {
+                let invalid = || Error::InvalidSettingValue {
+                    name: "DateStyle".into(),
+                    value: value.clone(),
+                };
+                for word in value.split([',', ' ']).filter(|w| !w.is_empty()) {
+                    match word.to_ascii_lowercase().as_str() {
+                        "iso" | "mdy" | "us" | "noneuro" | "noneuropean" | "default" => {}
+                        "sql" | "postgres" | "german" | "dmy" | "ymd" | "euro" | "european" => {
+                            return Err(Error::Unsupported(format!("DateStyle {word}")));
+                        }
+                        _ => return Err(invalid()),
+                    }
+                }
+                self.settings.insert(name.into(), "ISO, MDY".into());
+            }
+            "intervalstyle" => match value.to_ascii_lowercase().as_str() {
+                "postgres" => self.settings.insert(name.into(), "postgres".into()),
+                "sql_standard" | "postgres_verbose" | "iso_8601" => {
+                    return Err(Error::Unsupported(format!("IntervalStyle {value}")));
+                }
+                _ => {
+                    return Err(Error::InvalidSettingValue {
+                        name: "IntervalStyle".into(),
+                        value,
+                    });
+                }
+            },
             "timezone" => {
                 let zone = Zone::parse(&value).ok_or_else(|| Error::InvalidSettingValue {
                     name: "TimeZone".into(),

@@ -36,6 +36,20 @@ const TIMESTAMP: DataType = DataType::Timestamp(TimeUnit::Microsecond, None);
 
 pub(super) fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(AtTimeZone::default()));
+    // Partita's dates, timestamps and intervals have no infinities: every one is finite.
+    ctx.register_udf(RowFunction::strict(
+        "isfinite",
+        Signature::any(1, Volatility::Immutable),
+        DataType::Boolean,
+        |args| match args[0].data_type() {
+            DataType::Date32 | DataType::Timestamp(..) | DataType::Interval(_) => {
+                Ok(ScalarValue::Boolean(Some(true)))
+            }
+            other => Err(DataFusionError::External(Box::new(
+                Error::UndefinedFunction(format!("isfinite({other})")),
+            ))),
+        },
+    ));
     ctx.register_udf(RowFunction::strict(
         "age",
         // Timestamp constants are planned in nanoseconds, columns in microseconds.

@@ -21,6 +21,7 @@ mod text;
 pub(crate) use datetime::local_time_casts;
 pub(crate) use extract::EXTRACT;
 pub(crate) use math::rounding_scale;
+pub(crate) use row::RowFunction;
 
 /// Registers `version()`, `current_database()`, `current_schema()`, `pg_backend_pid()`,
 /// `numeric(x)`, `pg_typeof(x)`, and `avg` and `sum` with PostgreSQL's result types and numeric scale.
