@@ -371,7 +371,7 @@ fn set_config_calls(stmt: &Statement) -> Option<Vec<SetConfig>> {
             let Expr::Function(f) = expr else {
                 return None;
             };
-            if !crate::json::function_name(&f.name).is_some_and(|n| n == "set_config") {
+            if crate::json::function_name(&f.name).is_none_or(|n| n != "set_config") {
                 return None;
             }
             let ast::FunctionArguments::List(list) = &f.args else {
