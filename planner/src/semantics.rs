@@ -43,7 +43,9 @@ impl AnalyzerRule for PostgresSemantics {
                 .transform_data(|e| crate::interval::extremes_by_span(e, schema))?
                 .transform_data(nullable_scalar_subquery)
         })?
-        .transform_up_with_subqueries(crate::interval::sort_by_span)
+        .transform_up_with_subqueries(|plan| {
+            crate::interval::sort_by_span(plan)?.transform_data(crate::json::sort_by_value)
+        })
         .map(|t| t.data)
     }
 }

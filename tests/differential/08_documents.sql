@@ -32,3 +32,11 @@ SELECT jsonb_agg(x) FROM (SELECT seq, detail->'price' AS price FROM card_purchas
 SELECT row_to_json(r) FROM (VALUES (1, 'one', NULL::text)) AS r(n, word, nothing);
 SELECT c.card, row_to_json(d), to_jsonb(d) FROM card_purchases c LEFT JOIN (SELECT 42 AS card, 'gift' AS note) d ON d.card = c.card ORDER BY c.card, c.seq;
 SELECT json_agg(d ORDER BY c.seq) FROM card_purchases c LEFT JOIN (SELECT 1 AS seq, 'first' AS note) d ON d.seq = c.seq WHERE c.card = 15;
+-- jsonb ordering: null < strings < numbers < booleans < arrays < objects, containers by size first.
+CREATE TABLE doc_order (id int PRIMARY KEY, doc jsonb);
+INSERT INTO doc_order VALUES (1, '{"a":2}'), (2, '[1]'), (3, '1'), (4, '"s"'), (5, 'null'), (6, 'true'), (7, '[]'), (8, '{"a":1,"b":2}'), (9, '{"b":1}'), (10, '10'), (11, '-2.5'), (12, '1.0'), (13, '[1,2]'), (14, '[0,9]'), (15, '"abc"'), (16, 'false'), (17, '{"a":[1]}'), (18, '0.001'), (19, '-100'), (20, '[[1]]'), (21, '["a"]'), (22, '{}'), (23, '{"aa":1}'), (24, NULL);
+SELECT id, doc FROM doc_order ORDER BY doc, id;
+SELECT id FROM doc_order ORDER BY doc DESC NULLS LAST, id;
+SELECT id FROM doc_order WHERE doc > '1' ORDER BY id;
+SELECT id FROM doc_order WHERE doc <= '[1]' ORDER BY id;
+SELECT detail->'price' FROM card_purchases ORDER BY detail->'price', card;

@@ -6,7 +6,8 @@ use super::value::{Json, Layout, SyntaxError, raw_children, write_string};
 use crate::Error;
 use datafusion::arrow::array::timezone::Tz;
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BooleanBuilder, Int32Builder, ListBuilder, StringArray, StringBuilder,
+    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Int32Builder, ListBuilder,
+    StringArray, StringBuilder,
 };
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::DataFusionError;
@@ -90,6 +91,8 @@ pub const ROW_ARRAY: &str = "partita_json_agg_rows";
 
 /// The function jsonb comparisons for equality compare the results of.
 pub const EQUALITY_KEY: &str = "partita_jsonb_key";
+/// The helper jsonb ordering compares.
+pub const SORT_KEY: &str = "partita_jsonb_sort_key";
 
 /// Which keys `?|` and `?&` look for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -161,6 +164,8 @@ pub enum Op {
     },
     /// What jsonb `=` compares (`Json::equality_key`).
     EqualityKey,
+    /// What jsonb ORDER BY and `<` compare (`Json::sort_key`).
+    SortKey,
 }
 
 impl Op {
@@ -240,6 +245,7 @@ impl JsonFunction {
             JsonFunction::new("jsonb_set", Op::Set),
             JsonFunction::new("jsonb_pretty", Op::Pretty),
             JsonFunction::new(EQUALITY_KEY, Op::EqualityKey),
+            JsonFunction::new(SORT_KEY, Op::SortKey),
         ];
         for prefix in ["json", "jsonb"] {
             let helper =
@@ -294,6 +300,7 @@ impl JsonFunction {
             | Op::Member(_) => plain(DataType::Utf8),
             Op::Contains | Op::HasKey(_) => plain(DataType::Boolean),
             Op::ArrayLength => plain(DataType::Int32),
+            Op::SortKey => plain(DataType::Binary),
             Op::Elements { text } | Op::ObjectValues { text } => {
                 let item = match text {
                     true => Arc::new(Field::new("item", DataType::Utf8, true)),
@@ -351,6 +358,16 @@ impl ScalarUDFImpl for JsonFunction {
                 let mut out = BooleanBuilder::with_capacity(n);
                 for r in 0..n {
                     out.append_option(self.test(&arrays, &kinds, r)?);
+                }
+                Arc::new(out.finish())
+            }
+            Op::SortKey => {
+                let mut out = BinaryBuilder::with_capacity(n, n * 16);
+                for r in 0..n {
+                    match json_arg(&arrays[0], kinds[0], r)? {
+                        Some(doc) => out.append_value(doc.sort_key()),
+                        None => out.append_null(),
+                    }
                 }
                 Arc::new(out.finish())
             }
@@ -627,9 +644,9 @@ impl JsonFunction {
                     // DISTINCT values, in the order of the values themselves.
                     let mut keyed = Vec::with_capacity(texts.len());
                     for text in texts {
-                        keyed.push((Kind::Jsonb.read(text)?, text));
+                        keyed.push((Kind::Jsonb.read(text)?.sort_key(), text));
                     }
-                    keyed.sort_by(|a, b| a.0.compare(&b.0));
+                    keyed.sort_by(|a, b| a.0.cmp(&b.0));
                     texts = keyed.into_iter().map(|(_, t)| t).collect();
                 }
                 let text = match self.op {
@@ -653,6 +670,7 @@ impl JsonFunction {
             Op::Contains
             | Op::HasKey(_)
             | Op::ArrayLength
+            | Op::SortKey
             | Op::Elements { .. }
             | Op::ObjectKeys
             | Op::ObjectValues { .. } => unreachable!("not text-valued"),

@@ -55,7 +55,8 @@ pub fn input_function(kind: Kind) -> Arc<ScalarUDF> {
 
 /// jsonb `=` (and `<>`, `IN`, `IS DISTINCT FROM`) with jsonb or text compares values, as
 /// PostgreSQL does: both sides are read as jsonb and compared by
-/// [`value::Json::equality_key`], so `'{"a": 1.0}'` equals `'{"a":1}'`.
+/// [`value::Json::equality_key`], so `'{"a": 1.0}'` equals `'{"a":1}'`. `<`, `<=`, `>` and
+/// `>=` compare in jsonb's order ([`value::Json::sort_key`]).
 pub fn equality(
     expr: datafusion::logical_expr::Expr,
     schema: &DFSchema,
@@ -79,7 +80,20 @@ pub fn equality(
         ScalarUDF::new_from_impl(JsonFunction::new(functions::EQUALITY_KEY, Op::EqualityKey))
             .call(vec![e])
     };
+    let jsonb_and_text = |l: &LExpr, r: &LExpr| jsonb(l) && text(r) || jsonb(r) && text(l);
     Ok(match expr {
+        LExpr::BinaryExpr(BinaryExpr { left, op, right })
+            if matches!(
+                op,
+                Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
+            ) && jsonb_and_text(&left, &right) =>
+        {
+            Transformed::yes(LExpr::BinaryExpr(BinaryExpr::new(
+                Box::new(sort_key(*left)),
+                op,
+                Box::new(sort_key(*right)),
+            )))
+        }
         LExpr::BinaryExpr(BinaryExpr { left, op, right })
             if matches!(
                 op,
@@ -87,7 +101,7 @@ pub fn equality(
                     | Operator::NotEq
                     | Operator::IsDistinctFrom
                     | Operator::IsNotDistinctFrom
-            ) && (jsonb(&left) && text(&right) || jsonb(&right) && text(&left)) =>
+            ) && jsonb_and_text(&left, &right) =>
         {
             Transformed::yes(LExpr::BinaryExpr(BinaryExpr::new(
                 Box::new(key(*left)),
@@ -108,6 +122,39 @@ pub fn equality(
         }
         other => Transformed::no(other),
     })
+}
+
+/// What jsonb ordering compares: `e`'s [`value::Json::sort_key`].
+fn sort_key(e: datafusion::logical_expr::Expr) -> datafusion::logical_expr::Expr {
+    ScalarUDF::new_from_impl(JsonFunction::new(functions::SORT_KEY, Op::SortKey)).call(vec![e])
+}
+
+/// ORDER BY a jsonb value orders in jsonb's order, not by its text.
+pub fn sort_by_value(
+    plan: datafusion::logical_expr::LogicalPlan,
+) -> Result<datafusion::common::tree_node::Transformed<datafusion::logical_expr::LogicalPlan>> {
+    use datafusion::common::tree_node::Transformed;
+    use datafusion::logical_expr::LogicalPlan;
+    let LogicalPlan::Sort(mut sort) = plan else {
+        return Ok(Transformed::no(plan));
+    };
+    let schema = sort.input.schema().clone();
+    let mut changed = false;
+    for key in &mut sort.expr {
+        let declared = key
+            .expr
+            .to_field(&schema)
+            .ok()
+            .and_then(|(_, f)| crate::casts::declared(&f));
+        if declared == Some(sql::SqlType::Jsonb) {
+            key.expr = sort_key(key.expr.clone());
+            changed = true;
+        }
+    }
+    Ok(Transformed::new_transformed(
+        LogicalPlan::Sort(sort),
+        changed,
+    ))
 }
 
 /// Plans the JSON operators on text operands as calls of the JSON functions.

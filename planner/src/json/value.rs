@@ -91,6 +91,58 @@ impl Json {
         self.to_jsonb_text()
     }
 
+    /// Bytes whose order is jsonb's order (PostgreSQL's `compareJsonbContainers`): a
+    /// container before its contents, with its size first (a longer array or object is
+    /// greater); null < strings < numbers < booleans < arrays < objects; numbers by value,
+    /// strings and keys bytewise; object members in jsonb's key order. A top-level scalar
+    /// is, as there, a one-element array that sorts before a real one of one element.
+    pub fn sort_key(mut self) -> Vec<u8> {
+        self.normalize();
+        let mut out = Vec::new();
+        match &self {
+            Json::Array(_) | Json::Object(_) => self.write_sort_key(&mut out, true),
+            scalar => {
+                out.push(SORT_ARRAY);
+                out.extend_from_slice(&1u32.to_be_bytes());
+                out.push(0);
+                scalar.write_sort_key(&mut out, false);
+            }
+        }
+        out
+    }
+
+    fn write_sort_key(&self, out: &mut Vec<u8>, top: bool) {
+        match self {
+            Json::Null => out.push(0),
+            Json::String(s) => {
+                out.push(1);
+                write_sort_string(s, out);
+            }
+            Json::Number(n) => {
+                out.push(2);
+                write_sort_number(n, out);
+            }
+            Json::Bool(b) => out.extend_from_slice(&[3, u8::from(*b)]),
+            Json::Array(items) => {
+                out.push(SORT_ARRAY);
+                out.extend_from_slice(&(items.len() as u32).to_be_bytes());
+                // A real array after a top-level scalar's pseudo-array of the same size.
+                if top {
+                    out.push(1);
+                }
+                items.iter().for_each(|i| i.write_sort_key(out, false));
+            }
+            Json::Object(members) => {
+                out.push(SORT_ARRAY + 1);
+                out.extend_from_slice(&(members.len() as u32).to_be_bytes());
+                for (key, value) in members {
+                    write_sort_string(key, out);
+                    value.write_sort_key(out, false);
+                }
+            }
+        }
+    }
+
     /// jsonb's text: `{"a": 1, "b": [1, 2]}`.
     pub fn to_jsonb_text(&self) -> String {
         let mut out = String::new();
@@ -174,45 +226,6 @@ impl Json {
                 out.push('}');
             }
             other => other.write(out, Layout::Jsonb),
-        }
-    }
-
-    /// An order close to jsonb's, for sorting DISTINCT aggregates: null < strings < numbers
-    /// < booleans < arrays < objects; numbers by value (as doubles), strings bytewise,
-    /// containers element by element (jsonb compares their sizes first).
-    pub fn compare(&self, other: &Json) -> std::cmp::Ordering {
-        use std::cmp::Ordering;
-        let rank = |v: &Json| match v {
-            Json::Null => 0,
-            Json::String(_) => 1,
-            Json::Number(_) => 2,
-            Json::Bool(_) => 3,
-            Json::Array(_) => 4,
-            Json::Object(_) => 5,
-        };
-        match (self, other) {
-            (Json::String(a), Json::String(b)) => a.as_bytes().cmp(b.as_bytes()),
-            (Json::Number(a), Json::Number(b)) => {
-                let (a, b) = (a.parse::<f64>(), b.parse::<f64>());
-                match (a, b) {
-                    (Ok(a), Ok(b)) => a.total_cmp(&b),
-                    _ => Ordering::Equal,
-                }
-            }
-            (Json::Bool(a), Json::Bool(b)) => a.cmp(b),
-            (Json::Array(a), Json::Array(b)) => a
-                .iter()
-                .zip(b)
-                .map(|(x, y)| x.compare(y))
-                .find(|o| o.is_ne())
-                .unwrap_or_else(|| a.len().cmp(&b.len())),
-            (Json::Object(a), Json::Object(b)) => a
-                .iter()
-                .zip(b)
-                .map(|((ka, va), (kb, vb))| jsonb_key_order(ka, kb).then_with(|| va.compare(vb)))
-                .find(|o| o.is_ne())
-                .unwrap_or_else(|| a.len().cmp(&b.len())),
-            (a, b) => rank(a).cmp(&rank(b)),
         }
     }
 
@@ -546,6 +559,50 @@ fn normalize_number(text: &str) -> String {
     out
 }
 
+/// The sort key tag of arrays (objects' is the next): above every scalar's.
+const SORT_ARRAY: u8 = 0x10;
+
+/// A string's bytes in an order-keeping, self-delimiting form: 0x00 escaped as 0x00 0xFF,
+/// ended by 0x00 0x00.
+fn write_sort_string(s: &str, out: &mut Vec<u8>) {
+    for &b in s.as_bytes() {
+        out.push(b);
+        if b == 0 {
+            out.push(0xFF);
+        }
+    }
+    out.extend_from_slice(&[0, 0]);
+}
+
+/// A number in an order-keeping, self-delimiting form: sign, then for 0.d₁d₂… × 10^e the
+/// exponent and the significant digits (inverted for negative numbers, whose larger
+/// magnitudes are smaller).
+fn write_sort_number(text: &str, out: &mut Vec<u8>) {
+    let normal = normalize_number(text);
+    let (negative, unsigned) = match normal.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, normal.as_str()),
+    };
+    let (whole, frac) = unsigned.split_once('.').unwrap_or((unsigned, ""));
+    let whole = whole.trim_start_matches('0');
+    let digits = format!("{whole}{frac}");
+    let significant = digits.trim_start_matches('0');
+    let significant = significant.trim_end_matches('0');
+    if significant.is_empty() {
+        out.push(0x80);
+        return;
+    }
+    // Leading zeros of the fraction lower the exponent of 0.d₁d₂….
+    let exponent =
+        whole.len() as i64 - (digits.len() - digits.trim_start_matches('0').len()) as i64;
+    let exponent = (exponent.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32) ^ 0x8000_0000;
+    let flip = |b: u8| if negative { !b } else { b };
+    out.push(if negative { 0x7F } else { 0x81 });
+    out.extend(exponent.to_be_bytes().map(flip));
+    out.extend(significant.bytes().map(flip));
+    out.push(flip(0));
+}
+
 fn trim_leading_zeros(digits: &str) -> &str {
     let trimmed = digits.trim_start_matches('0');
     if trimmed.is_empty() { "0" } else { trimmed }
@@ -838,6 +895,50 @@ mod tests {
 
     fn jsonb(text: &str) -> String {
         Json::parse_jsonb(text).unwrap().to_jsonb_text()
+    }
+
+    #[test]
+    fn sort_keys_follow_jsonb_order() {
+        let key = |text: &str| Json::parse_jsonb(text).unwrap().sort_key();
+        let ascending = [
+            "[]",
+            "null",
+            "\"\"",
+            "\"a\"",
+            "\"ab\"",
+            "-100",
+            "-2.5",
+            "-0.25",
+            "-1e-9",
+            "0",
+            "1e-5",
+            "0.001",
+            "1",
+            "99.99",
+            "100",
+            "1e20",
+            "false",
+            "true",
+            "[null]",
+            "[\"z\"]",
+            "[2]",
+            "[[]]",
+            "[{}]",
+            "[1, 2]",
+            "{}",
+            "{\"a\": [1]}",
+            "{\"aa\": 1}",
+            "{\"b\": 1}",
+            "{\"a\": 1, \"b\": 2}",
+        ];
+        for pair in ascending.windows(2) {
+            assert!(key(pair[0]) < key(pair[1]), "{} < {}", pair[0], pair[1]);
+        }
+        // Equal values, equal keys; a top-level scalar (a one-element pseudo-array) sorts
+        // after [], before [x].
+        assert_eq!(key("1.0"), key("1"));
+        assert_eq!(key("-0"), key("0.00"));
+        assert!(key("[]") < key("7") && key("7") < key("[0]"));
     }
 
     #[test]
