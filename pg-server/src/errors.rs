@@ -65,7 +65,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::GeneratedAlways { .. } => "428C9",
         Error::InvalidEscape(_) => "22025",
         Error::NotInPrerequisiteState(_) => "55000",
-        Error::Context { source, .. } => sql_state(source),
+        Error::Context { source, .. } | Error::At { source, .. } => sql_state(source),
         Error::Internal(_) => "XX000",
     }
 }
@@ -341,6 +341,10 @@ fn postgres_wording(m: &str) -> Option<String> {
 }
 
 pub fn to_pg_error(e: &Error) -> PgWireError {
+    let (e, position) = match e {
+        Error::At { position, source } => (source.as_ref(), Some(*position)),
+        e => (e, None),
+    };
     let (e, context) = match e {
         Error::Context { context, source } => (source.as_ref(), Some(context.clone())),
         e => (e, None),
@@ -386,6 +390,7 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
         _ => {}
     }
     err.where_context = context;
+    err.position = position.map(|p| p.to_string());
     PgWireError::UserError(Box::new(err))
 }
 

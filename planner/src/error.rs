@@ -173,6 +173,15 @@ pub enum Error {
         source: Box<Error>,
     },
 
+    /// An error at a character of the query text (counted from 1, as PostgreSQL's error
+    /// position), which psql shows under the query's line.
+    #[error("{source}")]
+    At {
+        position: usize,
+        #[source]
+        source: Box<Error>,
+    },
+
     /// A bug in Partita.
     #[error("internal error (this is a bug): {0}")]
     Internal(String),

@@ -197,7 +197,7 @@ fn byte_offset(text: &str, line: u64, column: u64) -> Option<usize> {
 pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     use datafusion::sql::sqlparser::keywords::Keyword;
     use datafusion::sql::sqlparser::tokenizer::Token;
-    let syntax = |e: datafusion::sql::sqlparser::parser::ParserError| Error::Syntax(e.to_string());
+    let syntax = |e: datafusion::sql::sqlparser::parser::ParserError| syntax_error(text, e);
     let dialect = PostgreSqlDialect {};
     let mut tokens = datafusion::sql::sqlparser::tokenizer::Tokenizer::new(&dialect, text)
         .with_unescape(true)
@@ -263,6 +263,31 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         }
     }
     Ok(statements)
+}
+
+/// A parser error, at the character of `text` it names ("… at Line: 2, Column: 7").
+fn syntax_error(text: &str, e: datafusion::sql::sqlparser::parser::ParserError) -> Error {
+    let message = e.to_string();
+    let error = Error::Syntax(message.clone());
+    let Some((_, at)) = message.rsplit_once(" at Line: ") else {
+        return error;
+    };
+    let Some((line, column)) = at.split_once(", Column: ") else {
+        return error;
+    };
+    let (Ok(line), Ok(column)) = (line.trim().parse::<usize>(), column.trim().parse::<usize>())
+    else {
+        return error;
+    };
+    let before: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(|l| l.chars().count())
+        .sum();
+    Error::At {
+        position: before + column,
+        source: Box::new(error),
+    }
 }
 
 const DEFAULT_SETTINGS: &[(&str, &str)] = &[

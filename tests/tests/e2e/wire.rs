@@ -585,6 +585,36 @@ async fn concurrent_create_table_gives_42p07() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn syntax_errors_carry_their_position() {
+    use tokio_postgres::error::ErrorPosition;
+    let server = TestServer::start();
+    let client = server.connect().await;
+    // Counted in characters of the whole query text, from 1, as PostgreSQL counts (psql
+    // draws its caret from it): simple query, several statements and lines, extended Parse.
+    let position = |e: tokio_postgres::Error| {
+        let db = e.as_db_error().cloned().expect("a server error");
+        (db.code().code().to_string(), db.position().cloned())
+    };
+    let e = client
+        .batch_execute("SELECT 1;\nSELECT 'é' AS x FRM t")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        position(e),
+        ("42601".into(), Some(ErrorPosition::Original(27)))
+    );
+    let e = client
+        .prepare("SELECT a FROM t WHER a = 1")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        position(e),
+        ("42601".into(), Some(ErrorPosition::Original(22)))
+    );
+    client.batch_execute("SELECT 1").await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn data_survives_a_restart() {
     let mut server = TestServer::start();
     {
