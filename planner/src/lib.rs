@@ -23,6 +23,7 @@ pub mod interrupt;
 pub mod interval;
 mod interval_input;
 pub mod json;
+mod lateral;
 pub mod literals;
 pub mod naming;
 pub mod numeric;

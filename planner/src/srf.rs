@@ -30,7 +30,7 @@ pub fn rewrite(stmt: &mut Statement) -> crate::Result<()> {
 }
 
 /// A set-returning function's lists to unnest, each with its column name.
-fn set_returning(name: &str, args: &[Expr]) -> Option<Vec<(Expr, &'static str)>> {
+pub(crate) fn set_returning(name: &str, args: &[Expr]) -> Option<Vec<(Expr, &'static str)>> {
     if let [arg] = args
         && let Some(lists) = crate::json::set_returning(name, arg)
     {
@@ -101,6 +101,13 @@ impl VisitorMut for Rewriter {
             };
         }
         ControlFlow::Continue(())
+    }
+
+    fn pre_visit_query(&mut self, query: &mut ast::Query) -> ControlFlow<crate::Error> {
+        match crate::lateral::rewrite(query) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => ControlFlow::Break(e),
+        }
     }
 
     fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<crate::Error> {

@@ -40,3 +40,14 @@ SELECT id FROM doc_order ORDER BY doc DESC NULLS LAST, id;
 SELECT id FROM doc_order WHERE doc > '1' ORDER BY id;
 SELECT id FROM doc_order WHERE doc <= '[1]' ORDER BY id;
 SELECT detail->'price' FROM card_purchases ORDER BY detail->'price', card;
+-- Set-returning functions over an earlier item's columns (implicit LATERAL).
+SELECT p.card, p.seq, t.value FROM card_purchases p, jsonb_array_elements_text(p.detail->'tags') t ORDER BY 1, 2, 3;
+SELECT p.card, k.key FROM card_purchases p CROSS JOIN LATERAL jsonb_object_keys(p.detail) k ORDER BY 1, 2, 3;
+SELECT p.card, kv.key, kv.value FROM card_purchases p, jsonb_each(p.detail->'device') kv WHERE kv.key = 'kind' ORDER BY 1;
+SELECT p.card, p.seq, t FROM card_purchases p LEFT JOIN LATERAL jsonb_array_elements(p.detail->'tags') t ON true ORDER BY 1, 2, 3;
+SELECT t.value, count(*) FROM card_purchases p, jsonb_array_elements_text(p.detail->'tags') t GROUP BY t.value ORDER BY 1;
+SELECT card, tag FROM card_purchases, jsonb_array_elements_text(detail->'tags') tag WHERE card = 15;
+SELECT p.card, g FROM card_purchases p, generate_series(1, p.seq + 1) g ORDER BY 1, 2;
+SELECT p.card, x FROM card_purchases p, unnest(ARRAY[p.card, p.seq]) AS x ORDER BY 1, 2;
+SELECT p.card, i.key, j.value FROM card_purchases p, jsonb_each(p.detail) i, jsonb_array_elements_text(p.detail->'tags') j ORDER BY 1, 2, 3;
+SELECT p.card, i.key, j.key, j.value FROM card_purchases p, jsonb_each(p.detail) i, jsonb_each(p.detail->'device') j WHERE i.key = 'price' ORDER BY 1, 3;

@@ -128,6 +128,18 @@ assert etag is not None and etag == conn.execute("SELECT _etag FROM batch WHERE 
 assert conn.execute("SELECT g FROM generate_series(1, %s) g", (3,)).fetchall() == [(1,), (2,), (3,)]
 assert conn.execute("SELECT count(*) FROM generate_series(%s::int, %s::int)", (2, 6)).fetchone()[0] == 5
 assert conn.execute("SELECT regexp_matches(%s, %s, 'g')", ("a1b22", r"\d+")).fetchall() == [(["1"],), (["22"],)]
+# A set-returning function over an earlier item's columns (implicit LATERAL), with a parameter.
+conn.execute("CREATE TABLE orders (id int PRIMARY KEY, doc jsonb)")
+conn.execute(
+    "INSERT INTO orders VALUES (1, %s), (2, %s)",
+    ('{"lines": [{"sku": "a"}, {"sku": "b"}]}', '{"lines": [{"sku": "c"}]}'),
+)
+rows = conn.execute(
+    "SELECT o.id, l.value->>'sku' FROM orders o, jsonb_array_elements(o.doc->'lines') l "
+    "WHERE o.id = %s ORDER BY 2",
+    (1,),
+).fetchall()
+assert rows == [(1, "a"), (1, "b")], rows
 assert conn.execute("SELECT format('%%s has %%s', %s::text, %s::int)", ("x", 3)).fetchone()[0] == "x has 3"
 cur = conn.execute("SHOW TimeZone")
 assert cur.description[0].name == "TimeZone", cur.description
