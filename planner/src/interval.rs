@@ -3,6 +3,7 @@
 //! `interval '1 day' = interval '24 hours'` too. PostgreSQL compares one span: a month counts
 //! 30 days and a day 24 hours. Comparisons and ORDER BY keys of interval type go through
 //! [`IntervalSpan`], that span in microseconds, and `min`/`max` of intervals pick by it.
+//! `avg` of intervals ([`IntervalAvg`]) divides their sum as `interval / n` does.
 
 use datafusion::arrow::array::{AsArray, Decimal128Array};
 use datafusion::arrow::datatypes::{DataType, IntervalMonthDayNanoType, IntervalUnit};
@@ -115,6 +116,104 @@ impl datafusion::logical_expr::planner::ExprPlanner for IntervalArithmetic {
             interval.clone(),
             cast(factor.clone(), DataType::Float64),
         ])))
+    }
+}
+
+/// `avg(interval)`: the fields summed apart (months, days, time), divided by the count as
+/// `interval / n` divides.
+#[derive(Debug, Default)]
+pub(crate) struct IntervalAvg {
+    months: i64,
+    days: i64,
+    nanos: i64,
+    count: i64,
+}
+
+impl IntervalAvg {
+    /// The state's fields: the three sums and the count.
+    pub(crate) fn state_fields(name: &str) -> Vec<datafusion::arrow::datatypes::FieldRef> {
+        ["months", "days", "nanos", "count"]
+            .iter()
+            .map(|f| {
+                Arc::new(datafusion::arrow::datatypes::Field::new(
+                    format!("{name}[{f}]"),
+                    DataType::Int64,
+                    true,
+                ))
+            })
+            .collect()
+    }
+
+    fn add(&mut self, months: i64, days: i64, nanos: i64, count: i64) -> Result<()> {
+        let overflow = || {
+            datafusion::error::DataFusionError::External(Box::new(crate::Error::NumericOverflow(
+                "interval out of range".into(),
+            )))
+        };
+        self.months = self.months.checked_add(months).ok_or_else(overflow)?;
+        self.days = self.days.checked_add(days).ok_or_else(overflow)?;
+        self.nanos = self.nanos.checked_add(nanos).ok_or_else(overflow)?;
+        self.count += count;
+        Ok(())
+    }
+}
+
+impl datafusion::logical_expr::Accumulator for IntervalAvg {
+    fn update_batch(&mut self, values: &[datafusion::arrow::array::ArrayRef]) -> Result<()> {
+        use datafusion::arrow::array::Array;
+        let values = values[0].as_primitive::<IntervalMonthDayNanoType>();
+        for i in 0..values.len() {
+            if values.is_valid(i) {
+                let v = values.value(i);
+                self.add(v.months.into(), v.days.into(), v.nanoseconds, 1)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn merge_batch(&mut self, states: &[datafusion::arrow::array::ArrayRef]) -> Result<()> {
+        use datafusion::arrow::array::Array;
+        use datafusion::arrow::datatypes::Int64Type;
+        let [months, days, nanos, count] = states else {
+            return datafusion::common::internal_err!("avg(interval) state of four fields");
+        };
+        let field =
+            |a: &datafusion::arrow::array::ArrayRef, i| a.as_primitive::<Int64Type>().value(i);
+        for i in 0..count.len() {
+            if count.is_valid(i) {
+                self.add(
+                    field(months, i),
+                    field(days, i),
+                    field(nanos, i),
+                    field(count, i),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        Ok([self.months, self.days, self.nanos, self.count]
+            .map(|v| ScalarValue::Int64(Some(v)))
+            .to_vec())
+    }
+
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        if self.count == 0 {
+            return Ok(ScalarValue::IntervalMonthDayNano(None));
+        }
+        let (Ok(months), Ok(days)) = (i32::try_from(self.months), i32::try_from(self.days)) else {
+            return Err(datafusion::error::DataFusionError::External(Box::new(
+                crate::Error::NumericOverflow("interval out of range".into()),
+            )));
+        };
+        let sum = datafusion::arrow::datatypes::IntervalMonthDayNano::new(months, days, self.nanos);
+        let avg = IntervalScale::new(true).apply(sum, self.count as f64)?;
+        Ok(ScalarValue::IntervalMonthDayNano(Some(avg)))
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self)
     }
 }
 

@@ -23,7 +23,7 @@
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, Decimal128Array};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{
-    DataType, Decimal128Type, Decimal256Type, Field, FieldRef, i256,
+    DataType, Decimal128Type, Decimal256Type, Field, FieldRef, IntervalUnit, i256,
 };
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, ScalarValue, exec_err, plan_err};
@@ -557,9 +557,10 @@ impl AggregateUDFImpl for PgAvg {
             // not, so bigints are averaged in 256 bits and rounded back.
             t if t.is_integer() => DataType::Decimal256(WIDE_DIGITS, 0),
             // Decimal256 only as this function's own coercion of bigints, seen again.
-            DataType::Decimal128(..) | DataType::Decimal256(..) | DataType::Duration(_) => {
-                input.clone()
-            }
+            DataType::Decimal128(..)
+            | DataType::Decimal256(..)
+            | DataType::Duration(_)
+            | DataType::Interval(IntervalUnit::MonthDayNano) => input.clone(),
             t if t.is_floating() || t.is_null() => DataType::Float64,
             t => return plan_err!("function avg({t}) does not exist"),
         };
@@ -569,6 +570,9 @@ impl AggregateUDFImpl for PgAvg {
     }
 
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        if let Some(interval @ DataType::Interval(_)) = arg_types.first() {
+            return Ok(interval.clone());
+        }
         match arg_types.first().and_then(PgAvg::widened) {
             // Bigint averages too: 19 integer digits and 16 fractional ones fit.
             Some((_, scale)) => Ok(DataType::Decimal128(MAX_DIGITS, scale)),
@@ -577,6 +581,9 @@ impl AggregateUDFImpl for PgAvg {
     }
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        if is_interval(&args) {
+            return Ok(Box::new(crate::interval::IntervalAvg::default()));
+        }
         match PgAvg::inner_return(&args) {
             Some((return_field, scale)) => {
                 let inner = self.inner.accumulator(AccumulatorArgs {
@@ -597,10 +604,16 @@ impl AggregateUDFImpl for PgAvg {
     }
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
+        if let Some(DataType::Interval(_)) = args.input_fields.first().map(|f| f.data_type()) {
+            return Ok(crate::interval::IntervalAvg::state_fields(args.name));
+        }
         self.inner.state_fields(args)
     }
 
     fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
+        if is_interval(&args) {
+            return false;
+        }
         match PgAvg::inner_return(&args) {
             Some((return_field, _)) => self.inner.groups_accumulator_supported(AccumulatorArgs {
                 return_field,
@@ -636,6 +649,14 @@ impl AggregateUDFImpl for PgAvg {
     fn reverse_expr(&self) -> datafusion::logical_expr::ReversedUDAF {
         datafusion::logical_expr::ReversedUDAF::Identical
     }
+}
+
+/// Whether the aggregate's argument is an interval.
+fn is_interval(args: &AccumulatorArgs) -> bool {
+    matches!(
+        args.expr_fields.first().map(|f| f.data_type()),
+        Some(DataType::Interval(_))
+    )
 }
 
 /// `sum` with PostgreSQL's result types: a bigint sum is numeric, exact, where DataFusion's

@@ -79,3 +79,5 @@ SELECT name, date_trunc('year', born) FROM results ORDER BY bib;
 SELECT round(2.5::float8), round(3.5::float8), round(-0.5::float8), round(2.5);
 SELECT json_build_object('name', 'Ann', 'splits', ARRAY[61, 62]), to_jsonb(ARRAY[[1, 2], [3, 4]]);
 SELECT ARRAY[61, 62], pg_typeof(ARRAY[61, 62]), pg_typeof(ARRAY[61, 62] || 63), pg_typeof(ARRAY[bib, 1]) FROM results WHERE bib = 7;
+SELECT event, avg(to_timestamp(finished, 'DD/MM/YYYY HH24:MI:SS') - to_timestamp(started, 'DD/MM/YYYY HH24:MI:SS')) FROM results GROUP BY event ORDER BY event;
+SELECT avg(x), sum(x) FROM (VALUES (interval '1 month'), (interval '0'), (interval '2 hours')) v(x);
