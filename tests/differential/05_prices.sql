@@ -25,3 +25,5 @@ SELECT nope FROM prices;
 SELECT sku FROM prices WHERE weight > 1.4 ORDER BY sku;
 SELECT 1 / 0.0;
 SELECT 'abc'::numeric;
+SELECT to_number('12,454.8-', '99G999D9S'), to_number('$1,234.56', 'L9,999.99'), to_number('1,234', '9999'), to_number('  -7', '999'), to_number('12.3456', '99.99');
+SELECT to_number('abc', '999');

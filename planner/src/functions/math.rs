@@ -1,6 +1,6 @@
-//! Numeric functions as PostgreSQL has them: `div`, `width_bucket`, and the result scale of
-//! `ceil`, `floor` and `trunc` on numerics (`mod` and `sign` are DataFusion's `%` and
-//! `signum`, see `rewrite`).
+//! Numeric functions as PostgreSQL has them: `div`, `width_bucket`, `to_number`, and the
+//! result scale of `ceil`, `floor` and `trunc` on numerics (`mod` and `sign` are
+//! DataFusion's `%` and `signum`, see `rewrite`).
 
 use super::row::{RowFunction, int, text};
 use crate::error::Error;
@@ -12,6 +12,14 @@ use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::{Cast, Expr, ExprSchemable, Signature, TypeSignature, Volatility};
 
 pub(super) fn register(ctx: &SessionContext) {
+    ctx.register_udf(datafusion::logical_expr::ScalarUDF::new_from_impl(
+        ToNumber {
+            signature: Signature::exact(
+                vec![DataType::Utf8, DataType::Utf8],
+                Volatility::Immutable,
+            ),
+        },
+    ));
     ctx.register_udf(RowFunction::strict(
         "div",
         Signature::any(2, Volatility::Immutable),
@@ -182,6 +190,199 @@ pub(crate) fn rounding_scale(expr: Expr, schema: &DFSchema) -> Result<Transforme
             DataType::Decimal128(38, target),
         )))),
         _ => Ok(Transformed::no(expr)),
+    }
+}
+
+/// `to_number(text, template)`: the number the text holds, read through the template as
+/// PostgreSQL reads it, position by position: each `9` or `0` takes one character (a digit
+/// counts, anything else is passed over; a sign before the first digit is the sign), `D` or
+/// `.` the decimal point, `G` or `,` a non-digit separator, `S`/`MI`/`PL`/`SG` a sign, `L`
+/// a currency symbol, any other template character one character. The result's scale is
+/// the template's digit positions after its decimal point (PostgreSQL's per-value scale
+/// drops the zeros the text did not have).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct ToNumber {
+    signature: Signature,
+}
+
+/// One element of a `to_number` template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NumberPart {
+    Digit,
+    Point,
+    Separator,
+    Sign,
+    Currency,
+    /// `FM`, `PR`, `B`, `TH`: nothing to read.
+    Nothing,
+    Other,
+}
+
+fn number_template(template: &str) -> Result<Vec<NumberPart>> {
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(c) = rest.chars().next() {
+        let upper = rest.to_ascii_uppercase();
+        let (part, len) = if upper.starts_with("EEEE") || upper.starts_with('V') {
+            return Err(DataFusionError::External(Box::new(Error::Unsupported(
+                format!(
+                    "\"{}\" in to_number templates",
+                    if upper.starts_with('V') { "V" } else { "EEEE" }
+                ),
+            ))));
+        } else if upper.starts_with("FM") || upper.starts_with("PR") || upper.starts_with("TH") {
+            (NumberPart::Nothing, 2)
+        } else if upper.starts_with("MI") || upper.starts_with("PL") || upper.starts_with("SG") {
+            (NumberPart::Sign, 2)
+        } else {
+            let part = match c.to_ascii_uppercase() {
+                '9' | '0' => NumberPart::Digit,
+                'D' | '.' => NumberPart::Point,
+                'G' | ',' => NumberPart::Separator,
+                'S' => NumberPart::Sign,
+                'L' | '$' => NumberPart::Currency,
+                'B' => NumberPart::Nothing,
+                _ => NumberPart::Other,
+            };
+            (part, c.len_utf8())
+        };
+        parts.push(part);
+        rest = &rest[len..];
+    }
+    Ok(parts)
+}
+
+/// The scale of `to_number`'s result: the digit positions after the template's point.
+fn template_scale(parts: &[NumberPart]) -> i8 {
+    let after = parts.iter().skip_while(|p| **p != NumberPart::Point);
+    after.filter(|p| **p == NumberPart::Digit).count().min(38) as i8
+}
+
+/// `text` read through `parts`: the mantissa at `scale`.
+fn read_number(text: &str, parts: &[NumberPart], scale: i8) -> Result<i128> {
+    let chars: Vec<char> = text.chars().collect();
+    let (mut at, mut negative, mut signed) = (0, false, false);
+    let (mut whole, mut fraction, mut in_fraction) = (String::new(), String::new(), false);
+    for part in parts {
+        let Some(&c) = chars.get(at) else {
+            break;
+        };
+        match part {
+            NumberPart::Digit => {
+                let mut c = c;
+                if !signed && whole.is_empty() && fraction.is_empty() && (c == '-' || c == '+') {
+                    (negative, signed) = (c == '-', true);
+                    at += 1;
+                    match chars.get(at) {
+                        Some(&next) => c = next,
+                        None => break,
+                    }
+                }
+                at += 1;
+                if c.is_ascii_digit() {
+                    match in_fraction {
+                        true => fraction.push(c),
+                        false => whole.push(c),
+                    }
+                }
+            }
+            NumberPart::Point => {
+                if c == '.' {
+                    at += 1;
+                }
+                in_fraction = true;
+            }
+            NumberPart::Separator | NumberPart::Currency => {
+                if !c.is_ascii_digit() {
+                    at += 1;
+                }
+            }
+            NumberPart::Sign => {
+                if c == '-' || c == '+' {
+                    (negative, signed) = (c == '-', true);
+                    at += 1;
+                }
+            }
+            NumberPart::Nothing => {}
+            NumberPart::Other => at += 1,
+        }
+    }
+    if whole.is_empty() && fraction.is_empty() {
+        return Err(DataFusionError::External(Box::new(Error::InvalidText {
+            ty: "numeric".into(),
+            value: " ".into(),
+        })));
+    }
+    fraction.truncate(scale as usize);
+    let digits = format!("{whole}{fraction:0<width$}", width = scale as usize);
+    let magnitude: i128 = digits.trim_start_matches('0').parse().or_else(|_| {
+        match digits.trim_start_matches('0').is_empty() {
+            true => Ok(0),
+            false => Err(DataFusionError::External(Box::new(Error::NumericOverflow(
+                "value overflows numeric format".into(),
+            )))),
+        }
+    })?;
+    Ok(if negative { -magnitude } else { magnitude })
+}
+
+impl datafusion::logical_expr::ScalarUDFImpl for ToNumber {
+    fn name(&self) -> &str {
+        "to_number"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Decimal128(38, 16))
+    }
+
+    fn return_field_from_args(
+        &self,
+        args: datafusion::logical_expr::ReturnFieldArgs,
+    ) -> Result<datafusion::arrow::datatypes::FieldRef> {
+        // A template given at planning decides the scale; else PostgreSQL's 16 digits.
+        let scale = match args.scalar_arguments.get(1) {
+            Some(Some(ScalarValue::Utf8(Some(t)))) => template_scale(&number_template(t)?),
+            _ => 16,
+        };
+        Ok(std::sync::Arc::new(
+            datafusion::arrow::datatypes::Field::new(
+                "to_number",
+                DataType::Decimal128(38, scale),
+                true,
+            ),
+        ))
+    }
+
+    fn invoke_with_args(
+        &self,
+        args: datafusion::logical_expr::ScalarFunctionArgs,
+    ) -> Result<datafusion::logical_expr::ColumnarValue> {
+        use datafusion::arrow::array::{Array, AsArray, Decimal128Builder};
+        let DataType::Decimal128(_, scale) = *args.return_field.data_type() else {
+            return Err(DataFusionError::Internal(
+                "to_number returns a decimal".into(),
+            ));
+        };
+        let n = args.number_rows;
+        let texts = args.args[0].to_array(n)?;
+        let templates = args.args[1].to_array(n)?;
+        let (texts, templates) = (texts.as_string::<i32>(), templates.as_string::<i32>());
+        let mut out = Decimal128Builder::with_capacity(n);
+        for r in 0..n {
+            if texts.is_null(r) || templates.is_null(r) {
+                out.append_null();
+                continue;
+            }
+            let parts = number_template(templates.value(r))?;
+            out.append_value(read_number(texts.value(r), &parts, scale)?);
+        }
+        Ok(datafusion::logical_expr::ColumnarValue::Array(
+            std::sync::Arc::new(out.finish().with_precision_and_scale(38, scale)?),
+        ))
     }
 }
 
