@@ -110,6 +110,9 @@ fn datafusion_state(e: &DataFusionError) -> &'static str {
 }
 
 fn message_state(m: &str) -> &'static str {
+    if m.contains("does not support logical expression OuterReferenceColumn") {
+        return "0A000";
+    }
     if let Some(failure) = CastFailure::parse(m) {
         return failure.state();
     }
@@ -320,6 +323,13 @@ fn postgres_wording(m: &str) -> Option<String> {
     }
     if let Some(message) = integer_overflow(m) {
         return Some(message);
+    }
+    if first_line.contains("does not support logical expression OuterReferenceColumn") {
+        return Some(
+            "a reference to another FROM item's column that Partita cannot run here (a LATERAL \
+             subquery over an earlier item is not supported)"
+                .into(),
+        );
     }
     if first_line == "Divide by zero error" {
         return Some("division by zero".into());

@@ -531,7 +531,15 @@ pub(crate) fn take_overriding(
 
 /// Marks the INSERT `stmt` with its OVERRIDING clause; another statement has none.
 pub(crate) fn mark_overriding(stmt: &mut ast::Statement, overriding: Overriding) -> Result<()> {
-    let ast::Statement::Insert(insert) = stmt else {
+    let insert = match stmt {
+        ast::Statement::Insert(insert) => Some(insert),
+        ast::Statement::Explain { statement, .. } => match statement.as_mut() {
+            ast::Statement::Insert(insert) => Some(insert),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(insert) = insert else {
         return Err(Error::Syntax(
             "syntax error at or near \"OVERRIDING\"".into(),
         ));

@@ -120,13 +120,13 @@ impl datafusion::logical_expr::planner::ExprPlanner for IntervalArithmetic {
 }
 
 /// `avg(interval)`: the fields summed apart (months, days, time), divided by the count as
-/// `interval / n` divides.
+/// `interval / n` divides. The sums are 128-bit (a window frame retracts from them too).
 #[derive(Debug, Default)]
 pub(crate) struct IntervalAvg {
-    months: i64,
-    days: i64,
-    nanos: i64,
-    count: i64,
+    months: i128,
+    days: i128,
+    nanos: i128,
+    count: i128,
 }
 
 impl IntervalAvg {
@@ -137,56 +137,58 @@ impl IntervalAvg {
             .map(|f| {
                 Arc::new(datafusion::arrow::datatypes::Field::new(
                     format!("{name}[{f}]"),
-                    DataType::Int64,
+                    DataType::Decimal128(38, 0),
                     true,
                 ))
             })
             .collect()
     }
 
-    fn add(&mut self, months: i64, days: i64, nanos: i64, count: i64) -> Result<()> {
-        let overflow = || {
-            datafusion::error::DataFusionError::External(Box::new(crate::Error::NumericOverflow(
-                "interval out of range".into(),
-            )))
-        };
-        self.months = self.months.checked_add(months).ok_or_else(overflow)?;
-        self.days = self.days.checked_add(days).ok_or_else(overflow)?;
-        self.nanos = self.nanos.checked_add(nanos).ok_or_else(overflow)?;
-        self.count += count;
-        Ok(())
+    /// Adds (or, with `sign` -1, takes away) the values of `values`.
+    fn add_values(&mut self, values: &datafusion::arrow::array::ArrayRef, sign: i128) {
+        use datafusion::arrow::array::Array;
+        let values = values.as_primitive::<IntervalMonthDayNanoType>();
+        for i in 0..values.len() {
+            if values.is_valid(i) {
+                let v = values.value(i);
+                self.months += sign * i128::from(v.months);
+                self.days += sign * i128::from(v.days);
+                self.nanos += sign * i128::from(v.nanoseconds);
+                self.count += sign;
+            }
+        }
     }
 }
 
 impl datafusion::logical_expr::Accumulator for IntervalAvg {
     fn update_batch(&mut self, values: &[datafusion::arrow::array::ArrayRef]) -> Result<()> {
-        use datafusion::arrow::array::Array;
-        let values = values[0].as_primitive::<IntervalMonthDayNanoType>();
-        for i in 0..values.len() {
-            if values.is_valid(i) {
-                let v = values.value(i);
-                self.add(v.months.into(), v.days.into(), v.nanoseconds, 1)?;
-            }
-        }
+        self.add_values(&values[0], 1);
         Ok(())
+    }
+
+    fn retract_batch(&mut self, values: &[datafusion::arrow::array::ArrayRef]) -> Result<()> {
+        self.add_values(&values[0], -1);
+        Ok(())
+    }
+
+    fn supports_retract_batch(&self) -> bool {
+        true
     }
 
     fn merge_batch(&mut self, states: &[datafusion::arrow::array::ArrayRef]) -> Result<()> {
         use datafusion::arrow::array::Array;
-        use datafusion::arrow::datatypes::Int64Type;
+        use datafusion::arrow::datatypes::Decimal128Type;
         let [months, days, nanos, count] = states else {
             return datafusion::common::internal_err!("avg(interval) state of four fields");
         };
         let field =
-            |a: &datafusion::arrow::array::ArrayRef, i| a.as_primitive::<Int64Type>().value(i);
+            |a: &datafusion::arrow::array::ArrayRef, i| a.as_primitive::<Decimal128Type>().value(i);
         for i in 0..count.len() {
             if count.is_valid(i) {
-                self.add(
-                    field(months, i),
-                    field(days, i),
-                    field(nanos, i),
-                    field(count, i),
-                )?;
+                self.months += field(months, i);
+                self.days += field(days, i);
+                self.nanos += field(nanos, i);
+                self.count += field(count, i);
             }
         }
         Ok(())
@@ -194,21 +196,47 @@ impl datafusion::logical_expr::Accumulator for IntervalAvg {
 
     fn state(&mut self) -> Result<Vec<ScalarValue>> {
         Ok([self.months, self.days, self.nanos, self.count]
-            .map(|v| ScalarValue::Int64(Some(v)))
+            .map(|v| ScalarValue::Decimal128(Some(v), 38, 0))
             .to_vec())
     }
 
+    /// The sum divided as `interval / n` divides it (a sum beyond one interval's fields is
+    /// out of range, as in PostgreSQL).
     fn evaluate(&mut self) -> Result<ScalarValue> {
         if self.count == 0 {
             return Ok(ScalarValue::IntervalMonthDayNano(None));
         }
-        let (Ok(months), Ok(days)) = (i32::try_from(self.months), i32::try_from(self.days)) else {
-            return Err(datafusion::error::DataFusionError::External(Box::new(
-                crate::Error::NumericOverflow("interval out of range".into()),
-            )));
+        let out_of_range = || {
+            datafusion::error::DataFusionError::External(Box::new(crate::Error::NumericOverflow(
+                "interval out of range".into(),
+            )))
         };
-        let sum = datafusion::arrow::datatypes::IntervalMonthDayNano::new(months, days, self.nanos);
-        let avg = IntervalScale::new(true).apply(sum, self.count as f64)?;
+        let (Ok(months), Ok(days)) = (i32::try_from(self.months), i32::try_from(self.days)) else {
+            return Err(out_of_range());
+        };
+        let scale = IntervalScale::new(true);
+        let n = self.count;
+        let avg = match i64::try_from(self.nanos) {
+            Ok(nanos) => scale.apply(
+                datafusion::arrow::datatypes::IntervalMonthDayNano::new(months, days, nanos),
+                n as f64,
+            )?,
+            // Times summing past 292 years of nanoseconds: the time divided on its own.
+            Err(_) => {
+                let dated = scale.apply(
+                    datafusion::arrow::datatypes::IntervalMonthDayNano::new(months, days, 0),
+                    n as f64,
+                )?;
+                let micros = (self.nanos / 1000 + n / 2) / n;
+                let nanos = i64::try_from(micros * 1000 + i128::from(dated.nanoseconds))
+                    .map_err(|_| out_of_range())?;
+                datafusion::arrow::datatypes::IntervalMonthDayNano::new(
+                    dated.months,
+                    dated.days,
+                    nanos,
+                )
+            }
+        };
         Ok(ScalarValue::IntervalMonthDayNano(Some(avg)))
     }
 

@@ -7,124 +7,172 @@
 //! ```
 //!
 //! DataFusion plans no FROM function over another item's columns, so the pair becomes one
-//! derived table under the earlier item's name, the function unnested in its select list:
+//! derived table under the earlier item's name, the function unnested in its select list
+//! under a name of its own:
 //!
 //! ```sql
-//! SELECT d.id, d.value->>'n'
-//! FROM (SELECT d.*, unnest(partita_jsonb_elements(d.doc->'items')) AS value FROM docs d) AS d
+//! SELECT d.id, d.__value_1->>'n'
+//! FROM (SELECT d.*, unnest(partita_jsonb_elements(d.doc->'items')) AS __value_1
+//!       FROM docs d) AS d
 //! ```
 //!
-//! and references to the function's name (`e.value`, `e`) name the derived table's columns.
+//! References to the function's columns (`e.value`, `e`, and bare `value` at the same query
+//! level) name the derived table's; they keep their names in the select list, `d.*` leaves
+//! the function's columns out and `*` lists them after `d`'s, as PostgreSQL does. A nested
+//! query that names a FROM item `e` itself keeps its own `e`.
+//!
 //! The functions: the JSON ones, `regexp_matches`, `regexp_split_to_table`, `unnest` and
-//! `generate_series`. An outer join (`LEFT JOIN LATERAL`), `WITH ORDINALITY`, and a function
-//! over the columns of several items are refused (0A000).
+//! `generate_series`. `LEFT JOIN LATERAL … ON true` keeps an item whose function gives no
+//! rows. Other outer joins, `WITH ORDINALITY`, and a function over the columns of several
+//! items are refused (0A000).
 
 use crate::json::{function_name, plain_args};
 use crate::pg_catalog::call as call_expr;
 use datafusion::sql::sqlparser::ast::{
-    self, Expr, Ident, JoinConstraint, JoinOperator, Query, SelectItem, SetExpr, TableAlias,
-    TableFactor, VisitMut, VisitorMut,
+    self, Expr, Ident, JoinConstraint, JoinOperator, ObjectName, Query, SelectItem, SetExpr,
+    TableAlias, TableFactor, VisitMut, VisitorMut,
 };
 use std::ops::ControlFlow;
 
-/// Rewrites the lateral functions of `query`'s FROM (see the module comment).
+/// Rewrites the lateral functions of `query`'s SELECTs (see the module comment).
 pub fn rewrite(query: &mut Query) -> crate::Result<()> {
-    // The columns added so far, by owner: a second function's `value` is `value_2`.
-    let mut added: Vec<(String, String)> = Vec::new();
-    loop {
-        let SetExpr::Select(select) = query.body.as_mut() else {
-            return Ok(());
-        };
-        let Some(found) = find(select)? else {
-            return Ok(());
-        };
-        let renames = apply(select, found, &mut added)?;
-        rename(query, &renames);
+    let mut counter = 0;
+    let order_by = query.order_by.as_mut();
+    rewrite_body(query.body.as_mut(), order_by, &mut counter)
+}
+
+fn rewrite_body(
+    body: &mut SetExpr,
+    mut order_by: Option<&mut ast::OrderBy>,
+    counter: &mut usize,
+) -> crate::Result<()> {
+    match body {
+        SetExpr::Select(select) => {
+            let mut done: Vec<Renames> = Vec::new();
+            while let Some(found) = find(select)? {
+                *counter += 1;
+                let renames = apply(select, found, *counter)?;
+                name_outputs(select, &renames);
+                rename(select, order_by.as_deref_mut(), &renames);
+                done.push(renames);
+            }
+            if !done.is_empty() {
+                expand_wildcards(select, &done);
+            }
+            Ok(())
+        }
+        // ORDER BY a set operation names its output columns, not FROM items.
+        SetExpr::SetOperation { left, right, .. } => {
+            rewrite_body(left, None, counter)?;
+            rewrite_body(right, None, counter)
+        }
+        _ => Ok(()),
     }
 }
 
-/// Where a lateral function is: `from[item]`'s relation (after a comma), or its join `join`;
-/// `outer` for `LEFT JOIN LATERAL … ON true`, which keeps an item whose function gives no rows.
-struct Found {
+/// An identifier as PostgreSQL compares it: folded to lower case unless quoted.
+fn folded(id: &Ident) -> String {
+    match id.quote_style {
+        Some(_) => id.value.clone(),
+        None => id.value.to_lowercase(),
+    }
+}
+
+/// A FROM item: `from[item]`'s relation, or its join `join`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Place {
     item: usize,
     join: Option<usize>,
+}
+
+fn factor_at(select: &ast::Select, at: Place) -> &TableFactor {
+    match at.join {
+        None => &select.from[at.item].relation,
+        Some(j) => &select.from[at.item].joins[j].relation,
+    }
+}
+
+fn factor_at_mut(select: &mut ast::Select, at: Place) -> &mut TableFactor {
+    match at.join {
+        None => &mut select.from[at.item].relation,
+        Some(j) => &mut select.from[at.item].joins[j].relation,
+    }
+}
+
+/// The FROM items of `select` in order.
+fn places(select: &ast::Select) -> Vec<Place> {
+    let mut out = Vec::new();
+    for (item, twj) in select.from.iter().enumerate() {
+        out.push(Place { item, join: None });
+        out.extend((0..twj.joins.len()).map(|j| Place {
+            item,
+            join: Some(j),
+        }));
+    }
+    out
+}
+
+/// A lateral function: where it is, the earlier item whose columns it reads, and whether
+/// it is `LEFT JOIN LATERAL … ON true` (an item whose function gives no rows stays).
+struct Found {
+    function: Place,
+    owner: Place,
     outer: bool,
 }
 
-/// The first lateral function of `select`'s FROM, with the item before it its owner.
+/// The first lateral function of `select`'s FROM.
 fn find(select: &ast::Select) -> crate::Result<Option<Found>> {
-    // DataFusion cannot run a LATERAL subquery over an earlier item's columns.
-    let mut earlier: Vec<String> = Vec::new();
-    for item in &select.from {
-        for factor in std::iter::once(&item.relation).chain(item.joins.iter().map(|j| &j.relation))
-        {
-            if let TableFactor::Derived {
-                lateral: true,
-                subquery,
-                ..
-            } = factor
-                && mentions(subquery, &earlier)
+    let all = places(select);
+    for (n, &at) in all.iter().enumerate() {
+        let Some(args) = call_of(factor_at(select, at)).and_then(|c| c.args) else {
+            continue;
+        };
+        let earlier = &all[..n];
+        let name_of = |p: &Place| item_name(factor_at(select, *p)).map(|i| folded(&i));
+        // Qualifiers naming earlier items (others are an outer query's columns).
+        let mut owners: Vec<Place> = Vec::new();
+        for q in args.iter().flat_map(qualifiers) {
+            if let Some(p) = earlier.iter().find(|p| name_of(p).as_deref() == Some(&q))
+                && !owners.contains(p)
             {
+                owners.push(*p);
+            }
+        }
+        let owner = match owners.as_slice() {
+            [owner] => *owner,
+            [] if args.iter().any(names_column) && n > 0 => {
+                // A bare column: of the item just before.
+                all[n - 1]
+            }
+            [] => continue,
+            _ => {
                 return Err(crate::Error::Unsupported(
-                    "a LATERAL subquery over another item's columns".into(),
+                    "a set-returning function over the columns of several FROM items".into(),
                 ));
             }
-            earlier.extend(item_name(factor).map(|n| n.value));
-        }
-    }
-    for (i, item) in select.from.iter().enumerate() {
-        if i > 0 && item.joins.is_empty() && lateral(&item.relation) {
-            return Ok(Some(Found {
-                item: i,
-                join: None,
-                outer: false,
-            }));
-        }
-        for (j, join) in item.joins.iter().enumerate() {
-            if !lateral(&join.relation) {
-                continue;
-            }
-            let outer = match &join.join_operator {
-                JoinOperator::CrossJoin(_) => Some(false),
-                JoinOperator::Join(c) | JoinOperator::Inner(c) if always_true(c) => Some(false),
-                JoinOperator::Left(c) | JoinOperator::LeftOuter(c) if always_true(c) => Some(true),
-                _ => None,
-            };
-            let Some(outer) = outer else {
-                return Err(crate::Error::Unsupported(
-                    "a join other than CROSS JOIN or [LEFT] JOIN … ON true with a set-returning \
-                     function over another item's columns"
-                        .into(),
-                ));
-            };
-            return Ok(Some(Found {
-                item: i,
-                join: Some(j),
-                outer,
-            }));
-        }
+        };
+        let outer = match at.join {
+            None => false,
+            Some(j) => match &select.from[at.item].joins[j].join_operator {
+                JoinOperator::CrossJoin(_) => false,
+                JoinOperator::Join(c) | JoinOperator::Inner(c) if always_true(c) => false,
+                JoinOperator::Left(c) | JoinOperator::LeftOuter(c) if always_true(c) => true,
+                _ => {
+                    return Err(crate::Error::Unsupported(
+                        "a join other than CROSS JOIN or [LEFT] JOIN … ON true with a \
+                         set-returning function over another item's columns"
+                            .into(),
+                    ));
+                }
+            },
+        };
+        return Ok(Some(Found {
+            function: at,
+            owner,
+            outer,
+        }));
     }
     Ok(None)
-}
-
-/// Whether `query` qualifies a column with one of `names`.
-fn mentions(query: &Query, names: &[String]) -> bool {
-    struct Find<'a>(&'a [String], bool);
-    impl ast::Visitor for Find<'_> {
-        type Break = ();
-        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-            if let Expr::CompoundIdentifier(parts) = e
-                && parts.len() >= 2
-                && self.0.contains(&parts[parts.len() - 2].value)
-            {
-                self.1 = true;
-            }
-            ControlFlow::Continue(())
-        }
-    }
-    let mut find = Find(names, false);
-    let _ = ast::Visit::visit(query, &mut find);
-    find.1
 }
 
 fn always_true(c: &JoinConstraint) -> bool {
@@ -187,59 +235,59 @@ fn call_of(factor: &TableFactor) -> Option<Call<'_>> {
     }
 }
 
-/// Whether `factor` is a FROM function whose arguments name columns.
-fn lateral(factor: &TableFactor) -> bool {
-    call_of(factor).and_then(|c| c.args).is_some_and(|args| {
-        args.iter()
-            .any(|a| !qualifiers(a).is_empty() || names_column(a))
-    })
-}
-
-/// The table qualifiers of the columns `e` names (`d` of `d.doc`).
+/// The qualifiers of the columns `e` names (`d` of `d.doc`), folded, outside subqueries.
 fn qualifiers(e: &Expr) -> Vec<String> {
-    struct Collect(Vec<String>);
-    impl ast::Visitor for Collect {
-        type Break = ();
-        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-            if let Expr::CompoundIdentifier(parts) = e
-                && parts.len() >= 2
-            {
-                self.0.push(parts[parts.len() - 2].value.clone());
-            }
-            ControlFlow::Continue(())
+    let mut found = Vec::new();
+    top_level_exprs(e, &mut |e| {
+        if let Expr::CompoundIdentifier(parts) = e
+            && parts.len() >= 2
+        {
+            found.push(folded(&parts[parts.len() - 2]));
         }
-    }
-    let mut found = Collect(Vec::new());
-    let _ = ast::Visit::visit(e, &mut found);
-    found.0
+    });
+    found
 }
 
-/// Whether `e` names a column without a qualifier.
+/// Whether `e` names a column without a qualifier, outside subqueries.
 fn names_column(e: &Expr) -> bool {
-    struct Find(bool);
-    impl ast::Visitor for Find {
+    let mut found = false;
+    top_level_exprs(e, &mut |e| found |= matches!(e, Expr::Identifier(_)));
+    found
+}
+
+/// Calls `f` with each expression of `e` that is not inside a subquery.
+fn top_level_exprs(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    struct Walk<'a> {
+        f: &'a mut dyn FnMut(&Expr),
+        depth: usize,
+    }
+    impl ast::Visitor for Walk<'_> {
         type Break = ();
+        fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
         fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-            if matches!(e, Expr::Identifier(_)) {
-                self.0 = true;
+            if self.depth == 0 {
+                (self.f)(e);
             }
             ControlFlow::Continue(())
         }
     }
-    let mut found = Find(false);
-    let _ = ast::Visit::visit(e, &mut found);
-    found.0
+    let _ = ast::Visit::visit(e, &mut Walk { f, depth: 0 });
 }
 
 /// The name a FROM item's columns are qualified with.
 fn item_name(factor: &TableFactor) -> Option<Ident> {
     match factor {
-        TableFactor::Table {
-            alias: Some(a),
-            args: None,
-            ..
-        }
-        | TableFactor::Derived { alias: Some(a), .. } => Some(a.name.clone()),
+        TableFactor::Table { alias: Some(a), .. }
+        | TableFactor::Derived { alias: Some(a), .. }
+        | TableFactor::Function { alias: Some(a), .. }
+        | TableFactor::UNNEST { alias: Some(a), .. } => Some(a.name.clone()),
         TableFactor::Table {
             name, args: None, ..
         } => name.0.last()?.as_ident().cloned(),
@@ -247,17 +295,17 @@ fn item_name(factor: &TableFactor) -> Option<Ident> {
     }
 }
 
-/// The references to the function's name to rewrite: `function` becomes `owner`, and a bare
-/// `function` (a one-column function's value) becomes `owner.column`.
+/// What references to a folded function become: `function` names `owner`, its columns
+/// (by the names the query gives them) the derived table's own.
 struct Renames {
     function: String,
     owner: Ident,
     /// The function's columns: the name the query gives each, and the derived table's.
-    columns: Vec<(String, Ident)>,
+    columns: Vec<(Ident, Ident)>,
 }
 
 impl Renames {
-    /// The column a bare reference to a one-column function names.
+    /// The derived table's column of a one-column function (a bare reference's value).
     fn single(&self) -> Option<&Ident> {
         match self.columns.as_slice() {
             [(_, column)] => Some(column),
@@ -265,65 +313,51 @@ impl Renames {
         }
     }
 
-    /// The derived table's name for the function's column `name`.
-    fn renamed(&self, name: &Ident) -> Ident {
+    /// The derived table's column for the function's column `name`.
+    fn renamed(&self, name: &Ident) -> Option<&Ident> {
+        let name = folded(name);
         self.columns
             .iter()
-            .find(|(given, _)| *given == name.value)
-            .map_or_else(|| name.clone(), |(_, column)| column.clone())
+            .find(|(given, _)| folded(given) == name)
+            .map(|(_, column)| column)
     }
 
     fn column(&self, column: &Ident) -> Expr {
         Expr::CompoundIdentifier(vec![self.owner.clone(), column.clone()])
     }
+
+    /// Whether `parts` qualify a column with the function's name.
+    fn qualified(&self, parts: &[Ident]) -> bool {
+        parts.len() >= 2 && folded(&parts[parts.len() - 2]) == self.function
+    }
 }
 
-/// Folds the lateral function `found` into the item before it.
-fn apply(
-    select: &mut ast::Select,
-    found: Found,
-    added: &mut Vec<(String, String)>,
-) -> crate::Result<Renames> {
+/// Folds the lateral function `found` into its owner, numbering its columns with `n`.
+fn apply(select: &mut ast::Select, found: Found, n: usize) -> crate::Result<Renames> {
     let unsupported = |what: &str| Err(crate::Error::Unsupported(what.into()));
-    let factor = match found.join {
-        None => select.from.remove(found.item).relation,
-        Some(j) => select.from[found.item].joins.remove(j).relation,
-    };
-    let owner_item = match found.join {
-        None => found.item - 1,
-        Some(_) => found.item,
-    };
-    // The owner is the relation just before the function.
-    if found.join.is_some_and(|j| j > 0)
-        || found.join.is_none() && !select.from[owner_item].joins.is_empty()
-    {
-        return unsupported("a set-returning function over a joined item's columns");
-    }
-    let owner = &mut select.from[owner_item].relation;
-    let Some(owner_name) = item_name(owner) else {
+    let Some(owner_name) = item_name(factor_at(select, found.owner)) else {
         return unsupported("a set-returning function over this FROM item's columns");
     };
-    let (function, alias, columns) = function_columns(&factor)?;
-    let named = |i: usize, default: &str| {
-        alias
+    let (function, alias, lists) = function_columns(factor_at(select, found.function))?;
+    match found.function.join {
+        // `d, f(d.x) e JOIN x ON …`: the joins after the function follow its owner's item.
+        None => {
+            let removed = select.from.remove(found.function.item);
+            select.from[found.owner.item].joins.extend(removed.joins);
+        }
+        Some(j) => {
+            select.from[found.function.item].joins.remove(j);
+        }
+    }
+    let mut items = vec![format!("{owner_name}.*")];
+    let mut columns = Vec::new();
+    for (i, (list, default)) in lists.iter().enumerate() {
+        let given = alias
             .as_ref()
             .and_then(|a| a.columns.get(i))
-            .map_or_else(|| Ident::new(default), |c| c.name.clone())
-    };
-    let mut items = vec![format!("{}.*", owner_name)];
-    let mut names = Vec::new();
-    for (i, (list, column)) in columns.iter().enumerate() {
-        let given = named(i, column);
-        let mut name = given.clone();
-        let taken = |n: &str| added.iter().any(|(o, a)| *o == owner_name.value && a == n);
-        if taken(&name.value) {
-            let base = name.value.clone();
-            let free = (2..)
-                .find(|k| !taken(&format!("{base}_{k}")))
-                .expect("unbounded");
-            name = Ident::new(format!("{base}_{free}"));
-        }
-        added.push((owner_name.value.clone(), name.value.clone()));
+            .map_or_else(|| Ident::new(default), |c| c.name.clone());
+        // A name of its own: the owner may have a column of the same name.
+        let column = Ident::new(format!("__{}_{n}", folded(&given)));
         // Outer: an empty or NULL list gives one row of NULL.
         let list = match found.outer {
             true => {
@@ -331,14 +365,10 @@ fn apply(
             }
             false => list.to_string(),
         };
-        items.push(format!("unnest({list}) AS {name}"));
-        names.push((given.value, name));
+        items.push(format!("unnest({list}) AS {column}"));
+        columns.push((given, column));
     }
-    for q in columns.iter().flat_map(|(list, _)| qualifiers(list)) {
-        if q != owner_name.value {
-            return unsupported("a set-returning function over the columns of several items");
-        }
-    }
+    let owner = factor_at_mut(select, found.owner);
     let text = format!("(SELECT {} FROM {owner})", items.join(", "));
     let dialect = datafusion::sql::sqlparser::dialect::PostgreSqlDialect {};
     let parsed = datafusion::sql::sqlparser::parser::Parser::new(&dialect)
@@ -359,11 +389,11 @@ fn apply(
         }),
         sample: None,
     };
-    let function_alias = alias.map_or(function, |a| a.name.value);
+    let function_alias = alias.map_or(function, |a| folded(&a.name));
     Ok(Renames {
         function: function_alias,
         owner: owner_name,
-        columns: names,
+        columns,
     })
 }
 
@@ -374,7 +404,7 @@ type Unnested = (String, Option<TableAlias>, Vec<(Expr, String)>);
 /// The function of `factor`, as [`Unnested`].
 fn function_columns(factor: &TableFactor) -> crate::Result<Unnested> {
     let unsupported = |what: String| Err(crate::Error::Unsupported(what));
-    let call = call_of(factor).expect("lateral() takes only functions");
+    let call = call_of(factor).expect("find() takes only functions");
     let function = call.name;
     if call.with_ordinality {
         return unsupported(format!("WITH ORDINALITY on {function} over a column"));
@@ -405,68 +435,99 @@ fn function_columns(factor: &TableFactor) -> crate::Result<Unnested> {
     Ok((function, call.alias.cloned(), lists))
 }
 
-/// Points `query`'s references to the function at the derived table.
-fn rename(query: &mut Query, renames: &Renames) {
-    struct Rename<'a>(&'a Renames);
+/// Select-list items that name the function's columns keep their names: `e.value` is
+/// `value`, `e` is `e`, `e.*` is the function's columns by name.
+fn name_outputs(select: &mut ast::Select, renames: &Renames) {
+    let mut projection = Vec::with_capacity(select.projection.len());
+    for item in std::mem::take(&mut select.projection) {
+        match item {
+            SelectItem::UnnamedExpr(Expr::Identifier(id))
+                if folded(&id) == renames.function && renames.single().is_some() =>
+            {
+                projection.push(SelectItem::ExprWithAlias {
+                    expr: renames.column(renames.single().expect("checked")),
+                    alias: id,
+                });
+            }
+            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts))
+                if parts.len() == 2
+                    && renames.qualified(&parts)
+                    && renames.renamed(&parts[1]).is_some() =>
+            {
+                let column = renames.renamed(&parts[1]).expect("checked");
+                projection.push(SelectItem::ExprWithAlias {
+                    expr: renames.column(column),
+                    alias: parts[1].clone(),
+                });
+            }
+            SelectItem::UnnamedExpr(Expr::Identifier(id)) if renames.renamed(&id).is_some() => {
+                let column = renames.renamed(&id).expect("checked");
+                projection.push(SelectItem::ExprWithAlias {
+                    expr: renames.column(column),
+                    alias: id,
+                });
+            }
+            SelectItem::QualifiedWildcard(
+                ast::SelectItemQualifiedWildcardKind::ObjectName(name),
+                _,
+            ) if function_name(&name).is_some_and(|n| n == renames.function) => {
+                projection.extend(renames.columns.iter().map(|(given, column)| {
+                    SelectItem::ExprWithAlias {
+                        expr: renames.column(column),
+                        alias: given.clone(),
+                    }
+                }));
+            }
+            other => projection.push(other),
+        }
+    }
+    select.projection = projection;
+}
+
+/// Points the references to the function in `select` (and its query's ORDER BY) at the
+/// derived table: qualified ones, unless a nested query names an item the same; bare ones
+/// at this level only.
+fn rename(select: &mut ast::Select, order_by: Option<&mut ast::OrderBy>, renames: &Renames) {
+    struct Rename<'a> {
+        renames: &'a Renames,
+        /// For each nested query entered: whether it names an item as the function.
+        nested: Vec<bool>,
+    }
     impl VisitorMut for Rename<'_> {
         type Break = ();
         fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
-            // `SELECT e` is named `e`, as the function's value was; `e.*` is its columns; a
-            // column the derived table renamed keeps its name (`e.value`, not `value_2`).
-            let SetExpr::Select(select) = query.body.as_mut() else {
-                return ControlFlow::Continue(());
+            let shadows = match query.body.as_ref() {
+                SetExpr::Select(s) => places(s).iter().any(|p| {
+                    item_name(factor_at(s, *p)).is_some_and(|n| folded(&n) == self.renames.function)
+                }),
+                _ => false,
             };
-            let mut projection = Vec::with_capacity(select.projection.len());
-            for item in std::mem::take(&mut select.projection) {
-                match item {
-                    SelectItem::UnnamedExpr(Expr::Identifier(id))
-                        if id.value == self.0.function && self.0.single().is_some() =>
-                    {
-                        let column = self.0.single().expect("checked");
-                        projection.push(SelectItem::ExprWithAlias {
-                            expr: self.0.column(column),
-                            alias: id,
-                        });
-                    }
-                    SelectItem::QualifiedWildcard(
-                        ast::SelectItemQualifiedWildcardKind::ObjectName(name),
-                        _,
-                    ) if function_name(&name).is_some_and(|n| n == self.0.function) => {
-                        projection.extend(self.0.columns.iter().map(|(given, c)| {
-                            SelectItem::ExprWithAlias {
-                                expr: self.0.column(c),
-                                alias: Ident::new(given),
-                            }
-                        }));
-                    }
-                    SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts))
-                        if parts.len() == 2
-                            && parts[0].value == self.0.function
-                            && self.0.renamed(&parts[1]) != parts[1] =>
-                    {
-                        projection.push(SelectItem::ExprWithAlias {
-                            expr: self.0.column(&self.0.renamed(&parts[1])),
-                            alias: parts[1].clone(),
-                        });
-                    }
-                    other => projection.push(other),
-                }
-            }
-            select.projection = projection;
+            self.nested.push(shadows);
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+            self.nested.pop();
             ControlFlow::Continue(())
         }
         fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            let r = self.renames;
             match e {
                 Expr::CompoundIdentifier(parts)
-                    if parts.len() >= 2 && parts[parts.len() - 2].value == self.0.function =>
+                    if r.qualified(parts) && !self.nested.iter().any(|s| *s) =>
                 {
                     let at = parts.len() - 2;
-                    parts[at] = self.0.owner.clone();
-                    parts[at + 1] = self.0.renamed(&parts[at + 1]);
+                    if let Some(column) = r.renamed(&parts[at + 1]) {
+                        parts[at + 1] = column.clone();
+                    }
+                    parts[at] = r.owner.clone();
                 }
-                Expr::Identifier(id) if id.value == self.0.function => {
-                    if let Some(column) = self.0.single() {
-                        *e = self.0.column(column);
+                Expr::Identifier(id) if self.nested.is_empty() => {
+                    if folded(id) == r.function
+                        && let Some(column) = r.single()
+                    {
+                        *e = r.column(column);
+                    } else if let Some(column) = r.renamed(id) {
+                        *e = r.column(column);
                     }
                 }
                 _ => {}
@@ -474,7 +535,71 @@ fn rename(query: &mut Query, renames: &Renames) {
             ControlFlow::Continue(())
         }
     }
-    let _ = query.visit(&mut Rename(renames));
+    let mut visitor = Rename {
+        renames,
+        nested: Vec::new(),
+    };
+    let _ = select.visit(&mut visitor);
+    if let Some(order_by) = order_by {
+        let _ = order_by.visit(&mut visitor);
+    }
+}
+
+/// `*` lists each FROM item's columns and, after an owner's, its functions' (by their
+/// names); `owner.*` leaves the functions' columns out.
+fn expand_wildcards(select: &mut ast::Select, done: &[Renames]) {
+    let added = |owner: &str| -> Vec<&(Ident, Ident)> {
+        done.iter()
+            .filter(|r| folded(&r.owner) == owner)
+            .flat_map(|r| r.columns.iter())
+            .collect()
+    };
+    let owner_wildcard = |owner: &Ident| {
+        let excluded: Vec<ObjectName> = added(&folded(owner))
+            .iter()
+            .map(|(_, c)| ObjectName::from(vec![c.clone()]))
+            .collect();
+        SelectItem::QualifiedWildcard(
+            ast::SelectItemQualifiedWildcardKind::ObjectName(ObjectName::from(vec![owner.clone()])),
+            ast::WildcardAdditionalOptions {
+                opt_exclude: (!excluded.is_empty())
+                    .then_some(ast::ExcludeSelectItem::Multiple(excluded)),
+                ..Default::default()
+            },
+        )
+    };
+    let names: Option<Vec<Ident>> = places(select)
+        .iter()
+        .map(|p| item_name(factor_at(select, *p)))
+        .collect();
+    let mut projection = Vec::with_capacity(select.projection.len());
+    for item in std::mem::take(&mut select.projection) {
+        match item {
+            SelectItem::Wildcard(_) if names.is_some() => {
+                for name in names.iter().flatten() {
+                    projection.push(owner_wildcard(name));
+                    for (given, column) in added(&folded(name)) {
+                        projection.push(SelectItem::ExprWithAlias {
+                            expr: Expr::CompoundIdentifier(vec![name.clone(), column.clone()]),
+                            alias: given.clone(),
+                        });
+                    }
+                }
+            }
+            SelectItem::QualifiedWildcard(
+                ast::SelectItemQualifiedWildcardKind::ObjectName(ref name),
+                _,
+            ) if function_name(name).is_some_and(|n| !added(&n).is_empty()) => {
+                let owner = name.0.last().and_then(|p| p.as_ident()).cloned();
+                match owner {
+                    Some(owner) => projection.push(owner_wildcard(&owner)),
+                    None => projection.push(item),
+                }
+            }
+            other => projection.push(other),
+        }
+    }
+    select.projection = projection;
 }
 
 #[cfg(test)]
@@ -485,13 +610,27 @@ mod tests {
     fn lateral_functions_fold_into_their_item() {
         assert_eq!(
             rewritten("SELECT d.id, e.value FROM docs d, jsonb_array_elements(d.doc) e"),
-            "SELECT d.id, d.value FROM (SELECT d.*, unnest(partita_jsonb_elements(d.doc)) AS \
-             value FROM docs d) AS d"
+            "SELECT d.id, d.__value_1 AS value FROM (SELECT d.*, \
+             unnest(partita_jsonb_elements(d.doc)) AS __value_1 FROM docs d) AS d"
         );
         assert_eq!(
-            rewritten("SELECT t, x.k FROM t LEFT JOIN LATERAL unnest(t.a) x(k) ON true"),
-            "SELECT t, t.k FROM (SELECT t.*, unnest(CASE WHEN cardinality(t.a) > 0 THEN t.a \
-             ELSE make_array(NULL) END) AS k FROM t) AS t"
+            rewritten("SELECT x.k FROM t LEFT JOIN LATERAL unnest(t.a) x(k) ON true"),
+            "SELECT t.__k_1 AS k FROM (SELECT t.*, unnest(CASE WHEN cardinality(t.a) > 0 \
+             THEN t.a ELSE make_array(NULL) END) AS __k_1 FROM t) AS t"
+        );
+        // A nested query's own `e` is its own; an outer query's column is not lateral.
+        assert_eq!(
+            rewritten(
+                "SELECT e.value FROM docs d, jsonb_array_elements(d.doc) e \
+                 WHERE NOT EXISTS (SELECT 1 FROM stock e WHERE e.sku = 'x')"
+            ),
+            "SELECT d.__value_1 AS value FROM (SELECT d.*, \
+             unnest(partita_jsonb_elements(d.doc)) AS __value_1 FROM docs d) AS d \
+             WHERE NOT EXISTS (SELECT 1 FROM stock e WHERE e.sku = 'x')"
+        );
+        assert_eq!(
+            rewritten("SELECT (SELECT count(*) FROM unnest(o.ids) x) FROM orders o"),
+            "SELECT (SELECT count(*) FROM UNNEST(o.ids) x) FROM orders o"
         );
     }
 }

@@ -148,6 +148,9 @@ pub struct Session {
     pub(crate) scope: Arc<Mutex<StatementScope>>,
     pub(crate) txn: Option<OpenTxn>,
     settings: Settings,
+    /// Settings changed in the transaction block, with the values they had: SET LOCAL's
+    /// (`true`) go back at its end, SET's when it rolls back, as in PostgreSQL.
+    saved_settings: Vec<(String, String, bool)>,
     notices: Vec<String>,
     pub(crate) cursors: std::collections::HashMap<String, crate::cursor::Cursor>,
     pub(crate) interrupt: Interrupt,
@@ -270,6 +273,13 @@ fn syntax_error(text: &str, e: datafusion::sql::sqlparser::parser::ParserError) 
     let message = e.to_string();
     let error = Error::Syntax(message.clone());
     let Some((_, at)) = message.rsplit_once(" at Line: ") else {
+        // The end of the input, just after its last character.
+        if message.contains("found: EOF") {
+            return Error::At {
+                position: text.chars().count() + 1,
+                source: Box::new(error),
+            };
+        }
         return error;
     };
     let Some((line, column)) = at.split_once(", Column: ") else {
@@ -360,6 +370,8 @@ impl Settings {
 struct SetConfig {
     name: String,
     value: String,
+    /// `is_local`: until the end of the transaction.
+    local: bool,
     /// The result column's name.
     column: String,
 }
@@ -402,12 +414,20 @@ fn set_config_calls(stmt: &Statement) -> Option<Vec<SetConfig>> {
             let ast::FunctionArguments::List(list) = &f.args else {
                 return None;
             };
-            let [name, value, _is_local] = &crate::json::plain_args(&list.args)?[..] else {
+            let [name, value, is_local] = &crate::json::plain_args(&list.args)?[..] else {
                 return None;
+            };
+            let local = match is_local {
+                Expr::Value(v) => match v.value {
+                    AstValue::Boolean(b) => b,
+                    _ => return None,
+                },
+                _ => return None,
             };
             Some(SetConfig {
                 name: text(name)?,
                 value: text(value)?,
+                local,
                 column: alias.unwrap_or_else(|| "set_config".into()),
             })
         })
@@ -434,7 +454,8 @@ fn set_config_function() -> datafusion::logical_expr::ScalarUDF {
 }
 
 /// `pg_sleep(seconds)`: waits, stopping early (57014) when the statement is canceled or
-/// times out. It holds one of the executor's threads while it waits.
+/// times out. On the executor's runtime it lets the runtime move its other work to another
+/// thread while it waits.
 fn pg_sleep_function(interrupt: Interrupt) -> datafusion::logical_expr::ScalarUDF {
     use datafusion::arrow::datatypes::DataType;
     use datafusion::common::ScalarValue;
@@ -452,7 +473,7 @@ fn pg_sleep_function(interrupt: Interrupt) -> datafusion::logical_expr::ScalarUD
             let until = std::time::Duration::try_from_secs_f64(seconds.max(0.0))
                 .ok()
                 .and_then(|d| std::time::Instant::now().checked_add(d));
-            loop {
+            let wait = || loop {
                 interrupt.check()?;
                 let left = match until {
                     Some(until) => until.saturating_duration_since(std::time::Instant::now()),
@@ -462,6 +483,10 @@ fn pg_sleep_function(interrupt: Interrupt) -> datafusion::logical_expr::ScalarUD
                     return Ok(ScalarValue::Utf8(None));
                 }
                 std::thread::sleep(left.min(step));
+            };
+            match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+                Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(wait),
+                _ => wait(),
             }
         },
     )
@@ -620,6 +645,7 @@ impl Session {
             txn: None,
             settings,
             notices: Vec::new(),
+            saved_settings: Vec::new(),
             cursors: Default::default(),
             interrupt,
             guard_scans: true,
@@ -992,10 +1018,48 @@ impl Session {
         }
         if open.failed {
             self.end_scope();
+            self.end_settings(false);
             return Ok(Output::Command("ROLLBACK".into()));
         }
-        self.commit_open(open).await?;
+        let committed = self.commit_open(open).await;
+        self.end_settings(committed.is_ok());
+        committed?;
         Ok(Output::Command("COMMIT".into()))
+    }
+
+    /// Puts back the settings the ending transaction block changed: all of them when it
+    /// rolled back, SET LOCAL's when it committed.
+    fn end_settings(&mut self, committed: bool) {
+        for (name, value, local) in std::mem::take(&mut self.saved_settings).into_iter().rev() {
+            if local || !committed {
+                // The value was valid when it was set.
+                let _ = self.set_setting(&name, value);
+            }
+        }
+    }
+
+    /// SET (`local` false) or SET LOCAL `name` to `value`: inside a transaction block, the
+    /// old value is kept for its end; SET LOCAL outside one does nothing, as in PostgreSQL
+    /// (with its warning).
+    fn set_in_block(&mut self, name: &str, value: String, local: bool) -> Result<()> {
+        let block = self.txn.as_ref().is_some_and(|t| !t.implicit);
+        if local && !block {
+            self.notices
+                .push("SET LOCAL can only be used in transaction blocks".into());
+            return Ok(());
+        }
+        // A custom setting (`app.user_id`) first made here goes back to empty.
+        let old = self
+            .settings
+            .get(name)
+            .or_else(|| name.contains('.').then(String::new));
+        if block
+            && let Some(old) = old
+            && !self.saved_settings.iter().any(|(n, _, _)| n == name)
+        {
+            self.saved_settings.push((name.to_string(), old, local));
+        }
+        self.set_setting(name, value)
     }
 
     /// Commits `open` durably and publishes its catalog changes.
@@ -1025,6 +1089,7 @@ impl Session {
     fn rollback(&mut self) -> Output {
         match self.txn.take() {
             Some(open) => {
+                self.end_settings(false);
                 if open.implicit {
                     self.notices
                         .push("there is no transaction in progress".into());
@@ -1377,7 +1442,10 @@ impl Session {
     fn set(&mut self, set: ast::Set) -> Result<Output> {
         match set {
             ast::Set::SingleAssignment {
-                variable, values, ..
+                variable,
+                values,
+                scope,
+                ..
             } => {
                 let name = variable.to_string().to_ascii_lowercase();
                 let value = values
@@ -1385,10 +1453,11 @@ impl Session {
                     .map(setting_text)
                     .collect::<Vec<_>>()
                     .join(", ");
-                self.set_setting(&name, value)?;
+                let local = matches!(scope, Some(ast::ContextModifier::Local));
+                self.set_in_block(&name, value, local)?;
             }
-            ast::Set::SetTimeZone { value, .. } => {
-                self.set_setting("timezone", setting_text(&value))?
+            ast::Set::SetTimeZone { value, local } => {
+                self.set_in_block("timezone", setting_text(&value), local)?
             }
             ast::Set::SetNames { charset_name, .. } => {
                 self.set_setting("client_encoding", charset_name.to_string())?
@@ -1400,16 +1469,23 @@ impl Session {
     }
 
     /// `SELECT set_config(name, value, is_local), …`: each setting made as SET makes it
-    /// (`is_local` as SET LOCAL, which Partita takes as SET), answered with its new value.
+    /// (`is_local` as SET LOCAL), answered with its new value.
     fn set_config(&mut self, calls: Vec<SetConfig>) -> Result<Output> {
         use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
         use datafusion::arrow::datatypes::{DataType, Field, Schema};
         let mut fields = Vec::with_capacity(calls.len());
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(calls.len());
+        let block = self.txn.as_ref().is_some_and(|t| !t.implicit);
         for call in calls {
             let name = call.name.to_ascii_lowercase();
-            self.set_setting(&name, call.value)?;
             fields.push(Field::new(call.column, DataType::Utf8, true));
+            // Local outside a transaction block: for this statement's own transaction only,
+            // which ends with it.
+            if call.local && !block {
+                columns.push(Arc::new(StringArray::from(vec![call.value])));
+                continue;
+            }
+            self.set_in_block(&name, call.value, call.local)?;
             columns.push(Arc::new(StringArray::from(vec![self.settings.get(&name)])));
         }
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)

@@ -51,3 +51,6 @@ SELECT p.card, g FROM card_purchases p, generate_series(1, p.seq + 1) g ORDER BY
 SELECT p.card, x FROM card_purchases p, unnest(ARRAY[p.card, p.seq]) AS x ORDER BY 1, 2;
 SELECT p.card, i.key, j.value FROM card_purchases p, jsonb_each(p.detail) i, jsonb_array_elements_text(p.detail->'tags') j ORDER BY 1, 2, 3;
 SELECT p.card, i.key, j.key, j.value FROM card_purchases p, jsonb_each(p.detail) i, jsonb_each(p.detail->'device') j WHERE i.key = 'price' ORDER BY 1, 3;
+SELECT p.card, t.value FROM card_purchases p, jsonb_array_elements_text(p.detail->'tags') t WHERE NOT EXISTS (SELECT 1 FROM doc_order t WHERE t.id = 99) UNION ALL SELECT c.card, d.key FROM card_purchases c, jsonb_object_keys(c.detail) d(key) WHERE c.card = 42 ORDER BY 1, 2;
+SELECT * FROM card_purchases P, jsonb_array_elements_text(p.detail->'tags') T ORDER BY 1, 2, 5;
+SELECT p.seq, t.* FROM card_purchases p, jsonb_each_text(p.detail->'device') t ORDER BY 1, 2, 3;

@@ -81,3 +81,4 @@ SELECT json_build_object('name', 'Ann', 'splits', ARRAY[61, 62]), to_jsonb(ARRAY
 SELECT ARRAY[61, 62], pg_typeof(ARRAY[61, 62]), pg_typeof(ARRAY[61, 62] || 63), pg_typeof(ARRAY[bib, 1]) FROM results WHERE bib = 7;
 SELECT event, avg(to_timestamp(finished, 'DD/MM/YYYY HH24:MI:SS') - to_timestamp(started, 'DD/MM/YYYY HH24:MI:SS')) FROM results GROUP BY event ORDER BY event;
 SELECT avg(x), sum(x) FROM (VALUES (interval '1 month'), (interval '0'), (interval '2 hours')) v(x);
+SELECT g, avg(x) OVER (ORDER BY g ROWS 1 PRECEDING) FROM (VALUES (1, interval '1 hour'), (2, interval '3 hours'), (3, interval '1 month')) v(g, x) ORDER BY g;

@@ -611,6 +611,12 @@ async fn syntax_errors_carry_their_position() {
         position(e),
         ("42601".into(), Some(ErrorPosition::Original(22)))
     );
+    // At the end of the input: just after its last character.
+    let e = client.batch_execute("SELECT 1 +").await.unwrap_err();
+    assert_eq!(
+        position(e),
+        ("42601".into(), Some(ErrorPosition::Original(11)))
+    );
     client.batch_execute("SELECT 1").await.unwrap();
 }
 
