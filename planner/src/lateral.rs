@@ -57,7 +57,7 @@ fn rewrite_body(
                 done.push(renames);
             }
             if !done.is_empty() {
-                expand_wildcards(select, &done);
+                list_function_columns(select, &done);
             }
             Ok(())
         }
@@ -547,7 +547,7 @@ fn rename(select: &mut ast::Select, order_by: Option<&mut ast::OrderBy>, renames
 
 /// `*` lists each FROM item's columns and, after an owner's, its functions' (by their
 /// names); `owner.*` leaves the functions' columns out.
-fn expand_wildcards(select: &mut ast::Select, done: &[Renames]) {
+fn list_function_columns(select: &mut ast::Select, done: &[Renames]) {
     let added = |owner: &str| -> Vec<&(Ident, Ident)> {
         done.iter()
             .filter(|r| folded(&r.owner) == owner)
