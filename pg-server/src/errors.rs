@@ -17,6 +17,7 @@ pub fn sql_state(e: &Error) -> &'static str {
             sql::Error::UnknownIndex(_) => "42704",
             sql::Error::UnknownColumn { .. } => "42703",
             sql::Error::DuplicateColumn(_) => "42701",
+            sql::Error::DuplicateObject(_) => "42710",
             sql::Error::UnknownType(_) => "42704",
             sql::Error::InvalidDefinition(_) => "42P16",
             sql::Error::InvalidParameter(_) => "22023",
@@ -48,6 +49,10 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::SubqueryTooManyRows | Error::UpsertRowTwice => "21000",
         Error::NoConflictArbiter => "42P10",
         Error::UnknownConstraint { .. } => "42704",
+        Error::DatatypeMismatch(_) => "42804",
+        Error::NullsInColumn { .. } => "23502",
+        Error::UndefinedObject(_) => "42704",
+        Error::CheckViolation { .. } | Error::CheckViolatedByRow { .. } => "23514",
         Error::Canceled | Error::StatementTimeout => "57014",
         Error::ScanClassNotAllowed { .. } => "54000",
         Error::BadCopyData(_) => "22P04",
@@ -369,7 +374,9 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
                     .into(),
             )
         }
-        Error::UniqueViolation { detail, .. } => err.detail = Some(detail.clone()),
+        Error::UniqueViolation { detail, .. } | Error::CheckViolation { detail, .. } => {
+            err.detail = Some(detail.clone())
+        }
         Error::GeneratedAlways { column, insert } => {
             err.detail = Some(format!(
                 "Column \"{column}\" is an identity column defined as GENERATED ALWAYS."

@@ -1,11 +1,12 @@
-//! CREATE TABLE, ALTER TABLE ADD COLUMN and DROP TABLE, in the session's transaction.
+//! CREATE TABLE, ALTER TABLE and DROP TABLE, in the session's transaction.
 
 use crate::convert::value_from_array;
 use crate::dml::{WriteResult, parse_expr};
 use crate::error::{Error, Result};
-use crate::provider::{encode_hex, with_txn};
+use crate::provider::{SharedTxn, encode_hex, stored_values, with_txn};
 use crate::session::Session;
 use datafusion::sql::sqlparser::ast::{self, AlterTableOperation, ObjectName};
+use sql::TableDef;
 use sql::ddl::{normalize_ident, table_def_from_create, table_name};
 use storage::{Direction, KeyRange, Value};
 
@@ -18,11 +19,13 @@ fn storage_err(e: sql::Error) -> storage::Error {
 
 pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<WriteResult> {
     let def = table_def_from_create(create)?;
+    let uniques = sql::ddl::unique_constraints(create)?;
     for col in &def.columns {
         if let Some(default) = &col.default {
             parse_expr(default)?;
         }
     }
+    crate::conditions::validate(&def)?;
     let txn = session.open_txn()?;
     let exists = session.table_def(&def.name).is_ok();
     if exists {
@@ -35,6 +38,7 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
         }
         return Err(Error::Sql(sql::Error::DuplicateTable(def.name)));
     }
+    let def_name = def.name.clone();
     let catalog = session.db.catalog.clone();
     let scope = std::sync::Arc::clone(&session.scope);
     let mut sql_error = None;
@@ -51,6 +55,9 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
     })?;
     if let Some(e) = sql_error {
         return Err(Error::Sql(e));
+    }
+    for unique in &uniques {
+        crate::index::add_unique_constraint(session, &def_name, unique)?;
     }
     Ok(WriteResult::command("CREATE TABLE"))
 }
@@ -109,93 +116,115 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
         }
         return Err(Error::Sql(sql::Error::UnknownTable(name)));
     };
+    if def.view.is_some() {
+        return Err(Error::WrongObjectType(format!(
+            "\"{name}\" is a materialized view; ALTER TABLE changes tables"
+        )));
+    }
+    if let [AlterTableOperation::RenameTable { table_name: to }] = alter.operations.as_slice() {
+        let (ast::RenameTableNameKind::To(to) | ast::RenameTableNameKind::As(to)) = to;
+        return rename_table(session, &def, &table_name(to)?);
+    }
     let mut def = (*def).clone();
     let txn = session.open_txn()?;
+    // Unique constraints become indexes once the table's new definition is written.
+    let mut uniques = Vec::new();
     for op in &alter.operations {
-        let AlterTableOperation::AddColumn {
-            if_not_exists,
-            column_def,
-            ..
-        } = op
-        else {
-            return Err(Error::Unsupported(format!("ALTER TABLE {op}")));
-        };
-        let col_name = normalize_ident(&column_def.name);
-        if def.column_index(&col_name).is_some() {
-            if *if_not_exists {
-                session.notice(format!(
-                    "column \"{col_name}\" of relation \"{name}\" already exists, skipping"
-                ));
-                continue;
+        match op {
+            AlterTableOperation::AddColumn {
+                if_not_exists,
+                column_def,
+                ..
+            } => {
+                add_column(
+                    session,
+                    &txn,
+                    &mut def,
+                    column_def,
+                    *if_not_exists,
+                    &mut uniques,
+                )
+                .await?
             }
-            return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
-                "column \"{col_name}\" of relation \"{name}\" already exists"
-            ))));
-        }
-        if matches!(&column_def.data_type, ast::DataType::Custom(n, _)
-            if n.to_string().to_ascii_lowercase().contains("serial"))
-        {
-            return Err(Error::Unsupported(
-                "ALTER TABLE ADD COLUMN of a serial column".into(),
-            ));
-        }
-        let ty = sql::SqlType::from_ast(&column_def.data_type)?;
-        let mut col = sql::ColumnDef {
-            name: col_name.clone(),
-            ty,
-            nullable: true,
-            default: None,
-            hidden: false,
-            identity: None,
-        };
-        for opt in &column_def.options {
-            match &opt.option {
-                ast::ColumnOption::Null => col.nullable = true,
-                ast::ColumnOption::NotNull => col.nullable = false,
-                ast::ColumnOption::Default(expr) => col.default = Some(expr.to_string()),
-                other => return Err(Error::Unsupported(format!("ADD COLUMN with {other}"))),
-            }
-        }
-        // Rows already stored get the default, evaluated once now (PostgreSQL does the same).
-        let missing = match &col.default {
-            Some(text) => {
-                let query = format!("SELECT CAST(({text}) AS {}) AS v", ty.to_ast());
-                let stmt = crate::session::parse_sql(&query)?.remove(0);
-                let ast::Statement::Query(q) = stmt else {
-                    return Err(Error::Internal("default query".into()));
-                };
-                let batches = session.collect_query(*q, false).await?;
-                match batches.iter().find(|b| b.num_rows() > 0) {
-                    Some(b) => value_from_array(b.column(0), 0, ty, &col_name)?,
-                    None => Value::Null,
+            AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
+                ast::TableConstraint::Check(check) => {
+                    let name = check.name.as_ref().map(normalize_ident);
+                    if let Some(n) = &name
+                        && constraint_exists(&def, n)
+                    {
+                        return Err(Error::Sql(sql::Error::DuplicateObject(format!(
+                            "constraint \"{n}\" for relation \"{}\" already exists",
+                            def.name
+                        ))));
+                    }
+                    let check = sql::ddl::check_def(&def, name, &check.expr)?;
+                    def.checks.push(check);
+                    crate::conditions::validate(&def)?;
+                    let rows = stored_rows(&def, &txn)?;
+                    let mut only_new = def.clone();
+                    only_new.checks = def.checks.split_off(def.checks.len() - 1);
+                    crate::conditions::verify_stored(&only_new, &rows)?;
+                    def.checks.append(&mut only_new.checks);
+                }
+                ast::TableConstraint::Unique(u) => {
+                    uniques.push(sql::ddl::unique_constraint(u)?);
+                }
+                other => {
+                    return Err(Error::Unsupported(format!("ALTER TABLE ADD {other}")));
+                }
+            },
+            AlterTableOperation::DropConstraint {
+                if_exists,
+                name: constraint,
+                ..
+            } => {
+                let constraint = normalize_ident(constraint);
+                if let Some(i) = def.checks.iter().position(|c| c.name == constraint) {
+                    def.checks.remove(i);
+                } else if let Some(i) = def
+                    .indexes
+                    .iter()
+                    .position(|x| x.unique && x.name == constraint)
+                {
+                    let index = def.indexes.remove(i);
+                    with_txn(&txn, |t| t.drop_keyspace(index.keyspace))?;
+                } else if constraint == format!("{}_pkey", def.name) {
+                    return Err(Error::Unsupported(
+                        "dropping a primary key (the key is how rows are stored)".into(),
+                    ));
+                } else if *if_exists {
+                    session.notice(format!(
+                        "constraint \"{constraint}\" of relation \"{name}\" does not exist, skipping"
+                    ));
+                } else {
+                    return Err(Error::UndefinedObject(format!(
+                        "constraint \"{constraint}\" of relation \"{name}\" does not exist"
+                    )));
                 }
             }
-            None => Value::Null,
-        };
-        if !col.nullable && missing.is_null() {
-            let has_rows = with_txn(&txn, |t| {
-                Ok(t.scan(def.keyspace, &KeyRange::all(), Direction::Forward)?
-                    .next()
-                    .is_some())
-            })?;
-            if has_rows {
-                return Err(Error::NotNull {
-                    table: name.clone(),
-                    column: col_name,
-                });
+            AlterTableOperation::RenameColumn {
+                old_column_name,
+                new_column_name,
+            } => rename_column(&mut def, old_column_name, new_column_name)?,
+            AlterTableOperation::DropColumn {
+                column_names,
+                if_exists,
+                ..
+            } => {
+                for column in column_names {
+                    drop_column(session, &txn, &mut def, column, *if_exists)?;
+                }
             }
+            AlterTableOperation::AlterColumn { column_name, op } => {
+                alter_column(&txn, &mut def, column_name, op)?
+            }
+            AlterTableOperation::RenameTable { .. } => {
+                return Err(Error::Unsupported(
+                    "RENAME TO with other ALTER TABLE actions".into(),
+                ));
+            }
+            other => return Err(Error::Unsupported(format!("ALTER TABLE {other}"))),
         }
-        let index = def.columns.len();
-        if !missing.is_null() {
-            def.missing_values.insert(
-                index,
-                encode_hex(&storage::rowcodec::encode_row(0, &[missing])),
-            );
-        }
-        // The hidden row id stays the last stored column only in order of creation; new
-        // columns go after it, which is fine: positions are by index, not by visibility.
-        def.columns.push(col);
-        def.schema_version += 1;
     }
     let catalog = session.db.catalog.clone();
     let scope = std::sync::Arc::clone(&session.scope);
@@ -206,5 +235,421 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
             .map(|_| ())
             .map_err(storage_err)
     })?;
+    for unique in &uniques {
+        crate::index::add_unique_constraint(session, &name, unique)?;
+    }
     Ok(WriteResult::command("ALTER TABLE"))
+}
+
+/// Whether `def` has a constraint named `name`: a check, a unique index or its primary key.
+fn constraint_exists(def: &TableDef, name: &str) -> bool {
+    def.checks.iter().any(|c| c.name == name)
+        || def.indexes.iter().any(|x| x.unique && x.name == name)
+        || name == format!("{}_pkey", def.name)
+}
+
+/// Every row of `def` the transaction sees, as stored values.
+fn stored_rows(def: &TableDef, txn: &SharedTxn) -> Result<Vec<Vec<Value>>> {
+    Ok(with_txn(txn, |t| {
+        t.scan(def.keyspace, &KeyRange::all(), Direction::Forward)?
+            .map(|row| stored_values(def, &row?.value))
+            .collect::<storage::Result<Vec<_>>>()
+    })?)
+}
+
+/// `ADD COLUMN`: rows already stored get the default, evaluated once now (PostgreSQL does
+/// the same); a CHECK or UNIQUE on the column is added with it.
+async fn add_column(
+    session: &mut Session,
+    txn: &SharedTxn,
+    def: &mut TableDef,
+    column_def: &ast::ColumnDef,
+    if_not_exists: bool,
+    uniques: &mut Vec<sql::ddl::UniqueConstraint>,
+) -> Result<()> {
+    let name = def.name.clone();
+    let col_name = normalize_ident(&column_def.name);
+    if def.column_index(&col_name).is_some() {
+        if if_not_exists {
+            session.notice(format!(
+                "column \"{col_name}\" of relation \"{name}\" already exists, skipping"
+            ));
+            return Ok(());
+        }
+        return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
+            "column \"{col_name}\" of relation \"{name}\" already exists"
+        ))));
+    }
+    if matches!(&column_def.data_type, ast::DataType::Custom(n, _)
+        if n.to_string().to_ascii_lowercase().contains("serial"))
+    {
+        return Err(Error::Unsupported(
+            "ALTER TABLE ADD COLUMN of a serial column".into(),
+        ));
+    }
+    let ty = sql::SqlType::from_ast(&column_def.data_type)?;
+    let mut col = sql::ColumnDef {
+        name: col_name.clone(),
+        ty,
+        nullable: true,
+        default: None,
+        hidden: false,
+        identity: None,
+        sequence_column: None,
+    };
+    let mut checks = Vec::new();
+    for opt in &column_def.options {
+        match &opt.option {
+            ast::ColumnOption::Null => col.nullable = true,
+            ast::ColumnOption::NotNull => col.nullable = false,
+            ast::ColumnOption::Default(expr) => col.default = Some(expr.to_string()),
+            ast::ColumnOption::Check(check) => {
+                let name = opt.name.as_ref().or(check.name.as_ref());
+                checks.push((name.map(normalize_ident), (*check.expr).clone()));
+            }
+            ast::ColumnOption::Unique(_) => uniques.push(sql::ddl::UniqueConstraint {
+                name: opt.name.as_ref().map(normalize_ident),
+                columns: vec![col_name.clone()],
+            }),
+            other => return Err(Error::Unsupported(format!("ADD COLUMN with {other}"))),
+        }
+    }
+    let missing = match &col.default {
+        Some(text) => {
+            let query = format!("SELECT CAST(({text}) AS {}) AS v", ty.to_ast());
+            let stmt = crate::session::parse_sql(&query)?.remove(0);
+            let ast::Statement::Query(q) = stmt else {
+                return Err(Error::Internal("default query".into()));
+            };
+            let batches = session.collect_query(*q, false).await?;
+            match batches.iter().find(|b| b.num_rows() > 0) {
+                Some(b) => value_from_array(b.column(0), 0, ty, &col_name)?,
+                None => Value::Null,
+            }
+        }
+        None => Value::Null,
+    };
+    if !col.nullable && missing.is_null() {
+        let has_rows = with_txn(txn, |t| {
+            Ok(t.scan(def.keyspace, &KeyRange::all(), Direction::Forward)?
+                .next()
+                .is_some())
+        })?;
+        if has_rows {
+            return Err(Error::NotNull {
+                table: name,
+                column: col_name,
+            });
+        }
+    }
+    let index = def.columns.len();
+    if !missing.is_null() {
+        def.missing_values.insert(
+            index,
+            encode_hex(&storage::rowcodec::encode_row(0, &[missing])),
+        );
+    }
+    // The hidden row id stays the last stored column only in order of creation; new
+    // columns go after it, which is fine: positions are by index, not by visibility.
+    def.columns.push(col);
+    def.schema_version += 1;
+    if !checks.is_empty() {
+        let before = def.checks.len();
+        for (name, expr) in checks {
+            let check = sql::ddl::check_def(def, name, &expr)?;
+            def.checks.push(check);
+        }
+        crate::conditions::validate(def)?;
+        let rows = stored_rows(def, txn)?;
+        let mut only_new = def.clone();
+        only_new.checks = def.checks[before..].to_vec();
+        crate::conditions::verify_stored(&only_new, &rows)?;
+    }
+    Ok(())
+}
+
+/// `RENAME COLUMN a TO b`: the column keeps its place, values and sequence; CHECK
+/// conditions are rewritten to the new name.
+fn rename_column(def: &mut TableDef, old: &ast::Ident, new: &ast::Ident) -> Result<()> {
+    let (old, new) = (normalize_ident(old), normalize_ident(new));
+    let (i, _) = def.column(&old)?;
+    if def.columns[i].hidden {
+        return Err(Error::Sql(sql::Error::UnknownColumn {
+            table: def.name.clone(),
+            column: old,
+        }));
+    }
+    if def.column_index(&new).is_some() {
+        return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
+            "column \"{new}\" of relation \"{}\" already exists",
+            def.name
+        ))));
+    }
+    if !def.views.is_empty() {
+        return Err(Error::Unsupported(
+            "renaming a column of a table with materialized views".into(),
+        ));
+    }
+    let column = &mut def.columns[i];
+    if column.sequence_column.is_none() {
+        column.sequence_column = Some(old.clone());
+    }
+    column.name = new.clone();
+    for check in &mut def.checks {
+        check.expr = rename_in_expr(&check.expr, &old, &new)?;
+    }
+    Ok(())
+}
+
+/// `text` (an expression) with column `old` named `new`.
+fn rename_in_expr(text: &str, old: &str, new: &str) -> Result<String> {
+    let mut expr = parse_expr(text)?;
+    let _ = ast::visit_expressions_mut(&mut expr, |e| {
+        match e {
+            ast::Expr::Identifier(id) if normalize_ident(id) == old => {
+                *id = ast::Ident::with_quote('"', new);
+            }
+            ast::Expr::CompoundIdentifier(parts) => {
+                if let Some(last) = parts.last_mut()
+                    && normalize_ident(last) == old
+                {
+                    *last = ast::Ident::with_quote('"', new);
+                }
+            }
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    Ok(expr.to_string())
+}
+
+/// `DROP COLUMN`: as in PostgreSQL, the column is marked dropped (hidden under a name no
+/// query can reach, its stored values left in place) and the indexes and CHECK
+/// constraints that use it go with it. Key columns cannot be dropped.
+fn drop_column(
+    session: &mut Session,
+    txn: &SharedTxn,
+    def: &mut TableDef,
+    column: &ast::Ident,
+    if_exists: bool,
+) -> Result<()> {
+    let name = normalize_ident(column);
+    let found = def.column_index(&name).filter(|&i| !def.columns[i].hidden);
+    let Some(i) = found else {
+        if if_exists {
+            session.notice(format!(
+                "column \"{name}\" of relation \"{}\" does not exist, skipping",
+                def.name
+            ));
+            return Ok(());
+        }
+        return Err(Error::Sql(sql::Error::UnknownColumn {
+            table: def.name.clone(),
+            column: name,
+        }));
+    };
+    if def.is_key_column(i) {
+        return Err(Error::Unsupported(format!(
+            "dropping primary key column \"{name}\" (the key is how rows are stored)"
+        )));
+    }
+    if def
+        .views
+        .iter()
+        .any(|v| v.view.as_ref().is_some_and(|vd| view_uses(vd, i, &name)))
+    {
+        return Err(Error::DependentObjects(format!(
+            "cannot drop column {name} of table {} because a materialized view depends on it",
+            def.name
+        )));
+    }
+    let (kept, dropped): (Vec<_>, Vec<_>) = std::mem::take(&mut def.indexes)
+        .into_iter()
+        .partition(|x| !x.columns.iter().any(|p| p.column == i) && !x.include.contains(&i));
+    def.indexes = kept;
+    for index in dropped {
+        with_txn(txn, |t| t.drop_keyspace(index.keyspace))?;
+    }
+    def.checks
+        .retain(|c| !reads_column(&c.expr, &name).unwrap_or(true));
+    let column = &mut def.columns[i];
+    column.name = format!("........pg.dropped.{}........", i + 1);
+    column.hidden = true;
+    column.nullable = true;
+    column.default = None;
+    column.identity = None;
+    Ok(())
+}
+
+/// Whether a materialized view holds or filters on base column `i` (named `name`).
+fn view_uses(view: &sql::catalog::ViewDef, i: usize, name: &str) -> bool {
+    view.columns.contains(&i)
+        || view
+            .predicate
+            .as_deref()
+            .is_some_and(|p| reads_column(p, name).unwrap_or(true))
+}
+
+/// Whether expression `text` names column `name`.
+fn reads_column(text: &str, name: &str) -> Result<bool> {
+    Ok(sql::ddl::columns_read(&parse_expr(text)?)
+        .iter()
+        .any(|c| c == name))
+}
+
+/// `ALTER COLUMN … SET/DROP DEFAULT`, `SET/DROP NOT NULL`; a type change is refused.
+fn alter_column(
+    txn: &SharedTxn,
+    def: &mut TableDef,
+    column: &ast::Ident,
+    op: &ast::AlterColumnOperation,
+) -> Result<()> {
+    let name = normalize_ident(column);
+    let (i, _) = def.column(&name)?;
+    if def.columns[i].hidden {
+        return Err(Error::Sql(sql::Error::UnknownColumn {
+            table: def.name.clone(),
+            column: name,
+        }));
+    }
+    match op {
+        ast::AlterColumnOperation::SetDefault { value } => {
+            let text = value.to_string();
+            parse_expr(&text)?;
+            def.columns[i].default = Some(text);
+        }
+        ast::AlterColumnOperation::DropDefault => {
+            if def.columns[i].identity.is_some() {
+                return Err(Error::Unsupported(format!(
+                    "dropping the default of identity column \"{name}\""
+                )));
+            }
+            def.columns[i].default = None;
+        }
+        ast::AlterColumnOperation::DropNotNull => {
+            if def.is_key_column(i) {
+                return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
+                    "column \"{name}\" is in a primary key"
+                ))));
+            }
+            def.columns[i].nullable = true;
+        }
+        ast::AlterColumnOperation::SetNotNull => {
+            if stored_rows(def, txn)?.iter().any(|row| row[i].is_null()) {
+                return Err(Error::NullsInColumn {
+                    table: def.name.clone(),
+                    column: name,
+                });
+            }
+            def.columns[i].nullable = false;
+        }
+        other => return Err(Error::Unsupported(format!("ALTER COLUMN {other}"))),
+    }
+    Ok(())
+}
+
+/// `ALTER TABLE … RENAME TO`: the table's record moves to the new name, and its
+/// materialized views follow it.
+fn rename_table(session: &mut Session, def: &TableDef, to: &str) -> Result<WriteResult> {
+    let txn = session.open_txn()?;
+    let catalog = session.db.catalog.clone();
+    let scope = std::sync::Arc::clone(&session.scope);
+    let mut renamed = def.clone();
+    renamed.name = to.to_string();
+    for view in &mut renamed.views {
+        if let Some(v) = view.view.as_mut() {
+            v.base = to.to_string();
+        }
+    }
+    let old = def.name.clone();
+    let mut sql_error = None;
+    with_txn(&txn, |t| {
+        let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+        for view in &renamed.views {
+            catalog
+                .write(t, &mut scope.changes, view.clone())
+                .map_err(storage_err)?;
+        }
+        match catalog.rename_table(t, &mut scope.changes, &old, renamed) {
+            Ok(_) => Ok(()),
+            Err(e @ sql::Error::Storage(_)) => Err(storage_err(e)),
+            Err(e) => {
+                sql_error = Some(e);
+                Ok(())
+            }
+        }
+    })?;
+    if let Some(e) = sql_error {
+        return Err(Error::Sql(e));
+    }
+    Ok(WriteResult::command("ALTER TABLE"))
+}
+
+/// `TRUNCATE [TABLE] t, …  [RESTART IDENTITY | CONTINUE IDENTITY]`: each table, its indexes
+/// and its materialized views get fresh, empty keyspaces and the old ones are dropped at
+/// commit, as PostgreSQL gives the table a new file: no row is read or deleted one by one,
+/// and a rollback keeps the rows. Sequences go on unless RESTART IDENTITY.
+pub async fn truncate(session: &mut Session, truncate: &ast::Truncate) -> Result<WriteResult> {
+    let restart = matches!(
+        truncate.identity,
+        Some(ast::TruncateIdentityOption::Restart)
+    );
+    let txn = session.open_txn()?;
+    let mut defs = Vec::new();
+    for target in &truncate.table_names {
+        let name = table_name(&target.name)?;
+        let def = session.table_def(&name)?;
+        if def.view.is_some() {
+            return Err(Error::WrongObjectType(format!("\"{name}\" is not a table")));
+        }
+        if !defs
+            .iter()
+            .any(|d: &std::sync::Arc<TableDef>| d.name == def.name)
+        {
+            defs.push(def);
+        }
+    }
+    let catalog = session.db.catalog.clone();
+    let scope = std::sync::Arc::clone(&session.scope);
+    for def in defs {
+        crate::provider::in_txn(&txn, |t| {
+            let mut new = emptied(t, &def)?;
+            new.sequence_keyspace = if restart {
+                None
+            } else {
+                Some(def.sequence_keyspace.unwrap_or(def.keyspace))
+            };
+            let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+            for view in &new.views {
+                catalog.write(t, &mut scope.changes, view.clone())?;
+            }
+            catalog.write(t, &mut scope.changes, new)?;
+            Ok(())
+        })?;
+    }
+    Ok(WriteResult::command("TRUNCATE TABLE"))
+}
+
+/// `def` over fresh keyspaces (its own, its indexes', its views'), the old ones dropped.
+fn emptied(t: &mut storage::Transaction, def: &TableDef) -> Result<TableDef> {
+    let kind = if def.view.is_some() {
+        storage::KeyspaceKind::View
+    } else {
+        storage::KeyspaceKind::Table
+    };
+    let mut new = def.clone();
+    new.keyspace = t.create_keyspace(kind, &def.name, def.layout()?)?;
+    t.drop_keyspace(def.keyspace)?;
+    for (index, old) in new.indexes.iter_mut().zip(&def.indexes) {
+        let shape = crate::index::IndexShape::of(def, old)?;
+        index.keyspace =
+            t.create_keyspace(storage::KeyspaceKind::Index, &index.name, shape.layout)?;
+        t.drop_keyspace(old.keyspace)?;
+    }
+    new.views = def
+        .views
+        .iter()
+        .map(|v| emptied(t, v))
+        .collect::<Result<_>>()?;
+    Ok(new)
 }

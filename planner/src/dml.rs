@@ -187,7 +187,7 @@ fn returning_batch(r: &Returning, commit: Option<CommitInfo>) -> Result<RecordBa
 /// A context for evaluating expressions over in-memory rows (RETURNING, ON CONFLICT).
 /// Evaluates with the session's meaning of expressions: its time zone, PostgreSQL's
 /// numeric scales, the same functions.
-fn scratch_context(zone: &str) -> SessionContext {
+pub(crate) fn scratch_context(zone: &str) -> SessionContext {
     let mut config = datafusion::execution::context::SessionConfig::new()
         .with_target_partitions(1)
         .set_str("datafusion.sql_parser.dialect", "postgres")
@@ -763,6 +763,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                 }
             }
             check_not_null(&def, &values)?;
+            crate::conditions::verify(&def, &values)?;
             let key = row_key(&def, &layout, &values)?;
             // The arbiter's existing row: by primary key, or by the unique index the
             // conflict target names.
@@ -1099,6 +1100,7 @@ pub(crate) fn insert_new(
     skip_existing: bool,
 ) -> Result<bool> {
     check_not_null(def, values)?;
+    crate::conditions::verify(def, values)?;
     let key = row_key(def, layout, values)?;
     if with_txn(txn, |t| t.get(def.keyspace, &key))?.is_some() {
         if skip_existing {
@@ -1124,6 +1126,7 @@ pub(crate) fn write_updated(
     new: &[Value],
 ) -> Result<()> {
     check_not_null(def, new)?;
+    crate::conditions::verify(def, new)?;
     let old_key = row_key(def, layout, old)?;
     let new_key = row_key(def, layout, new)?;
     if old_key != new_key {

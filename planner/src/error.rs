@@ -83,6 +83,31 @@ pub enum Error {
     #[error("there is no unique or exclusion constraint matching the ON CONFLICT specification")]
     NoConflictArbiter,
 
+    /// An expression of the wrong type where a type is required (a CHECK that is not a
+    /// boolean).
+    #[error("{0}")]
+    DatatypeMismatch(String),
+
+    /// An object a statement names that does not exist (a constraint to drop).
+    #[error("{0}")]
+    UndefinedObject(String),
+
+    /// ALTER COLUMN SET NOT NULL over stored NULLs.
+    #[error("column \"{column}\" of relation \"{table}\" contains null values")]
+    NullsInColumn { table: String, column: String },
+
+    /// A row a CHECK constraint refuses; `detail` lists the row.
+    #[error("new row for relation \"{table}\" violates check constraint \"{constraint}\"")]
+    CheckViolation {
+        table: String,
+        constraint: String,
+        detail: String,
+    },
+
+    /// ALTER TABLE ADD CONSTRAINT … CHECK that a stored row fails.
+    #[error("check constraint \"{constraint}\" of relation \"{table}\" is violated by some row")]
+    CheckViolatedByRow { table: String, constraint: String },
+
     #[error("constraint \"{constraint}\" for table \"{table}\" does not exist")]
     UnknownConstraint { constraint: String, table: String },
 

@@ -135,6 +135,8 @@ impl IndexShape {
             indexes: Vec::new(),
             view: None,
             views: Vec::new(),
+            checks: Vec::new(),
+            sequence_keyspace: None,
         }
     }
 
@@ -387,7 +389,7 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
             format!("{}_{}_idx", def.name, cols.join("_"))
         }
     };
-    let txn = session.open_txn()?;
+    session.open_txn()?;
     let catalog = session.db.catalog.clone();
     let scope = Arc::clone(&session.scope);
     let taken_name = {
@@ -408,21 +410,85 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
         columns,
         include,
     };
-    let shape = IndexShape::of(&def, &index)?;
-    let mut index = index;
+    add_index(session, &def, index)?;
+    Ok(WriteResult::command("CREATE INDEX"))
+}
+
+/// A UNIQUE constraint of CREATE TABLE or ALTER TABLE ADD CONSTRAINT: a unique index, named
+/// `<table>_<columns>_key` as PostgreSQL names the constraint's index when no name is given.
+pub(crate) fn add_unique_constraint(
+    session: &mut Session,
+    table: &str,
+    constraint: &sql::ddl::UniqueConstraint,
+) -> Result<()> {
+    let def = session.table_def(table)?;
+    let mut columns = Vec::new();
+    for name in &constraint.columns {
+        let (column, col) = def.column(name)?;
+        if !col.ty.scalar().is_keyable() {
+            return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
+                "column \"{}\" of type {} cannot be part of a unique constraint",
+                col.name, col.ty
+            ))));
+        }
+        if columns.iter().any(|p: &RowKeyPart| p.column == column) {
+            return Err(Error::Sql(sql::Error::DuplicateColumn(col.name.clone())));
+        }
+        columns.push(RowKeyPart {
+            column,
+            desc: false,
+        });
+    }
+    let catalog = session.db.catalog.clone();
+    let taken = |name: &str| {
+        let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
+        catalog.relation_exists(name, &scope.changes)
+    };
+    let name = match &constraint.name {
+        Some(name) if taken(name) => {
+            return Err(Error::Sql(sql::Error::DuplicateTable(name.clone())));
+        }
+        Some(name) => name.clone(),
+        None => {
+            let base = format!("{}_{}_key", def.name, constraint.columns.join("_"));
+            let mut name = base.clone();
+            let mut n = 0;
+            while taken(&name) {
+                n += 1;
+                name = format!("{base}{n}");
+            }
+            name
+        }
+    };
+    let index = IndexDef {
+        name,
+        keyspace: 0,
+        unique: true,
+        columns,
+        include: Vec::new(),
+    };
+    add_index(session, &def, index)
+}
+
+/// Creates `index` of `def` in the session's transaction: its keyspace, its entries for the
+/// rows the transaction sees, and the table's new definition.
+fn add_index(session: &mut Session, def: &Arc<TableDef>, mut index: IndexDef) -> Result<()> {
+    let txn = session.open_txn()?;
+    let catalog = session.db.catalog.clone();
+    let scope = Arc::clone(&session.scope);
+    let shape = IndexShape::of(def, &index)?;
     index.keyspace = with_txn(&txn, |t| {
         catalog.track_read(t, &def.name).map_err(sql_to_storage)?;
         t.create_keyspace(KeyspaceKind::Index, &index.name, shape.layout.clone())
     })?;
-    backfill(&def, &index, &shape, &txn)?;
+    backfill(def, &index, &shape, &txn)?;
     let mut new_def = def.as_ref().clone();
     new_def.indexes.push(index);
     in_txn(&txn, |t| {
         let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
         catalog.write(t, &mut scope.changes, new_def)?;
         Ok(())
-    })?;
-    Ok(WriteResult::command("CREATE INDEX"))
+    })
 }
 
 /// Writes the entries of every row of the table the transaction sees.

@@ -8,6 +8,7 @@ pub mod arrays;
 pub mod autoparam;
 pub mod casts;
 pub mod classify;
+mod conditions;
 pub mod convert;
 pub mod copy;
 pub mod cursor;

@@ -113,7 +113,7 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-fn push_date(days: i64, out: &mut String) {
+pub(crate) fn push_date(days: i64, out: &mut String) {
     use std::fmt::Write;
     let (y, m, d) = civil_from_days(days);
     if y <= 0 {
@@ -143,7 +143,7 @@ fn push_time_of_day(micros: i64, out: &mut String) {
 
 /// A timestamp; `zone` is given for timestamptz, which is shown in that zone with its
 /// offset (`2024-01-01 07:00:00-05`, `+05:30`), as PostgreSQL shows it.
-fn push_timestamp(micros: i64, zone: Option<&Tz>, out: &mut String) {
+pub(crate) fn push_timestamp(micros: i64, zone: Option<&Tz>, out: &mut String) {
     let offset = zone.map(|z| utc_offset_seconds(z, micros));
     let micros = micros.saturating_add(i64::from(offset.unwrap_or(0)) * 1_000_000);
     let days = micros.div_euclid(86_400_000_000);

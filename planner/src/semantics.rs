@@ -851,7 +851,6 @@ fn operand_type(
     })
 }
 
-/// The analyzer rules of a Partita session: ours around DataFusion's defaults.
 /// `=`, `<>`, `<`, `<=`, `>`, `>=` and IS [NOT] DISTINCT FROM.
 pub(crate) fn is_comparison(op: &datafusion::logical_expr::Operator) -> bool {
     use datafusion::logical_expr::Operator;
@@ -868,12 +867,74 @@ pub(crate) fn is_comparison(op: &datafusion::logical_expr::Operator) -> bool {
     )
 }
 
+/// The analyzer rules of a Partita session: ours around DataFusion's defaults.
 pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
     let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> =
         vec![Arc::new(OperandTypes), Arc::new(ArithmeticOperands)];
     rules.extend(datafusion::optimizer::Analyzer::new().rules);
     rules.push(Arc::new(PostgresSemantics));
+    rules.push(Arc::new(RecursiveTermFields));
     rules
+}
+
+/// The analyzer rule that gives a recursive CTE's recursive term the field metadata of its
+/// static term. DataFusion takes the output fields from the static term and refuses a
+/// recursive term whose fields carry other metadata, which ours do whenever one term reads a
+/// table column (`partita.type`) and the other a constant:
+/// `WITH RECURSIVE r(id) AS (SELECT 1 UNION ALL SELECT t.id FROM t JOIN r …)`.
+#[derive(Debug, Default)]
+pub struct RecursiveTermFields;
+
+impl AnalyzerRule for RecursiveTermFields {
+    fn name(&self) -> &str {
+        "partita_recursive_term_fields"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        use datafusion::common::tree_node::Transformed;
+        use datafusion::logical_expr::{Cast, Expr, LogicalPlanBuilder, RecursiveQuery};
+        plan.transform_up_with_subqueries(|plan| {
+            let LogicalPlan::RecursiveQuery(query) = &plan else {
+                return Ok(Transformed::no(plan));
+            };
+            let wanted = Arc::clone(query.static_term.schema());
+            let given = Arc::clone(query.recursive_term.schema());
+            let same = wanted
+                .fields()
+                .iter()
+                .zip(given.fields())
+                .all(|(w, g)| w.metadata() == g.metadata());
+            if same {
+                return Ok(Transformed::no(plan));
+            }
+            let columns = wanted
+                .fields()
+                .iter()
+                .zip(given.columns())
+                .map(|(w, column)| {
+                    let name = column.name.clone();
+                    Expr::Cast(Cast::new_from_field(
+                        Box::new(Expr::Column(column)),
+                        Arc::new(w.as_ref().clone().with_name(&name)),
+                    ))
+                    .alias(name)
+                });
+            let LogicalPlan::RecursiveQuery(query) = plan else {
+                unreachable!("matched above")
+            };
+            let recursive_term = LogicalPlanBuilder::from(query.recursive_term.as_ref().clone())
+                .project(columns)?
+                .build()?;
+            let rebuilt = RecursiveQuery::try_new(
+                query.name,
+                query.static_term,
+                Arc::new(recursive_term),
+                query.is_distinct,
+            )?;
+            Ok(Transformed::yes(LogicalPlan::RecursiveQuery(rebuilt)))
+        })
+        .map(|t| t.data)
+    }
 }
 
 /// The columns a plan node's expressions can name: its inputs' (its own for a leaf).

@@ -961,7 +961,8 @@ impl Session {
             Statement::CreateTable(_)
             | Statement::AlterTable(_)
             | Statement::CreateIndex(_)
-            | Statement::CreateView(_) => self.run_write(stmt).await,
+            | Statement::CreateView(_)
+            | Statement::Truncate(_) => self.run_write(stmt).await,
             Statement::Call(ref call) if crate::view::refreshed_view(call).is_some() => {
                 self.run_write(stmt).await
             }
@@ -1400,6 +1401,7 @@ impl Session {
             Statement::Delete(delete) => dml::delete(self, delete).await,
             Statement::CreateTable(create) => crate::ddl::create_table(self, create).await,
             Statement::AlterTable(alter) => crate::ddl::alter_table(self, alter).await,
+            Statement::Truncate(truncate) => crate::ddl::truncate(self, truncate).await,
             Statement::CreateIndex(create) => crate::index::create_index(self, create).await,
             Statement::CreateView(create) => crate::view::create_view(self, create).await,
             Statement::Call(call) if crate::view::refreshed_view(call).is_some() => {

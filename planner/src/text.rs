@@ -15,8 +15,22 @@ pub fn value_text(v: &Value) -> String {
         Value::Numeric(d) => d.to_string(),
         Value::Text(s) | Value::Json(s) => s.clone(),
         Value::Bytea(b) => format!("\\x{}", crate::provider::encode_hex(b)),
-        Value::Date(d) => format!("{d} days"),
-        Value::Timestamp(t) | Value::TimestampTz(t) => t.to_string(),
+        Value::Date(d) => {
+            let mut out = String::new();
+            crate::output::push_date(i64::from(*d), &mut out);
+            out
+        }
+        Value::Timestamp(t) => {
+            let mut out = String::new();
+            crate::output::push_timestamp(*t, None, &mut out);
+            out
+        }
+        Value::TimestampTz(t) => {
+            let mut out = String::new();
+            crate::output::push_timestamp(*t, None, &mut out);
+            out.push_str("+00");
+            out
+        }
         Value::Uuid(u) => format_uuid(u),
     }
 }

@@ -16,15 +16,10 @@ use crate::dml::WriteResult;
 use crate::error::{Error, Result};
 use crate::provider::{in_txn, stored_values};
 use crate::session::Session;
-use datafusion::arrow::datatypes::Schema;
-use datafusion::common::DFSchema;
-use datafusion::execution::context::SessionContext;
-use datafusion::physical_expr::PhysicalExpr;
 use datafusion::sql::sqlparser::ast::{self, Visit, Visitor};
 use sql::catalog::{RowKeyPart, TableDef, ViewDef};
-use std::collections::HashMap;
 use std::ops::ControlFlow;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::Arc;
 use storage::{Direction, KeyRange, KeyspaceKind, Transaction, Value};
 
 /// Functions whose value can change between evaluations of the same row.
@@ -164,7 +159,14 @@ pub async fn create_view(session: &mut Session, create: &ast::CreateView) -> Res
         predicate,
     });
     // Check the condition compiles before anything is written.
-    predicate_expr(&view, &base_schema(&base))?;
+    if let Some(text) = view.view.as_ref().and_then(|v| v.predicate.as_deref()) {
+        crate::conditions::condition(
+            "WHERE",
+            &base.name,
+            text,
+            &crate::conditions::row_schema(&base),
+        )?;
+    }
 
     let txn = session.open_txn()?;
     let catalog = session.db.catalog.clone();
@@ -383,75 +385,15 @@ pub fn entry(
     )))
 }
 
-/// Compiled view conditions by their SQL text, each with the base schema it was compiled
-/// against. The key is the content, not the view's keyspace: keyspace numbers are only
-/// unique within one database, and one process may open several.
-type Compiled = HashMap<String, Vec<(Arc<Schema>, Arc<dyn PhysicalExpr>)>>;
-static CONDITIONS: LazyLock<Mutex<Compiled>> = LazyLock::new(Default::default);
-
-fn base_schema(base: &TableDef) -> Arc<Schema> {
-    Arc::new(Schema::new(
-        base.columns
-            .iter()
-            .map(|c| c.ty.field(&c.name, true))
-            .collect::<Vec<_>>(),
-    ))
-}
-
-/// The view's condition compiled against `schema` (the base table's), or `None` when the
-/// view has none.
-fn predicate_expr(view: &TableDef, schema: &Arc<Schema>) -> Result<Option<Arc<dyn PhysicalExpr>>> {
-    let Some(text) = view.view.as_ref().and_then(|v| v.predicate.as_deref()) else {
-        return Ok(None);
-    };
-    let cached = CONDITIONS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(text)
-        .and_then(|compiled| {
-            compiled
-                .iter()
-                .find(|(s, _)| s == schema)
-                .map(|(_, e)| Arc::clone(e))
-        });
-    if let Some(e) = cached {
-        return Ok(Some(e));
-    }
-    let ctx = SessionContext::new();
-    crate::functions::register(&ctx);
-    let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
-    let expr = ctx.parse_sql_expr(text, &df_schema)?;
-    let physical = ctx.create_physical_expr(expr, &df_schema)?;
-    CONDITIONS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(text.to_string())
-        .or_default()
-        .push((Arc::clone(schema), Arc::clone(&physical)));
-    Ok(Some(physical))
-}
-
 /// Whether a base row meets the view's condition (NULL counts as not met, as in WHERE).
 fn accepts(base: &TableDef, view: &TableDef, values: &[Value]) -> Result<bool> {
-    let schema = base_schema(base);
-    let Some(condition) = predicate_expr(view, &schema)? else {
+    let Some(text) = view.view.as_ref().and_then(|v| v.predicate.as_deref()) else {
         return Ok(true);
     };
-    let columns = base
-        .columns
-        .iter()
-        .zip(values)
-        .map(|(c, v)| {
-            crate::convert::ColumnBuilder::single(c.ty, v)
-                .ok_or_else(|| Error::Internal(format!("column {} does not convert", c.name)))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let batch = datafusion::arrow::array::RecordBatch::try_new(schema, columns)
-        .map_err(datafusion::error::DataFusionError::from)?;
-    let result = condition.evaluate(&batch)?.into_array(1)?;
-    let result = datafusion::arrow::array::AsArray::as_boolean_opt(&result)
-        .ok_or_else(|| Error::Internal("view condition is not boolean".into()))?;
-    Ok(datafusion::arrow::array::Array::is_valid(result, 0) && result.value(0))
+    let schema = crate::conditions::row_schema(base);
+    let condition = crate::conditions::condition("WHERE", &base.name, text, &schema)?;
+    let batch = crate::conditions::row_batch(base, &schema, values)?;
+    Ok(crate::conditions::holds(&condition, &batch)? == Some(true))
 }
 
 /// The WITH (primary_key = '…') option.

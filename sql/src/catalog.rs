@@ -38,6 +38,10 @@ pub struct ColumnDef {
     /// next value of its sequence.
     #[serde(default)]
     pub identity: Option<Identity>,
+    /// The name the column's sequence is kept under, when not its own: a column renamed
+    /// keeps its sequence going.
+    #[serde(default)]
+    pub sequence_column: Option<String>,
 }
 
 /// How an identity column takes values given explicitly.
@@ -70,6 +74,14 @@ pub struct IndexDef {
     /// INCLUDE columns, stored in the entry's value.
     #[serde(default)]
     pub include: Vec<usize>,
+}
+
+/// A CHECK constraint: rows written must make `expr` true or NULL.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CheckDef {
+    pub name: String,
+    /// The condition over the table's columns, as SQL text.
+    pub expr: String,
 }
 
 /// What makes a table a denormalized (materialized) view: the base rows it holds again,
@@ -110,6 +122,13 @@ pub struct TableDef {
     /// definitions, which are also catalog entries of their own).
     #[serde(default)]
     pub views: Vec<TableDef>,
+    /// CHECK constraints, in order of creation.
+    #[serde(default)]
+    pub checks: Vec<CheckDef>,
+    /// The keyspace number the table's sequences are kept under, when not its own: a
+    /// TRUNCATE gives the table a fresh keyspace and its sequences go on.
+    #[serde(default)]
+    pub sequence_keyspace: Option<storage::KeyspaceId>,
 }
 
 impl TableDef {
@@ -233,8 +252,10 @@ pub fn serial_default(table: &str, column: &str) -> String {
 }
 
 /// The catalog key of the sequence of `table`'s column `column`.
-fn column_sequence_key(table: &TableDef, column: &str) -> Vec<u8> {
-    format!("s/{}/{column}", table.keyspace).into_bytes()
+fn column_sequence_key(table: &TableDef, column: &ColumnDef) -> Vec<u8> {
+    let keyspace = table.sequence_keyspace.unwrap_or(table.keyspace);
+    let name = column.sequence_column.as_deref().unwrap_or(&column.name);
+    format!("s/{keyspace}/{name}").into_bytes()
 }
 
 /// Reserves `count` values of the sequence kept at `key` from at least `from` in the store;
@@ -297,7 +318,7 @@ impl Catalog {
             for column in &table.columns {
                 if column.default.as_deref() == Some(default.as_str()) {
                     let named = serial_sequence_name(&table.name, &column.name) == name;
-                    owners.push((named, column_sequence_key(&table, &column.name)));
+                    owners.push((named, column_sequence_key(&table, column)));
                 }
             }
         }
@@ -422,6 +443,25 @@ impl Catalog {
             .tables
             .insert(def.name.clone(), Some(Arc::clone(&def)));
         Ok(def)
+    }
+
+    /// Renames a table in `txn`: its record moves to the new name (`def.name`); its
+    /// keyspace, and so its rows, indexes and sequences, stay.
+    pub fn rename_table(
+        &self,
+        txn: &mut Transaction,
+        changes: &mut CatalogChanges,
+        old: &str,
+        def: TableDef,
+    ) -> Result<Arc<TableDef>> {
+        if self.relation_exists(&def.name, changes)
+            || txn.get(CATALOG_KEYSPACE, &record_key(&def.name))?.is_some()
+        {
+            return Err(Error::DuplicateTable(def.name));
+        }
+        txn.delete(CATALOG_KEYSPACE, &record_key(old))?;
+        changes.tables.insert(old.to_string(), None);
+        self.write(txn, changes, def)
     }
 
     /// Drops the table's keyspace and catalog record in `txn`.

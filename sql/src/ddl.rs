@@ -6,7 +6,7 @@
 //! partition key named separately, the rest of the primary key is the row key; no primary key
 //! at all — a hidden, hash-spread row id.
 
-use crate::catalog::{ColumnDef, ROW_ID_COLUMN, RowKeyPart, TableDef};
+use crate::catalog::{CheckDef, ColumnDef, ROW_ID_COLUMN, RowKeyPart, TableDef};
 use crate::error::{Error, Result};
 use crate::types::SqlType;
 use datafusion::sql::sqlparser::ast::{
@@ -118,6 +118,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
         return Err(Error::Unsupported("CREATE TABLE … AS".into()));
     }
     let mut columns: Vec<ColumnDef> = Vec::new();
+    let mut checks: Vec<(Option<String>, Expr)> = Vec::new();
     let mut primary: Option<Vec<IndexColumn>> = None;
     let mut set_primary = |cols: Vec<IndexColumn>| -> Result<()> {
         if primary.replace(cols).is_some() {
@@ -142,6 +143,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
             default: serial.then(|| crate::catalog::serial_default(&name, &col_name)),
             hidden: false,
             identity: None,
+            sequence_column: None,
         };
         for opt in &col.options {
             match &opt.option {
@@ -152,16 +154,14 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
                     def.nullable = false;
                     set_primary(vec![IndexColumn::from(col.name.clone())])?;
                 }
-                ColumnOption::Unique(_) => {
-                    return Err(Error::Unsupported(
-                        "UNIQUE column constraints (use CREATE UNIQUE INDEX)".into(),
-                    ));
-                }
+                // A unique index made with the table (`unique_constraints`).
+                ColumnOption::Unique(_) => {}
                 ColumnOption::ForeignKey(_) => {
                     return Err(Error::Unsupported("FOREIGN KEY constraints".into()));
                 }
-                ColumnOption::Check(_) => {
-                    return Err(Error::Unsupported("CHECK constraints".into()));
+                ColumnOption::Check(check) => {
+                    let name = opt.name.as_ref().or(check.name.as_ref());
+                    checks.push((name.map(normalize_ident), (*check.expr).clone()));
                 }
                 ColumnOption::Comment(_) => {}
                 // An identity column takes its values from a sequence, as serial does.
@@ -191,16 +191,15 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
     for constraint in &create.constraints {
         match constraint {
             TableConstraint::PrimaryKey(pk) => set_primary(pk.columns.clone())?,
-            TableConstraint::Unique(_) => {
-                return Err(Error::Unsupported(
-                    "UNIQUE table constraints (use CREATE UNIQUE INDEX)".into(),
-                ));
-            }
+            TableConstraint::Unique(_) => {}
             TableConstraint::ForeignKey(_) => {
                 return Err(Error::Unsupported("FOREIGN KEY constraints".into()));
             }
-            TableConstraint::Check(_) => {
-                return Err(Error::Unsupported("CHECK constraints".into()));
+            TableConstraint::Check(check) => {
+                checks.push((
+                    check.name.as_ref().map(normalize_ident),
+                    (*check.expr).clone(),
+                ));
             }
             other => return Err(Error::Unsupported(format!("table constraint {other}"))),
         }
@@ -252,6 +251,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
                 default: None,
                 hidden: true,
                 identity: None,
+                sequence_column: None,
             });
             partition_key.push(columns.len() - 1);
             hash_buckets = DEFAULT_HASH_BUCKETS;
@@ -331,7 +331,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
         }
         col.nullable = false;
     }
-    Ok(TableDef {
+    let mut def = TableDef {
         name,
         keyspace: 0,
         columns,
@@ -343,6 +343,124 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
         indexes: Vec::new(),
         view: None,
         views: Vec::new(),
+        checks: Vec::new(),
+        sequence_keyspace: None,
+    };
+    for (name, expr) in checks {
+        let check = check_def(&def, name, &expr)?;
+        def.checks.push(check);
+    }
+    Ok(def)
+}
+
+/// A CHECK constraint of `table`, named as PostgreSQL names it when no name is given:
+/// `<table>_<column>_check` when the condition reads one column, else `<table>_check`,
+/// numbered on when the name is taken.
+pub fn check_def(table: &TableDef, name: Option<String>, expr: &Expr) -> Result<CheckDef> {
+    let mut subquery = false;
+    let _ = ast::visit_expressions(expr, |e| {
+        subquery |= matches!(
+            e,
+            Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. }
+        );
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    if subquery {
+        return Err(Error::Unsupported("subqueries in CHECK constraints".into()));
+    }
+    let mut read = columns_read(expr);
+    read.retain(|c| table.column_index(c).is_some());
+    read.sort();
+    read.dedup();
+    let name = match name {
+        Some(name) => {
+            if table.checks.iter().any(|c| c.name == name) {
+                return Err(Error::DuplicateObject(format!(
+                    "check constraint \"{name}\" already exists"
+                )));
+            }
+            name
+        }
+        None => {
+            let base = match read.as_slice() {
+                [column] => format!("{}_{column}_check", table.name),
+                _ => format!("{}_check", table.name),
+            };
+            let mut name = base.clone();
+            let mut n = 0;
+            while table.checks.iter().any(|c| c.name == name) {
+                n += 1;
+                name = format!("{base}{n}");
+            }
+            name
+        }
+    };
+    Ok(CheckDef {
+        name,
+        expr: expr.to_string(),
+    })
+}
+
+/// The column names an expression reads (the last part of each identifier), folded.
+pub fn columns_read(expr: &Expr) -> Vec<String> {
+    let mut read = Vec::new();
+    let _ = ast::visit_expressions(expr, |e| {
+        match e {
+            Expr::Identifier(id) => read.push(normalize_ident(id)),
+            Expr::CompoundIdentifier(parts) => read.extend(parts.last().map(normalize_ident)),
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    read
+}
+
+/// A UNIQUE constraint of CREATE TABLE: a unique index made with the table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UniqueConstraint {
+    pub name: Option<String>,
+    pub columns: Vec<String>,
+}
+
+/// The UNIQUE constraints of CREATE TABLE, column-level and table-level, in order.
+pub fn unique_constraints(create: &ast::CreateTable) -> Result<Vec<UniqueConstraint>> {
+    let mut out = Vec::new();
+    for col in &create.columns {
+        for opt in &col.options {
+            if let ColumnOption::Unique(u) = &opt.option {
+                out.push(UniqueConstraint {
+                    name: opt.name.as_ref().or(u.name.as_ref()).map(normalize_ident),
+                    columns: vec![normalize_ident(&col.name)],
+                });
+            }
+        }
+    }
+    for constraint in &create.constraints {
+        if let TableConstraint::Unique(u) = constraint {
+            out.push(unique_constraint(u)?);
+        }
+    }
+    Ok(out)
+}
+
+/// A table-level `UNIQUE (a, b)` (in CREATE TABLE or ALTER TABLE ADD CONSTRAINT).
+pub fn unique_constraint(u: &ast::UniqueConstraint) -> Result<UniqueConstraint> {
+    if u.nulls_distinct == ast::NullsDistinctOption::NotDistinct {
+        return Err(Error::Unsupported("NULLS NOT DISTINCT".into()));
+    }
+    let columns = u
+        .columns
+        .iter()
+        .map(|c| match &c.column.expr {
+            Expr::Identifier(id) => Ok(normalize_ident(id)),
+            other => Err(Error::Unsupported(format!(
+                "UNIQUE on an expression ({other})"
+            ))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(UniqueConstraint {
+        name: u.name.as_ref().map(normalize_ident),
+        columns,
     })
 }
 

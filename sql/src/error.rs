@@ -17,6 +17,10 @@ pub enum Error {
     #[error("column \"{column}\" of relation \"{table}\" does not exist")]
     UnknownColumn { table: String, column: String },
 
+    /// An object name taken (a constraint's; 42710).
+    #[error("{0}")]
+    DuplicateObject(String),
+
     #[error("column \"{0}\" specified more than once")]
     DuplicateColumn(String),
 

@@ -434,7 +434,14 @@ pub fn register(
             let Some(o) = int(a.first()) else {
                 return Ok(ScalarValue::Utf8(None));
             };
-            Ok(utf8(
+            let check = s.tables.iter().find_map(|t| {
+                t.checks
+                    .iter()
+                    .enumerate()
+                    .find(|(i, _)| i64::from(check_constraint_oid(t.keyspace, *i)) == o)
+                    .map(|(_, c)| format!("CHECK ({})", c.expr))
+            });
+            Ok(utf8(check.or_else(|| {
                 s.tables
                     .iter()
                     .find(|t| i64::from(primary_key_constraint_oid(t.keyspace)) == o)
@@ -444,8 +451,8 @@ pub fn register(
                             .map(|&c| t.columns[c].name.as_str())
                             .collect();
                         format!("PRIMARY KEY ({})", names.join(", "))
-                    }),
-            ))
+                    })
+            })))
         }),
     );
     add(

@@ -48,6 +48,13 @@ pub(crate) fn primary_key_constraint_oid(keyspace: storage::KeyspaceId) -> i32 {
     relation_oid(keyspace) + 2
 }
 
+/// The OID of CHECK constraint `i` of a table, in a range of its own above relations'.
+pub(crate) fn check_constraint_oid(keyspace: storage::KeyspaceId, i: usize) -> i32 {
+    0x4000_0000_i32
+        .wrapping_add((keyspace as i32).wrapping_mul(256))
+        .wrapping_add(i as i32)
+}
+
 pub(crate) fn row_type_oid(keyspace: storage::KeyspaceId) -> i32 {
     relation_oid(keyspace) + 3
 }

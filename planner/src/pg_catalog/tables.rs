@@ -698,7 +698,10 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                         text("p"),
                         text(kind),
                         i16v(r.attributes().len() as i16),
-                        i16v(0),
+                        i16v(match r {
+                            Relation::Table(t) => t.checks.len() as i16,
+                            _ => 0,
+                        }),
                         boolean(false),
                         boolean(false),
                         boolean(false),
@@ -961,6 +964,43 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                         null(),
                     ]
                 })
+                .chain(s.tables.iter().flat_map(|t| {
+                    t.checks.iter().enumerate().map(move |(i, check)| {
+                        vec![
+                            oid(check_constraint_oid(t.keyspace, i)),
+                            text(check.name.clone()),
+                            oid(PUBLIC_NAMESPACE),
+                            text("c"),
+                            boolean(false),
+                            boolean(false),
+                            boolean(true),
+                            oid(relation_oid(t.keyspace)),
+                            oid(0),
+                            oid(0),
+                            oid(0),
+                            oid(0),
+                            text(" "),
+                            text(" "),
+                            text(" "),
+                            boolean(true),
+                            i32v(0),
+                            boolean(false),
+                            i16_array(
+                                t.columns
+                                    .iter()
+                                    .enumerate()
+                                    .filter(|(_, c)| !c.hidden && check_reads(&check.expr, &c.name))
+                                    .map(|(c, _)| attnum(t, c)),
+                            ),
+                            null(),
+                            null(),
+                            null(),
+                            null(),
+                            null(),
+                            text(check.expr.clone()),
+                        ]
+                    })
+                }))
                 .collect(),
         ),
         "pg_type" => (
@@ -1750,4 +1790,10 @@ fn column_sizes(
 /// is shown as the identity instead, and the hidden row id has none.
 fn has_default(column: &sql::ColumnDef) -> bool {
     column.default.is_some() && column.identity.is_none() && !column.hidden
+}
+
+/// Whether CHECK condition `expr` names column `column` (pg_constraint.conkey).
+fn check_reads(expr: &str, column: &str) -> bool {
+    crate::dml::parse_expr(expr)
+        .is_ok_and(|e| sql::ddl::columns_read(&e).iter().any(|c| c == column))
 }

@@ -1,0 +1,202 @@
+//! Conditions over one row of a table, planned once and evaluated row by row: CHECK
+//! constraints and materialized views' WHERE conditions.
+//!
+//! CHECK: each row written (INSERT, UPDATE, upsert, COPY) must make every condition of its
+//! table true or NULL, as in PostgreSQL; a false one is 23514 naming the constraint and
+//! listing the row.
+//!
+//! A condition is planned with the session's functions and semantics rules into a physical
+//! expression over the table's stored columns, kept process-wide by its text and the schema
+//! it was planned against (not by keyspace: keyspace numbers are unique only within one
+//! database, and one process may open several), and evaluated on a one-row batch.
+
+use crate::convert::ColumnBuilder;
+use crate::error::{Error, Result};
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Schema};
+use datafusion::common::DFSchema;
+use datafusion::logical_expr::{
+    EmptyRelation, Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder,
+};
+use datafusion::physical_expr::PhysicalExpr;
+use sql::TableDef;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+use storage::Value;
+
+type Planned = HashMap<String, Vec<(Arc<Schema>, Arc<dyn PhysicalExpr>)>>;
+static PLANNED: LazyLock<Mutex<Planned>> = LazyLock::new(Default::default);
+
+/// The schema conditions over `def`'s rows are planned against: every stored column.
+pub(crate) fn row_schema(def: &TableDef) -> Arc<Schema> {
+    Arc::new(Schema::new(
+        def.columns
+            .iter()
+            .map(|c| c.ty.field(&c.name, true))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// A stored row of `def` as a one-row batch of `schema` (`row_schema(def)`).
+pub(crate) fn row_batch(
+    def: &TableDef,
+    schema: &Arc<Schema>,
+    values: &[Value],
+) -> Result<RecordBatch> {
+    let columns = def
+        .columns
+        .iter()
+        .zip(values)
+        .map(|(c, v)| {
+            ColumnBuilder::single(c.ty, v)
+                .ok_or_else(|| Error::Internal(format!("column {} does not convert", c.name)))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(RecordBatch::try_new(Arc::clone(schema), columns)
+        .map_err(datafusion::error::DataFusionError::from)?)
+}
+
+/// Whether `condition` holds for the one row of `batch`: `None` when it is NULL.
+pub(crate) fn holds(
+    condition: &Arc<dyn PhysicalExpr>,
+    batch: &RecordBatch,
+) -> Result<Option<bool>> {
+    let result = condition.evaluate(batch)?.into_array(1)?;
+    let result = result
+        .as_boolean_opt()
+        .ok_or_else(|| Error::Internal("condition is not boolean".into()))?;
+    Ok(result.is_valid(0).then(|| result.value(0)))
+}
+
+/// Condition `text` of a `clause` (CHECK, WHERE) over `table`'s columns (`schema`), planned
+/// once per text and schema.
+pub(crate) fn condition(
+    clause: &str,
+    table: &str,
+    text: &str,
+    schema: &Arc<Schema>,
+) -> Result<Arc<dyn PhysicalExpr>> {
+    let kept = PLANNED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(text)
+        .and_then(|planned| {
+            planned
+                .iter()
+                .find(|(s, _)| s == schema)
+                .map(|(_, e)| Arc::clone(e))
+        });
+    if let Some(e) = kept {
+        return Ok(e);
+    }
+    let planned = plan(clause, table, text, schema)?;
+    let mut kept = PLANNED.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() >= 1024 {
+        kept.clear();
+    }
+    kept.entry(text.to_string())
+        .or_default()
+        .push((Arc::clone(schema), Arc::clone(&planned)));
+    Ok(planned)
+}
+
+/// Plans condition `text` over `table`'s columns through the analyzer, as a query's
+/// expressions are (type coercion, PostgreSQL's numeric and text semantics); refuses one
+/// that is not a boolean (42804).
+fn plan(
+    clause: &str,
+    table: &str,
+    text: &str,
+    schema: &Arc<Schema>,
+) -> Result<Arc<dyn PhysicalExpr>> {
+    let ctx = crate::dml::scratch_context("UTC");
+    let state = ctx.state();
+    let df_schema = Arc::new(DFSchema::try_from_qualified_schema(table, schema)?);
+    let expr = state
+        .create_logical_expr(text, &df_schema)?
+        .alias("__partita_condition");
+    let plan = LogicalPlanBuilder::from(LogicalPlan::EmptyRelation(EmptyRelation {
+        produce_one_row: false,
+        schema: Arc::clone(&df_schema),
+    }))
+    .project([expr])?
+    .build()?;
+    let plan = state
+        .analyzer()
+        .execute_and_check(plan, state.config_options(), |_, _| {})?;
+    let LogicalPlan::Projection(mut projection) = plan else {
+        return Err(Error::Internal("condition plan".into()));
+    };
+    let expr = match projection.expr.remove(0) {
+        Expr::Alias(a) => *a.expr,
+        e => e,
+    };
+    let (_, field) = expr.to_field(&df_schema)?;
+    if field.data_type() != &DataType::Boolean {
+        let oid = crate::pg_catalog::field_type_oid(&field);
+        return Err(Error::DatatypeMismatch(format!(
+            "argument of {clause} must be type boolean, not type {}",
+            crate::pg_catalog::format_type(i64::from(oid), None)
+        )));
+    }
+    Ok(state.create_physical_expr(expr, &df_schema)?)
+}
+
+/// Checks `values` (a whole stored row of `def`) against the table's CHECK constraints.
+pub(crate) fn verify(def: &TableDef, values: &[Value]) -> Result<()> {
+    if def.checks.is_empty() {
+        return Ok(());
+    }
+    if let Some(name) = failed(def, values)? {
+        let row: Vec<String> = def
+            .columns
+            .iter()
+            .zip(values)
+            .filter(|(col, _)| !col.hidden)
+            .map(|(_, value)| crate::text::value_text(value))
+            .collect();
+        return Err(Error::CheckViolation {
+            table: def.name.clone(),
+            constraint: name,
+            detail: format!("Failing row contains ({}).", row.join(", ")),
+        });
+    }
+    Ok(())
+}
+
+/// Checks stored rows against `def`'s CHECK constraints (ALTER TABLE ADD CONSTRAINT): the
+/// first a row fails is 23514.
+pub(crate) fn verify_stored(def: &TableDef, rows: &[Vec<Value>]) -> Result<()> {
+    for values in rows {
+        if let Some(constraint) = failed(def, values)? {
+            return Err(Error::CheckViolatedByRow {
+                table: def.name.clone(),
+                constraint,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Plans `def`'s CHECK conditions, refusing one that does not plan (an unknown column is
+/// 42703) or is not a boolean (42804).
+pub(crate) fn validate(def: &TableDef) -> Result<()> {
+    let schema = row_schema(def);
+    for check in &def.checks {
+        plan("CHECK", &def.name, &check.expr, &schema)?;
+    }
+    Ok(())
+}
+
+/// The name of the first CHECK condition `values` makes false.
+fn failed(def: &TableDef, values: &[Value]) -> Result<Option<String>> {
+    let schema = row_schema(def);
+    let batch = row_batch(def, &schema, values)?;
+    for check in &def.checks {
+        let condition = condition("CHECK", &def.name, &check.expr, &schema)?;
+        if holds(&condition, &batch)? == Some(false) {
+            return Ok(Some(check.name.clone()));
+        }
+    }
+    Ok(None)
+}
