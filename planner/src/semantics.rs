@@ -86,7 +86,8 @@ fn rewrite_expressions(
 /// - an integer constant that fits 32 bits, with an `integer` or `smallint` or another such
 ///   constant, is an `integer` (`i + 1`, `7 / 2` are `integer` there; DataFusion makes the
 ///   constant, and so the result, a BIGINT);
-/// - `date_trunc` of a date is `date_trunc` of a timestamptz;
+/// - `date_trunc` of a date is `date_trunc` of a timestamptz, and so is `generate_series`
+///   of dates a series of timestamptz;
 /// - `ARRAY[…]` of integer constants is an `integer[]`.
 #[derive(Debug, Default)]
 pub struct ArithmeticOperands;
@@ -122,6 +123,21 @@ impl AnalyzerRule for ArithmeticOperands {
                 let mut args = f.args.clone();
                 let timestamptz = DataType::Timestamp(TimeUnit::Microsecond, Some(zone.clone()));
                 args[1] = cast(args[1].clone(), timestamptz);
+                return Ok(Transformed::yes(f.func.call(args)));
+            }
+            // So is generate_series over dates: PostgreSQL's runs over timestamptz.
+            if let Expr::ScalarFunction(f) = &e
+                && f.name() == "generate_series"
+                && f.args.len() == 3
+                && f.args[..2]
+                    .iter()
+                    .any(|a| a.get_type(schema).ok() == Some(DataType::Date32))
+            {
+                let mut args = f.args.clone();
+                let timestamptz = DataType::Timestamp(TimeUnit::Microsecond, Some(zone.clone()));
+                for a in &mut args[..2] {
+                    *a = cast(a.clone(), timestamptz.clone());
+                }
                 return Ok(Transformed::yes(f.func.call(args)));
             }
             // ARRAY[1, 2] of integer constants (and integer or smallint values) is an

@@ -827,7 +827,7 @@ impl Session {
             bind_params(&mut bound, params)?;
         }
         crate::naming::name_function_columns(&mut bound);
-        fold_signed_numbers_in_rows(&mut bound);
+        normalize_expression_forms(&mut bound);
         if let Some(calls) = set_config_calls(&bound) {
             return self.set_config(calls);
         }
@@ -866,7 +866,7 @@ impl Session {
         {
             let mut s = stmt.clone();
             crate::naming::name_function_columns(&mut s);
-            fold_signed_numbers_in_rows(&mut s);
+            normalize_expression_forms(&mut s);
             let before = s.clone();
             let _functions = self.rewrite_correlated_subqueries(&mut s).await?;
             if s != before {
@@ -1697,12 +1697,84 @@ fn show_name(variable: &[ast::Ident]) -> String {
     parts.join(separator)
 }
 
-/// `(a, b) > (-1, 2)`: DataFusion accepts only plain literals in a row value, and `-1` is a
-/// negation of one; make it the literal it means.
-pub(crate) fn fold_signed_numbers_in_rows(stmt: &mut Statement) {
+/// `generate_series` bounds: an untyped string takes the type of the other bound's cast.
+fn type_untyped_bounds(args: &mut [ast::FunctionArg]) {
+    fn bound(a: &mut ast::FunctionArg) -> Option<&mut Expr> {
+        match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e),
+            _ => None,
+        }
+    }
+    if args.len() < 2 {
+        return;
+    }
+    let data_type = args[..2].iter_mut().find_map(|a| match bound(a) {
+        Some(Expr::Cast { data_type, .. }) => Some(data_type.clone()),
+        _ => None,
+    });
+    let Some(data_type) = data_type else {
+        return;
+    };
+    for a in &mut args[..2] {
+        if let Some(e) = bound(a)
+            && matches!(e, Expr::Value(v) if matches!(v.value, AstValue::SingleQuotedString(_)))
+        {
+            *e = Expr::Cast {
+                kind: ast::CastKind::DoubleColon,
+                expr: Box::new(e.clone()),
+                data_type: data_type.clone(),
+                array: false,
+                format: None,
+            };
+        }
+    }
+}
+
+/// Expression forms DataFusion does not plan as PostgreSQL does, written as ones it does:
+/// - `(a, b) > (-1, 2)`: DataFusion accepts only plain literals in a row value, and `-1` is
+///   a negation of one; make it the literal it means;
+/// - `~x`, bitwise NOT, is `x # -1` (XOR with all bits set);
+/// - `generate_series('2024-01-01'::timestamp, '2024-01-03', …)`: an untyped string
+///   bound takes the other bound's type, as PostgreSQL resolves unknown literals.
+pub(crate) fn normalize_expression_forms(stmt: &mut Statement) {
     struct Folder;
     impl VisitorMut for Folder {
         type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            if let Expr::Function(f) = e
+                && f.name.to_string().eq_ignore_ascii_case("generate_series")
+                && let ast::FunctionArguments::List(list) = &mut f.args
+            {
+                type_untyped_bounds(&mut list.args);
+            }
+            if let Expr::UnaryOp {
+                op: ast::UnaryOperator::BitwiseNot,
+                expr,
+            } = e
+            {
+                let operand = std::mem::replace(expr.as_mut(), Expr::value(AstValue::Null));
+                *e = Expr::Nested(Box::new(Expr::BinaryOp {
+                    left: Box::new(operand),
+                    op: ast::BinaryOperator::PGBitwiseXor,
+                    right: Box::new(Expr::value(AstValue::Number("-1".into(), false))),
+                }));
+            }
+            ControlFlow::Continue(())
+        }
+
+        fn pre_visit_table_factor(&mut self, t: &mut ast::TableFactor) -> ControlFlow<()> {
+            if let ast::TableFactor::Table {
+                name,
+                args: Some(args),
+                ..
+            } = t
+                && name.to_string().eq_ignore_ascii_case("generate_series")
+            {
+                type_untyped_bounds(&mut args.args);
+            }
+            ControlFlow::Continue(())
+        }
+
         fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
             if let Expr::Tuple(items) = e {
                 for item in items {

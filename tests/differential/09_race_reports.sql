@@ -82,3 +82,9 @@ SELECT ARRAY[61, 62], pg_typeof(ARRAY[61, 62]), pg_typeof(ARRAY[61, 62] || 63), 
 SELECT event, avg(to_timestamp(finished, 'DD/MM/YYYY HH24:MI:SS') - to_timestamp(started, 'DD/MM/YYYY HH24:MI:SS')) FROM results GROUP BY event ORDER BY event;
 SELECT avg(x), sum(x) FROM (VALUES (interval '1 month'), (interval '0'), (interval '2 hours')) v(x);
 SELECT g, avg(x) OVER (ORDER BY g ROWS 1 PRECEDING) FROM (VALUES (1, interval '1 hour'), (2, interval '3 hours'), (3, interval '1 month')) v(g, x) ORDER BY g;
+-- Day buckets: generate_series over dates runs over timestamptz; an untyped bound takes the other's type.
+SELECT d FROM generate_series('2024-03-09'::date, '2024-03-11'::date, interval '1 day') d;
+SELECT generate_series('2024-03-09'::date, '2024-03-10'::date, interval '12 hours');
+SELECT * FROM generate_series('2024-01-01'::timestamp, '2024-01-02', '12 hours') g;
+SELECT generate_series('2024-01-01', '2024-01-02'::timestamptz, '1 day');
+SELECT ~5, ~(-1), ~0::bigint, 5 & ~1;

@@ -836,3 +836,53 @@ mod tests {
         assert_eq!(read("2,020", "Y,YYY"), at("2020-01-01 00:00:00"));
     }
 }
+
+/// `generate_series` in FROM, as PostgreSQL runs it over dates: a series of timestamptz from
+/// the dates' midnights in the session's zone (DataFusion's gives dates or timestamps). Other
+/// arguments go to DataFusion's function as they are.
+#[derive(Debug)]
+pub struct DateSeries {
+    pub inner: Arc<dyn datafusion::catalog::TableFunctionImpl>,
+}
+
+impl datafusion::catalog::TableFunctionImpl for DateSeries {
+    fn call_with_args(
+        &self,
+        args: datafusion::catalog::TableFunctionArgs,
+    ) -> Result<Arc<dyn datafusion::catalog::TableProvider>> {
+        use chrono::TimeZone;
+        use datafusion::logical_expr::Expr;
+        let exprs = args.exprs();
+        let is_date = |e: &Expr| matches!(e, Expr::Literal(ScalarValue::Date32(_), _));
+        if exprs.len() != 3 || !exprs[..2].iter().any(is_date) {
+            return self.inner.call_with_args(args);
+        }
+        let zone: Arc<str> = args
+            .session()
+            .config_options()
+            .execution
+            .time_zone
+            .as_deref()
+            .unwrap_or("UTC")
+            .into();
+        let tz: datafusion::arrow::array::timezone::Tz = zone.parse()?;
+        let mut converted = exprs.to_vec();
+        for e in &mut converted[..2] {
+            if let Expr::Literal(ScalarValue::Date32(days), _) = e {
+                let nanos = days
+                    .and_then(|d| chrono::DateTime::from_timestamp(i64::from(d) * 86_400, 0))
+                    .and_then(|midnight| tz.from_local_datetime(&midnight.naive_utc()).earliest())
+                    .and_then(|t| t.timestamp_nanos_opt());
+                *e = Expr::Literal(
+                    ScalarValue::TimestampNanosecond(nanos, Some(Arc::clone(&zone))),
+                    None,
+                );
+            }
+        }
+        self.inner
+            .call_with_args(datafusion::catalog::TableFunctionArgs::new(
+                &converted,
+                args.session(),
+            ))
+    }
+}

@@ -26,6 +26,14 @@ pub(crate) use row::RowFunction;
 /// Registers `version()`, `current_database()`, `current_schema()`, `pg_backend_pid()`,
 /// `numeric(x)`, `pg_typeof(x)`, and `avg` and `sum` with PostgreSQL's result types and numeric scale.
 pub fn register(ctx: &SessionContext) {
+    if let Ok(series) = ctx.table_function("generate_series") {
+        ctx.register_udtf(
+            "generate_series",
+            Arc::new(datetime::DateSeries {
+                inner: Arc::clone(series.function()),
+            }),
+        );
+    }
     let constant = |name: &str, value: ScalarValue| {
         let data_type = value.data_type();
         create_udf(
