@@ -5,10 +5,11 @@
 //! table true or NULL, as in PostgreSQL; a false one is 23514 naming the constraint and
 //! listing the row.
 //!
-//! A condition is planned with the session's functions and semantics rules into a physical
-//! expression over the table's stored columns, kept process-wide by its text and the schema
-//! it was planned against (not by keyspace: keyspace numbers are unique only within one
-//! database, and one process may open several), and evaluated on a one-row batch.
+//! A condition is planned into a physical expression over the table's stored columns, kept
+//! process-wide by its kind, text and the schema it was planned against (not by keyspace:
+//! keyspace numbers are unique only within one database, and one process may open
+//! several), and evaluated on a one-row batch. A CHECK is planned with the session's
+//! functions and semantics rules; a view's WHERE with DataFusion's, as it always was.
 
 use crate::convert::ColumnBuilder;
 use crate::error::{Error, Result};
@@ -24,7 +25,17 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 use storage::Value;
 
-type Planned = HashMap<String, Vec<(Arc<Schema>, Arc<dyn PhysicalExpr>)>>;
+/// Which kind of condition, which decides how it is planned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Kind {
+    /// A CHECK constraint: planned as a query's expressions are.
+    Check,
+    /// A materialized view's WHERE: planned with DataFusion's own semantics, as views
+    /// stored before CHECK constraints existed were, so their rows stay what they were.
+    ViewWhere,
+}
+
+type Planned = HashMap<(Kind, String), Vec<(Arc<Schema>, Arc<dyn PhysicalExpr>)>>;
 static PLANNED: LazyLock<Mutex<Planned>> = LazyLock::new(Default::default);
 
 /// The schema conditions over `def`'s rows are planned against: every stored column.
@@ -68,18 +79,18 @@ pub(crate) fn holds(
     Ok(result.is_valid(0).then(|| result.value(0)))
 }
 
-/// Condition `text` of a `clause` (CHECK, WHERE) over `table`'s columns (`schema`), planned
-/// once per text and schema.
+/// Condition `text` over a table's columns (`schema`), planned once per kind, text and
+/// schema.
 pub(crate) fn condition(
-    clause: &str,
-    table: &str,
+    kind: Kind,
     text: &str,
     schema: &Arc<Schema>,
 ) -> Result<Arc<dyn PhysicalExpr>> {
+    let key = (kind, text.to_string());
     let kept = PLANNED
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .get(text)
+        .get(&key)
         .and_then(|planned| {
             planned
                 .iter()
@@ -89,29 +100,33 @@ pub(crate) fn condition(
     if let Some(e) = kept {
         return Ok(e);
     }
-    let planned = plan(clause, table, text, schema)?;
+    let planned = match kind {
+        Kind::Check => plan(text, schema)?,
+        Kind::ViewWhere => {
+            let ctx = datafusion::execution::context::SessionContext::new();
+            crate::functions::register(&ctx);
+            let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
+            let expr = ctx.parse_sql_expr(text, &df_schema)?;
+            ctx.create_physical_expr(expr, &df_schema)?
+        }
+    };
     let mut kept = PLANNED.lock().unwrap_or_else(|e| e.into_inner());
     if kept.len() >= 1024 {
         kept.clear();
     }
-    kept.entry(text.to_string())
+    kept.entry(key)
         .or_default()
         .push((Arc::clone(schema), Arc::clone(&planned)));
     Ok(planned)
 }
 
-/// Plans condition `text` over `table`'s columns through the analyzer, as a query's
-/// expressions are (type coercion, PostgreSQL's numeric and text semantics); refuses one
-/// that is not a boolean (42804).
-fn plan(
-    clause: &str,
-    table: &str,
-    text: &str,
-    schema: &Arc<Schema>,
-) -> Result<Arc<dyn PhysicalExpr>> {
+/// Plans CHECK condition `text` over a table's columns (unqualified: `ddl::check_def` keeps
+/// column names bare) through the analyzer, as a query's expressions are (type coercion,
+/// PostgreSQL's numeric and text semantics); refuses one that is not a boolean (42804).
+fn plan(text: &str, schema: &Arc<Schema>) -> Result<Arc<dyn PhysicalExpr>> {
     let ctx = crate::dml::scratch_context("UTC");
     let state = ctx.state();
-    let df_schema = Arc::new(DFSchema::try_from_qualified_schema(table, schema)?);
+    let df_schema = Arc::new(DFSchema::try_from(schema.as_ref().clone())?);
     let expr = state
         .create_logical_expr(text, &df_schema)?
         .alias("__partita_condition");
@@ -135,7 +150,7 @@ fn plan(
     if field.data_type() != &DataType::Boolean {
         let oid = crate::pg_catalog::field_type_oid(&field);
         return Err(Error::DatatypeMismatch(format!(
-            "argument of {clause} must be type boolean, not type {}",
+            "argument of CHECK must be type boolean, not type {}",
             crate::pg_catalog::format_type(i64::from(oid), None)
         )));
     }
@@ -183,7 +198,7 @@ pub(crate) fn verify_stored(def: &TableDef, rows: &[Vec<Value>]) -> Result<()> {
 pub(crate) fn validate(def: &TableDef) -> Result<()> {
     let schema = row_schema(def);
     for check in &def.checks {
-        plan("CHECK", &def.name, &check.expr, &schema)?;
+        plan(&check.expr, &schema)?;
     }
     Ok(())
 }
@@ -193,7 +208,7 @@ fn failed(def: &TableDef, values: &[Value]) -> Result<Option<String>> {
     let schema = row_schema(def);
     let batch = row_batch(def, &schema, values)?;
     for check in &def.checks {
-        let condition = condition("CHECK", &def.name, &check.expr, &schema)?;
+        let condition = condition(Kind::Check, &check.expr, &schema)?;
         if holds(&condition, &batch)? == Some(false) {
             return Ok(Some(check.name.clone()));
         }

@@ -18,8 +18,30 @@ fn storage_err(e: sql::Error) -> storage::Error {
 }
 
 pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<WriteResult> {
-    let def = table_def_from_create(create)?;
+    let mut def = table_def_from_create(create)?;
     let uniques = sql::ddl::unique_constraints(create)?;
+    // A serial column's sequence takes a free name, as PostgreSQL's does (`t_id_seq1` when
+    // a renamed table still owns `t_id_seq`).
+    {
+        let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
+        let catalog = &session.db.catalog;
+        let table = def.name.clone();
+        for column in &mut def.columns {
+            let Some(base) = column.owned_sequence(&table) else {
+                continue;
+            };
+            let mut name = base.clone();
+            let mut n = 0;
+            while catalog.sequence_exists(&name, &scope.changes) {
+                n += 1;
+                name = format!("{base}{n}");
+            }
+            if n > 0 {
+                column.default = Some(format!("nextval('{name}')"));
+                column.sequence = Some(name);
+            }
+        }
+    }
     for col in &def.columns {
         if let Some(default) = &col.default {
             parse_expr(default)?;
@@ -95,10 +117,26 @@ pub async fn drop_tables(
                 session.notice(format!("drop cascades to materialized view {v}"));
             }
         }
+        // Plain views reading the table (or its materialized views) go with CASCADE.
+        let mut doomed = Vec::new();
+        for relation in
+            std::iter::once(name.clone()).chain(def.views.iter().map(|v| v.name.clone()))
+        {
+            for v in crate::plain_view::dependents(session, &relation, cascade, "table")? {
+                if !doomed.contains(&v) {
+                    doomed.push(v);
+                }
+            }
+        }
         let catalog = session.db.catalog.clone();
         let scope = std::sync::Arc::clone(&session.scope);
         with_txn(&txn, |t| {
             let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+            for v in &doomed {
+                catalog
+                    .drop_view(t, &mut scope.changes, v)
+                    .map_err(storage_err)?;
+            }
             catalog
                 .drop_table(t, &mut scope.changes, &name)
                 .map_err(storage_err)
@@ -146,7 +184,10 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                 )
                 .await?
             }
-            AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
+            AlterTableOperation::AddConstraint {
+                constraint,
+                not_valid,
+            } => match constraint {
                 ast::TableConstraint::Check(check) => {
                     let name = check.name.as_ref().map(normalize_ident);
                     if let Some(n) = &name
@@ -160,14 +201,26 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                     let check = sql::ddl::check_def(&def, name, &check.expr)?;
                     def.checks.push(check);
                     crate::conditions::validate(&def)?;
-                    let rows = stored_rows(&def, &txn)?;
-                    let mut only_new = def.clone();
-                    only_new.checks = def.checks.split_off(def.checks.len() - 1);
-                    crate::conditions::verify_stored(&only_new, &rows)?;
-                    def.checks.append(&mut only_new.checks);
+                    // NOT VALID: rows already stored are not checked, as in PostgreSQL.
+                    if !*not_valid {
+                        let rows = stored_rows(&def, &txn)?;
+                        let mut only_new = def.clone();
+                        only_new.checks = def.checks.split_off(def.checks.len() - 1);
+                        crate::conditions::verify_stored(&only_new, &rows)?;
+                        def.checks.append(&mut only_new.checks);
+                    }
                 }
                 ast::TableConstraint::Unique(u) => {
-                    uniques.push(sql::ddl::unique_constraint(u)?);
+                    let unique = sql::ddl::unique_constraint(u)?;
+                    if let Some(n) = &unique.name
+                        && constraint_exists(&def, n)
+                    {
+                        return Err(Error::Sql(sql::Error::DuplicateObject(format!(
+                            "constraint \"{n}\" for relation \"{}\" already exists",
+                            def.name
+                        ))));
+                    }
+                    uniques.push(unique);
                 }
                 other => {
                     return Err(Error::Unsupported(format!("ALTER TABLE ADD {other}")));
@@ -184,7 +237,7 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                 } else if let Some(i) = def
                     .indexes
                     .iter()
-                    .position(|x| x.unique && x.name == constraint)
+                    .position(|x| x.constraint && x.name == constraint)
                 {
                     let index = def.indexes.remove(i);
                     with_txn(&txn, |t| t.drop_keyspace(index.keyspace))?;
@@ -244,7 +297,7 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
 /// Whether `def` has a constraint named `name`: a check, a unique index or its primary key.
 fn constraint_exists(def: &TableDef, name: &str) -> bool {
     def.checks.iter().any(|c| c.name == name)
-        || def.indexes.iter().any(|x| x.unique && x.name == name)
+        || def.indexes.iter().any(|x| x.constraint && x.name == name)
         || name == format!("{}_pkey", def.name)
 }
 
@@ -296,6 +349,7 @@ async fn add_column(
         hidden: false,
         identity: None,
         sequence_column: None,
+        sequence: None,
     };
     let mut checks = Vec::new();
     for opt in &column_def.options {
@@ -390,9 +444,13 @@ fn rename_column(def: &mut TableDef, old: &ast::Ident, new: &ast::Ident) -> Resu
             "renaming a column of a table with materialized views".into(),
         ));
     }
+    let table = def.name.clone();
     let column = &mut def.columns[i];
     if column.sequence_column.is_none() {
         column.sequence_column = Some(old.clone());
+    }
+    if column.sequence.is_none() {
+        column.sequence = column.owned_sequence(&table);
     }
     column.name = new.clone();
     for check in &mut def.checks {
@@ -512,20 +570,27 @@ fn alter_column(
             column: name,
         }));
     }
+    let identity = def.columns[i].identity.is_some();
+    if identity
+        && matches!(
+            op,
+            ast::AlterColumnOperation::SetDefault { .. }
+                | ast::AlterColumnOperation::DropDefault
+                | ast::AlterColumnOperation::DropNotNull
+        )
+    {
+        return Err(Error::InvalidStatement(format!(
+            "column \"{name}\" of relation \"{}\" is an identity column",
+            def.name
+        )));
+    }
     match op {
         ast::AlterColumnOperation::SetDefault { value } => {
             let text = value.to_string();
             parse_expr(&text)?;
             def.columns[i].default = Some(text);
         }
-        ast::AlterColumnOperation::DropDefault => {
-            if def.columns[i].identity.is_some() {
-                return Err(Error::Unsupported(format!(
-                    "dropping the default of identity column \"{name}\""
-                )));
-            }
-            def.columns[i].default = None;
-        }
+        ast::AlterColumnOperation::DropDefault => def.columns[i].default = None,
         ast::AlterColumnOperation::DropNotNull => {
             if def.is_key_column(i) {
                 return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
@@ -555,6 +620,12 @@ fn rename_table(session: &mut Session, def: &TableDef, to: &str) -> Result<Write
     let catalog = session.db.catalog.clone();
     let scope = std::sync::Arc::clone(&session.scope);
     let mut renamed = def.clone();
+    // Sequences keep their names, as in PostgreSQL.
+    for column in &mut renamed.columns {
+        if column.sequence.is_none() {
+            column.sequence = column.owned_sequence(&def.name);
+        }
+    }
     renamed.name = to.to_string();
     for view in &mut renamed.views {
         if let Some(v) = view.view.as_mut() {

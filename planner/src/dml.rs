@@ -636,14 +636,14 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             let mut rows = Vec::with_capacity(values.rows.len());
             for row in &values.rows {
                 if row.len() > targets.len() {
-                    return Err(Error::Syntax(
+                    return Err(Error::InvalidStatement(
                         "INSERT has more expressions than target columns".into(),
                     ));
                 }
                 // Without a column list the last columns may be left out; with one, each
                 // named column needs its value.
                 if row.len() < targets.len() && !insert.columns.is_empty() {
-                    return Err(Error::Syntax(
+                    return Err(Error::InvalidStatement(
                         "INSERT has more target columns than expressions".into(),
                     ));
                 }
@@ -900,10 +900,16 @@ fn conflict_arbiter(def: &TableDef, on_conflict: &ast::OnConflict) -> Result<Opt
         }
         Some(ast::ConflictTarget::OnConstraint(name)) => {
             let name = name.to_string().trim_matches('"').to_string();
-            // A unique index is not a constraint (as CREATE UNIQUE INDEX in PostgreSQL):
-            // only the primary key can be named.
             if name == format!("{}_pkey", def.name) {
                 return Ok(Some(Arbiter::PrimaryKey));
+            }
+            // A UNIQUE constraint's index (one made by CREATE UNIQUE INDEX is no constraint).
+            if let Some(n) = def
+                .indexes
+                .iter()
+                .position(|i| i.constraint && i.name == name)
+            {
+                return Ok(Some(Arbiter::Unique(n)));
             }
             Err(Error::UnknownConstraint {
                 constraint: name,
@@ -1199,7 +1205,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
     for assignment in &update.assignments {
         for (col, expr) in assignment_targets(&def, assignment)? {
             if set_columns.contains(&col) {
-                return Err(Error::Syntax(format!(
+                return Err(Error::InvalidStatement(format!(
                     "multiple assignments to same column \"{}\"",
                     def.columns[col].name
                 )));

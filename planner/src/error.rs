@@ -88,6 +88,18 @@ pub enum Error {
     #[error("{0}")]
     DatatypeMismatch(String),
 
+    /// A statement PostgreSQL's grammar rules refuse after parsing (42601), its message as
+    /// PostgreSQL words it.
+    #[error("{0}")]
+    InvalidStatement(String),
+
+    #[error("view \"{0}\" does not exist")]
+    UnknownView(String),
+
+    /// A view that reads itself.
+    #[error("{0}")]
+    InvalidRecursion(String),
+
     /// An object a statement names that does not exist (a constraint to drop).
     #[error("{0}")]
     UndefinedObject(String),

@@ -274,12 +274,18 @@ impl Session {
         let SetExpr::Values(values) = source.body.as_ref() else {
             return None;
         };
+        // Hidden columns (a dropped column's slot) take no value.
         let targets: Vec<usize> = if i.columns.is_empty() {
-            (0..def.columns.len()).collect()
+            (0..def.columns.len())
+                .filter(|&c| !def.columns[c].hidden)
+                .collect()
         } else {
             i.columns
                 .iter()
-                .map(|c| def.column_index(&normalize_ident(c.0.last()?.as_ident()?)))
+                .map(|c| {
+                    def.column_index(&normalize_ident(c.0.last()?.as_ident()?))
+                        .filter(|&c| !def.columns[c].hidden)
+                })
                 .collect::<Option<_>>()?
         };
         // Omitted columns must need no default evaluated; a GENERATED ALWAYS column given a

@@ -409,6 +409,7 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
         unique: create.unique,
         columns,
         include,
+        constraint: false,
     };
     add_index(session, &def, index)?;
     Ok(WriteResult::command("CREATE INDEX"))
@@ -466,6 +467,7 @@ pub(crate) fn add_unique_constraint(
         unique: true,
         columns,
         include: Vec::new(),
+        constraint: true,
     };
     add_index(session, &def, index)
 }

@@ -31,6 +31,7 @@ pub mod numeric;
 pub mod objects;
 pub mod output;
 pub mod pg_catalog;
+mod plain_view;
 pub mod provider;
 mod query_forms;
 mod rows;

@@ -256,13 +256,12 @@ impl ScalarUDFImpl for SerialSequence {
                 .catalog
                 .table(&table, &changes)
                 .ok_or_else(|| external(sql::Error::UnknownTable(table.clone())))?;
-            let sequence = sql::catalog::serial_sequence_name(&table, column);
-            let serial = def.columns.iter().any(|c| {
-                c.name == column
-                    && c.default.as_deref()
-                        == Some(sql::catalog::serial_default(&table, column).as_str())
-            });
-            out.append_option(serial.then(|| format!("public.{sequence}")));
+            let sequence = def
+                .columns
+                .iter()
+                .find(|c| c.name == column)
+                .and_then(|c| c.owned_sequence(&table));
+            out.append_option(sequence.map(|s| format!("public.{s}")));
         }
         Ok(ColumnarValue::Array(Arc::new(out.finish())))
     }

@@ -828,6 +828,7 @@ impl Session {
         }
         crate::naming::name_function_columns(&mut bound);
         normalize_expression_forms(&mut bound);
+        self.expand_views(&mut bound)?;
         if let Some(calls) = set_config_calls(&bound) {
             return self.set_config(calls);
         }
@@ -867,6 +868,7 @@ impl Session {
             let mut s = stmt.clone();
             crate::naming::name_function_columns(&mut s);
             normalize_expression_forms(&mut s);
+            self.expand_views(&mut s)?;
             let before = s.clone();
             let _functions = self.rewrite_correlated_subqueries(&mut s).await?;
             if s != before {
@@ -967,7 +969,11 @@ impl Session {
                 self.run_write(stmt).await
             }
             Statement::Drop {
-                object_type: ObjectType::Table | ObjectType::Index | ObjectType::MaterializedView,
+                object_type:
+                    ObjectType::Table
+                    | ObjectType::Index
+                    | ObjectType::MaterializedView
+                    | ObjectType::View,
                 ..
             } => self.run_write(stmt).await,
             Statement::Copy { .. } => Box::pin(crate::copy::copy(self, &stmt)).await,
@@ -1205,6 +1211,16 @@ impl Session {
             .unwrap_or(crate::provider::STREAM_BYTES_MIN);
     }
 
+    /// Each (plain) view the statement reads becomes its query (see `plain_view`).
+    pub(crate) fn expand_views(&self, stmt: &mut Statement) -> Result<()> {
+        let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.db.catalog.has_views(&scope.changes) {
+            return Ok(());
+        }
+        let catalog = &self.db.catalog;
+        crate::plain_view::expand(stmt, &|name| catalog.view(name, &scope.changes))
+    }
+
     /// A statement naming system columns sees them in its tables' schemas; `*` must not.
     pub(crate) fn expand_wildcards(&self, stmt: &mut Statement) {
         if !mentions_system_column(stmt) {
@@ -1228,6 +1244,7 @@ impl Session {
     /// Plans a query (SELECT, VALUES, EXPLAIN …) in DataFusion.
     pub(crate) async fn plan(&self, mut stmt: Statement) -> Result<LogicalPlan> {
         // Again here: describe() plans statements that never went through execute().
+        self.expand_views(&mut stmt)?;
         crate::subquery::prepare(&mut stmt);
         self.expand_wildcards(&mut stmt);
         crate::rows::expand_whole_rows(&mut stmt, &|name| self.user_columns(name));
@@ -1420,6 +1437,13 @@ impl Session {
                 if_exists,
                 ..
             } => crate::index::drop_indexes(self, names, *if_exists).await,
+            Statement::Drop {
+                object_type: ObjectType::View,
+                names,
+                if_exists,
+                cascade,
+                ..
+            } => crate::plain_view::drop(self, names, *if_exists, *cascade).await,
             Statement::Drop {
                 names,
                 if_exists,

@@ -43,10 +43,7 @@ const VOLATILE: &[&str] = &[
 /// transaction sees.
 pub async fn create_view(session: &mut Session, create: &ast::CreateView) -> Result<WriteResult> {
     if !create.materialized {
-        return Err(Error::Unsupported(
-            "CREATE VIEW (Partita stores views: CREATE MATERIALIZED VIEW … WITH (primary_key = …))"
-                .into(),
-        ));
+        return crate::plain_view::create(session, create).await;
     }
     let name = sql::ddl::table_name(&create.name)?;
     let key_spec = primary_key_option(&create.options).ok_or_else(|| {
@@ -161,8 +158,7 @@ pub async fn create_view(session: &mut Session, create: &ast::CreateView) -> Res
     // Check the condition compiles before anything is written.
     if let Some(text) = view.view.as_ref().and_then(|v| v.predicate.as_deref()) {
         crate::conditions::condition(
-            "WHERE",
-            &base.name,
+            crate::conditions::Kind::ViewWhere,
             text,
             &crate::conditions::row_schema(&base),
         )?;
@@ -391,7 +387,8 @@ fn accepts(base: &TableDef, view: &TableDef, values: &[Value]) -> Result<bool> {
         return Ok(true);
     };
     let schema = crate::conditions::row_schema(base);
-    let condition = crate::conditions::condition("WHERE", &base.name, text, &schema)?;
+    let condition =
+        crate::conditions::condition(crate::conditions::Kind::ViewWhere, text, &schema)?;
     let batch = crate::conditions::row_batch(base, &schema, values)?;
     Ok(crate::conditions::holds(&condition, &batch)? == Some(true))
 }

@@ -42,6 +42,22 @@ pub struct ColumnDef {
     /// keeps its sequence going.
     #[serde(default)]
     pub sequence_column: Option<String>,
+    /// The sequence the column owns, when its name is not `<table>_<column>_seq` of the
+    /// column's present names (set when the table or column is renamed, or the name was
+    /// taken when the table was made).
+    #[serde(default)]
+    pub sequence: Option<String>,
+}
+
+impl ColumnDef {
+    /// The name of the sequence a serial or identity column owns in table `table`.
+    pub fn owned_sequence(&self, table: &str) -> Option<String> {
+        if self.sequence.is_some() {
+            return self.sequence.clone();
+        }
+        (self.default.as_deref() == Some(serial_default(table, &self.name).as_str()))
+            .then(|| serial_sequence_name(table, &self.name))
+    }
 }
 
 /// How an identity column takes values given explicitly.
@@ -74,6 +90,10 @@ pub struct IndexDef {
     /// INCLUDE columns, stored in the entry's value.
     #[serde(default)]
     pub include: Vec<usize>,
+    /// Made for a UNIQUE constraint (not by CREATE UNIQUE INDEX): ON CONFLICT ON CONSTRAINT
+    /// and DROP CONSTRAINT name it.
+    #[serde(default)]
+    pub constraint: bool,
 }
 
 /// A CHECK constraint: rows written must make `expr` true or NULL.
@@ -206,16 +226,38 @@ fn record_key(name: &str) -> Vec<u8> {
     key
 }
 
+fn view_record_key(name: &str) -> Vec<u8> {
+    let mut key = b"v/".to_vec();
+    key.extend_from_slice(name.as_bytes());
+    key
+}
+
+/// A (plain) view: a named query, read by replacing the name with the query wherever a
+/// statement names it, as PostgreSQL's rewriter does. It stores nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlainView {
+    pub name: String,
+    /// The column names given with the name (`CREATE VIEW v (a, b) AS …`); the query's own
+    /// names otherwise.
+    pub columns: Vec<String>,
+    /// The query, as SQL text.
+    pub query: String,
+    /// The relations the query names: DROP TABLE of one needs CASCADE.
+    pub reads: Vec<String>,
+}
+
 /// Changes a transaction made to the catalog, visible to it before commit.
 #[derive(Debug, Default, Clone)]
 pub struct CatalogChanges {
     /// Tables created or altered (the new definition) or dropped (`None`).
     pub tables: BTreeMap<String, Option<Arc<TableDef>>>,
+    /// Plain views created or replaced, or dropped (`None`).
+    pub views: BTreeMap<String, Option<Arc<PlainView>>>,
 }
 
 impl CatalogChanges {
     pub fn is_empty(&self) -> bool {
-        self.tables.is_empty()
+        self.tables.is_empty() && self.views.is_empty()
     }
 }
 
@@ -223,6 +265,7 @@ impl CatalogChanges {
 #[derive(Clone)]
 pub struct Catalog {
     tables: Arc<RwLock<BTreeMap<String, Arc<TableDef>>>>,
+    views: Arc<RwLock<BTreeMap<String, Arc<PlainView>>>>,
     /// Bumped by every applied change: plans kept across statements check it.
     generation: Arc<std::sync::atomic::AtomicU64>,
     /// The values each sequence (by its catalog key) has reserved in the store and not yet
@@ -300,8 +343,20 @@ impl Catalog {
                 .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
             tables.insert(def.name.clone(), Arc::new(def));
         }
+        let mut views = BTreeMap::new();
+        for row in view.scan(
+            CATALOG_KEYSPACE,
+            &KeyRange::prefix(b"v/"),
+            Direction::Forward,
+        )? {
+            let row = row?;
+            let def: PlainView = serde_json::from_slice(&row.value)
+                .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
+            views.insert(def.name.clone(), Arc::new(def));
+        }
         Ok(Catalog {
             tables: Arc::new(RwLock::new(tables)),
+            views: Arc::new(RwLock::new(views)),
             generation: Default::default(),
             sequences: Default::default(),
         })
@@ -316,9 +371,9 @@ impl Catalog {
         let mut owners: Vec<(bool, Vec<u8>)> = Vec::new();
         for table in self.tables(changes) {
             for column in &table.columns {
-                if column.default.as_deref() == Some(default.as_str()) {
-                    let named = serial_sequence_name(&table.name, &column.name) == name;
-                    owners.push((named, column_sequence_key(&table, column)));
+                let owner = column.owned_sequence(&table.name).as_deref() == Some(name);
+                if owner || column.default.as_deref() == Some(default.as_str()) {
+                    owners.push((owner, column_sequence_key(&table, column)));
                 }
             }
         }
@@ -509,7 +564,63 @@ impl Catalog {
     /// Whether `name` is taken by a table or an index (they share one namespace, as
     /// relations do in PostgreSQL).
     pub fn relation_exists(&self, name: &str, changes: &CatalogChanges) -> bool {
-        self.table(name, changes).is_some() || self.find_index(name, changes).is_some()
+        self.table(name, changes).is_some()
+            || self.find_index(name, changes).is_some()
+            || self.view(name, changes).is_some()
+    }
+
+    /// The plain view `name` as `changes` sees it.
+    pub fn view(&self, name: &str, changes: &CatalogChanges) -> Option<Arc<PlainView>> {
+        if let Some(change) = changes.views.get(name) {
+            return change.clone();
+        }
+        self.views.read().ok()?.get(name).cloned()
+    }
+
+    /// Whether any plain view exists as `changes` sees it (statements need expanding).
+    pub fn has_views(&self, changes: &CatalogChanges) -> bool {
+        changes.views.values().any(Option::is_some)
+            || self.views.read().map(|v| !v.is_empty()).unwrap_or(false)
+    }
+
+    /// Every plain view `changes` sees, by name.
+    pub fn views(&self, changes: &CatalogChanges) -> Vec<Arc<PlainView>> {
+        let mut all: BTreeMap<String, Arc<PlainView>> =
+            self.views.read().map(|v| v.clone()).unwrap_or_default();
+        for (name, change) in &changes.views {
+            match change {
+                Some(def) => all.insert(name.clone(), Arc::clone(def)),
+                None => all.remove(name),
+            };
+        }
+        all.into_values().collect()
+    }
+
+    /// Writes a plain view's record in `txn` (CREATE [OR REPLACE] VIEW).
+    pub fn write_view(
+        &self,
+        txn: &mut Transaction,
+        changes: &mut CatalogChanges,
+        view: PlainView,
+    ) -> Result<()> {
+        let json = serde_json::to_vec(&view).map_err(|e| Error::CorruptCatalog(e.to_string()))?;
+        txn.put(CATALOG_KEYSPACE, &view_record_key(&view.name), json)?;
+        changes
+            .views
+            .insert(view.name.clone(), Some(Arc::new(view)));
+        Ok(())
+    }
+
+    /// Deletes a plain view's record in `txn`.
+    pub fn drop_view(
+        &self,
+        txn: &mut Transaction,
+        changes: &mut CatalogChanges,
+        name: &str,
+    ) -> Result<()> {
+        txn.delete(CATALOG_KEYSPACE, &view_record_key(name))?;
+        changes.views.insert(name.to_string(), None);
+        Ok(())
     }
 
     /// Runs `commit` for a transaction that changed the catalog and applies the changes
@@ -524,6 +635,7 @@ impl Catalog {
             return commit();
         }
         let mut tables = self.tables.write().unwrap_or_else(|e| e.into_inner());
+        let mut views = self.views.write().unwrap_or_else(|e| e.into_inner());
         let out = commit()?;
         self.generation
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
@@ -531,6 +643,12 @@ impl Catalog {
             match change {
                 Some(def) => tables.insert(name, def),
                 None => tables.remove(&name),
+            };
+        }
+        for (name, change) in changes.views {
+            match change {
+                Some(def) => views.insert(name, def),
+                None => views.remove(&name),
             };
         }
         Ok(out)

@@ -144,6 +144,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
             hidden: false,
             identity: None,
             sequence_column: None,
+            sequence: None,
         };
         for opt in &col.options {
             match &opt.option {
@@ -252,6 +253,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
                 hidden: true,
                 identity: None,
                 sequence_column: None,
+                sequence: None,
             });
             partition_key.push(columns.len() - 1);
             hash_buckets = DEFAULT_HASH_BUCKETS;
@@ -395,9 +397,21 @@ pub fn check_def(table: &TableDef, name: Option<String>, expr: &Expr) -> Result<
             name
         }
     };
+    // Columns are kept bare (`t.a` is `a`), so the condition reads the same after the
+    // table is renamed.
+    let mut bare = expr.clone();
+    let _ = ast::visit_expressions_mut(&mut bare, |e| {
+        if let Expr::CompoundIdentifier(parts) = e
+            && parts.len() > 1
+            && let Some(last) = parts.last()
+        {
+            *e = Expr::Identifier(last.clone());
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
     Ok(CheckDef {
         name,
-        expr: expr.to_string(),
+        expr: bare.to_string(),
     })
 }
 

@@ -8,6 +8,6 @@ pub mod ddl;
 pub mod error;
 pub mod types;
 
-pub use catalog::{Catalog, CatalogChanges, ColumnDef, Identity, TableDef};
+pub use catalog::{Catalog, CatalogChanges, ColumnDef, Identity, PlainView, TableDef};
 pub use error::{Error, Result};
 pub use types::SqlType;

@@ -45,3 +45,25 @@ SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY released), percentile_disc(0.
 SELECT genre, percentile_disc(0.5) WITHIN GROUP (ORDER BY rating) FROM movies GROUP BY genre ORDER BY genre;
 TABLE movies ORDER BY title LIMIT 2;
 SELECT mode() WITHIN GROUP (ORDER BY genre), mode() WITHIN GROUP (ORDER BY genre DESC) FROM movies;
+-- Plain views over the catalog: read in place of their query, views over views, column names, dependents.
+CREATE VIEW dramas AS SELECT title, released, rating FROM movies WHERE genre = 'drama';
+CREATE VIEW top_dramas (name, score) AS SELECT title, rating FROM dramas WHERE rating > 8;
+SELECT * FROM dramas ORDER BY title;
+SELECT name, score FROM top_dramas;
+SELECT d.title, m.genre FROM dramas d JOIN movies m ON m.title = d.title ORDER BY 1;
+SELECT count(*) FROM dramas WHERE released > '2010-01-01';
+WITH dramas AS (SELECT 'shadowed' AS title) SELECT title FROM dramas;
+CREATE VIEW dramas AS SELECT 1;
+CREATE VIEW too_many (a, b) AS SELECT 1;
+CREATE VIEW broken AS SELECT nope FROM movies;
+SELECT viewname FROM pg_views WHERE schemaname = 'public' ORDER BY 1;
+SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'public' AND table_name LIKE '%dramas' ORDER BY 1;
+CREATE OR REPLACE VIEW dramas AS SELECT title, released, rating, genre FROM movies WHERE genre = 'drama';
+SELECT name FROM top_dramas;
+DROP VIEW dramas;
+DROP TABLE movies;
+DROP VIEW IF EXISTS nope;
+DROP VIEW nope;
+DROP VIEW dramas CASCADE;
+SELECT * FROM top_dramas;
+SELECT count(*) FROM pg_views WHERE schemaname = 'public';

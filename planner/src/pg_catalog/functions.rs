@@ -4,7 +4,7 @@
 
 use super::tables::{
     Relation, Snapshot, builtin_type, builtin_type_oid, catalog_table_oid, index_definition,
-    namespace_named, primary_key_columns, view_definition,
+    namespace_named, plain_view_definition, plain_view_oid, primary_key_columns, view_definition,
 };
 use super::*;
 use crate::schema::StatementScope;
@@ -459,6 +459,13 @@ pub fn register(
         "pg_get_viewdef",
         Utf8,
         Box::new(|s, a| {
+            let plain = s.views.iter().find(|v| match int(a.first()) {
+                Some(o) => i64::from(plain_view_oid(&v.name)) == o,
+                None => string(a.first()).is_some_and(|n| n == v.name),
+            });
+            if let Some(v) = plain {
+                return Ok(utf8(Some(plain_view_definition(v))));
+            }
             Ok(utf8(match relation_arg(s, a) {
                 Some(Relation::Table(t)) => view_definition(t, s),
                 _ => None,

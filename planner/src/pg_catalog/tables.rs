@@ -94,6 +94,22 @@ pub fn attnum(t: &TableDef, column: usize) -> i16 {
 pub struct Snapshot {
     pub tables: Vec<Arc<TableDef>>,
     pub relations: Vec<Relation>,
+    /// Plain views (they store nothing, so they are not among `relations`).
+    pub views: Vec<Arc<sql::PlainView>>,
+}
+
+/// A plain view's OID, in a range of its own: views have no keyspace, so the OID comes from
+/// the name (stable while the view is).
+pub fn plain_view_oid(name: &str) -> i32 {
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    0x5000_0000 + (hash % 0x0fff_ffff) as i32
+}
+
+/// A plain view's definition as `pg_get_viewdef` and `pg_views` give it.
+pub fn plain_view_definition(view: &sql::PlainView) -> String {
+    format!(" {};", view.query)
 }
 
 impl Snapshot {
@@ -108,7 +124,11 @@ impl Snapshot {
                 relations.push(Relation::Index(Arc::clone(t), i));
             }
         }
-        Snapshot { tables, relations }
+        Snapshot {
+            tables,
+            relations,
+            views: Vec::new(),
+        }
     }
 
     pub fn of(catalog: &Catalog, scope: &Mutex<StatementScope>) -> Snapshot {
@@ -117,7 +137,9 @@ impl Snapshot {
             .unwrap_or_else(|e| e.into_inner())
             .changes
             .clone();
-        Snapshot::new(catalog.tables(&changes))
+        let mut snapshot = Snapshot::new(catalog.tables(&changes));
+        snapshot.views = catalog.views(&changes);
+        snapshot
     }
 
     pub fn relation(&self, oid: i32) -> Option<&Relation> {
@@ -718,6 +740,43 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                         null(),
                     ]
                 })
+                .chain(s.views.iter().map(|v| {
+                    vec![
+                        oid(plain_view_oid(&v.name)),
+                        text(v.name.clone()),
+                        oid(PUBLIC_NAMESPACE),
+                        oid(0),
+                        oid(0),
+                        oid(OWNER_OID),
+                        oid(0),
+                        oid(0),
+                        oid(0),
+                        i32v(0),
+                        ScalarValue::Float32(Some(-1.0)),
+                        i32v(0),
+                        oid(0),
+                        boolean(false),
+                        boolean(false),
+                        text("p"),
+                        text("v"),
+                        i16v(0),
+                        i16v(0),
+                        boolean(true),
+                        boolean(false),
+                        boolean(false),
+                        boolean(false),
+                        boolean(false),
+                        boolean(true),
+                        text("n"),
+                        boolean(false),
+                        oid(0),
+                        i32v(0),
+                        i32v(0),
+                        null(),
+                        null(),
+                        null(),
+                    ]
+                }))
                 .collect(),
         ),
         "pg_attribute" => (
@@ -1302,7 +1361,6 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 })
                 .collect(),
         ),
-        // Features Partita does not have: the catalogs exist, empty.
         "pg_views" => (
             &[
                 ("schemaname", Name),
@@ -1310,8 +1368,19 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 ("viewowner", Name),
                 ("definition", Text),
             ],
-            vec![],
+            s.views
+                .iter()
+                .map(|v| {
+                    vec![
+                        text("public"),
+                        text(v.name.clone()),
+                        text(OWNER_NAME),
+                        text(plain_view_definition(v)),
+                    ]
+                })
+                .collect(),
         ),
+        // Features Partita does not have: the catalogs exist, empty.
         "pg_auth_members" => (
             &[
                 ("roleid", Oid),
@@ -1589,6 +1658,17 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                         null(),
                     ]
                 })
+                .chain(s.views.iter().map(|v| {
+                    vec![
+                        text(DATABASE_NAME),
+                        text("public"),
+                        text(v.name.clone()),
+                        text("VIEW"),
+                        text("NO"),
+                        text("NO"),
+                        null(),
+                    ]
+                }))
                 .collect(),
         ),
         "columns" => (
@@ -1734,7 +1814,20 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                 ("is_updatable", Text),
                 ("is_insertable_into", Text),
             ],
-            vec![],
+            s.views
+                .iter()
+                .map(|v| {
+                    vec![
+                        text(DATABASE_NAME),
+                        text("public"),
+                        text(v.name.clone()),
+                        text(plain_view_definition(v)),
+                        text("NONE"),
+                        text("NO"),
+                        text("NO"),
+                    ]
+                })
+                .collect(),
         ),
         _ => return Ok(None),
     };
