@@ -333,6 +333,13 @@ pub fn write_text(array: &ArrayRef, r: usize, zone: &Tz, out: &mut String) -> Re
         DataType::Time64(TimeUnit::Microsecond) => {
             push_time_of_day(array.as_primitive::<Time64MicrosecondType>().value(r), out)
         }
+        DataType::Time64(TimeUnit::Nanosecond) => push_time_of_day(
+            array
+                .as_primitive::<datafusion::arrow::datatypes::Time64NanosecondType>()
+                .value(r)
+                / 1000,
+            out,
+        ),
         DataType::Interval(IntervalUnit::MonthDayNano) => {
             let v = array.as_primitive::<IntervalMonthDayNanoType>().value(r);
             push_interval(v.months, v.days, v.nanoseconds, out);
