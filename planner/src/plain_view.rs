@@ -63,11 +63,29 @@ pub async fn create(session: &mut Session, create: &ast::CreateView) -> Result<W
         }
         return Err(Error::Sql(sql::Error::DuplicateTable(name)));
     }
+    let column_types = plan
+        .schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, field)| {
+            let name = columns.get(i).unwrap_or(field.name()).clone();
+            let ty = match sql::types::declared_type_name(field) {
+                Some(declared) => declared.to_string(),
+                None => crate::pg_catalog::format_type(
+                    i64::from(crate::pg_catalog::field_type_oid(field)),
+                    None,
+                ),
+            };
+            (name, ty)
+        })
+        .collect();
     let view = PlainView {
         name,
         columns,
         query: query.to_string(),
         reads,
+        column_types,
     };
     crate::provider::with_txn(&txn, |t| {
         let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());

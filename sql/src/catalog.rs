@@ -244,6 +244,9 @@ pub struct PlainView {
     pub query: String,
     /// The relations the query names: DROP TABLE of one needs CASCADE.
     pub reads: Vec<String>,
+    /// The view's columns and their types (SQL text), as planned when it was made.
+    #[serde(default)]
+    pub column_types: Vec<(String, String)>,
 }
 
 /// Changes a transaction made to the catalog, visible to it before commit.

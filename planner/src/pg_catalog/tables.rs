@@ -820,46 +820,32 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                         .map(move |(n, c)| {
                             let col = &t.columns[c];
                             let num = if is_table { attnum(t, c) } else { n as i16 + 1 };
-                            let ty = col.ty;
-                            let len = BUILTIN_TYPES
-                                .iter()
-                                .find(|b| b.0 == ty.pg_oid())
-                                .map_or(-1, |b| b.2);
-                            vec![
-                                oid(rel),
-                                text(col.name.clone()),
-                                oid(ty.pg_oid()),
-                                i32v(-1),
-                                i16v(len),
-                                i16v(num),
-                                i32v(0),
-                                i32v(-1),
-                                i32v(ty.type_modifier()),
-                                boolean(len > 0 && len <= 8),
-                                text("i"),
-                                text(if len > 0 { "p" } else { "x" }),
-                                text(""),
-                                boolean(!col.nullable),
-                                boolean(is_table && has_default(col)),
-                                boolean(is_table && t.missing_values.contains_key(&c)),
-                                text(match col.identity {
+                            attribute_row(
+                                rel,
+                                &col.name,
+                                col.ty,
+                                num,
+                                !col.nullable,
+                                is_table && has_default(col),
+                                is_table && t.missing_values.contains_key(&c),
+                                match col.identity {
                                     Some(sql::Identity::Always) => "a",
                                     Some(sql::Identity::ByDefault) => "d",
                                     None => "",
-                                }),
-                                text(""),
-                                boolean(false),
-                                boolean(true),
-                                i32v(0),
-                                oid(collation(ty)),
-                                null(),
-                                null(),
-                                null(),
-                                null(),
-                            ]
+                                },
+                            )
                         })
                         .collect::<Vec<_>>()
                 })
+                .chain(s.views.iter().flat_map(|v| {
+                    let rel = plain_view_oid(&v.name);
+                    view_columns(v)
+                        .into_iter()
+                        .enumerate()
+                        .map(move |(n, (name, ty))| {
+                            attribute_row(rel, &name, ty, n as i16 + 1, false, false, false, "")
+                        })
+                }))
                 .collect(),
         ),
         "pg_attrdef" => (
@@ -1701,41 +1687,26 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                         .enumerate()
                         .filter(|(_, c)| !c.hidden)
                         .map(|(i, c)| {
-                            let (char_len, precision, radix, scale, dt_precision) =
-                                column_sizes(c.ty);
-                            let udt = builtin_type(c.ty.pg_oid()).map(|t| t.0).unwrap_or_default();
-                            vec![
-                                text(DATABASE_NAME),
-                                text("public"),
-                                text(t.name.clone()),
-                                text(c.name.clone()),
-                                i32v(i32::from(attnum(t, i))),
-                                c.default
-                                    .clone()
-                                    .filter(|_| has_default(c))
-                                    .map_or(null(), text),
-                                text(if c.nullable { "YES" } else { "NO" }),
-                                text(information_schema_type(c.ty)),
-                                char_len,
-                                precision,
-                                radix,
-                                scale,
-                                dt_precision,
-                                text(DATABASE_NAME),
-                                text("pg_catalog"),
-                                text(udt),
-                                text(if c.identity.is_some() { "YES" } else { "NO" }),
-                                match c.identity {
-                                    Some(sql::Identity::Always) => text("ALWAYS"),
-                                    Some(sql::Identity::ByDefault) => text("BY DEFAULT"),
-                                    None => null(),
-                                },
-                                text("NEVER"),
-                                text("YES"),
-                            ]
+                            column_row(
+                                &t.name,
+                                &c.name,
+                                attnum(t, i),
+                                c.default.clone().filter(|_| has_default(c)),
+                                c.nullable,
+                                c.ty,
+                                c.identity,
+                            )
                         })
                         .collect::<Vec<_>>()
                 })
+                .chain(s.views.iter().flat_map(|v| {
+                    view_columns(v)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(n, (name, ty))| {
+                            column_row(&v.name, &name, n as i16 + 1, None, true, ty, None)
+                        })
+                }))
                 .collect(),
         ),
         "table_constraints" => (
@@ -1889,4 +1860,107 @@ fn has_default(column: &sql::ColumnDef) -> bool {
 fn check_reads(expr: &str, column: &str) -> bool {
     crate::dml::parse_expr(expr)
         .is_ok_and(|e| sql::ddl::columns_read(&e).iter().any(|c| c == column))
+}
+
+/// A `pg_attribute` row.
+#[allow(clippy::too_many_arguments)]
+fn attribute_row(
+    rel: i32,
+    name: &str,
+    ty: SqlType,
+    num: i16,
+    not_null: bool,
+    has_default: bool,
+    has_missing: bool,
+    identity: &str,
+) -> Vec<ScalarValue> {
+    let len = BUILTIN_TYPES
+        .iter()
+        .find(|b| b.0 == ty.pg_oid())
+        .map_or(-1, |b| b.2);
+    vec![
+        oid(rel),
+        text(name.to_string()),
+        oid(ty.pg_oid()),
+        i32v(-1),
+        i16v(len),
+        i16v(num),
+        i32v(0),
+        i32v(-1),
+        i32v(ty.type_modifier()),
+        boolean(len > 0 && len <= 8),
+        text("i"),
+        text(if len > 0 { "p" } else { "x" }),
+        text(""),
+        boolean(not_null),
+        boolean(has_default),
+        boolean(has_missing),
+        text(identity.to_string()),
+        text(""),
+        boolean(false),
+        boolean(true),
+        i32v(0),
+        oid(collation(ty)),
+        null(),
+        null(),
+        null(),
+        null(),
+    ]
+}
+
+/// A plain view's columns and their types, as recorded when it was made (a type Partita
+/// has no column type for shows as text).
+fn view_columns(v: &sql::PlainView) -> Vec<(String, SqlType)> {
+    use datafusion::sql::sqlparser::{dialect::PostgreSqlDialect, parser::Parser};
+    v.column_types
+        .iter()
+        .map(|(name, ty)| {
+            let parsed = Parser::new(&PostgreSqlDialect {})
+                .try_with_sql(ty)
+                .and_then(|mut p| p.parse_data_type())
+                .ok()
+                .and_then(|t| SqlType::from_ast(&t).ok());
+            (name.clone(), parsed.unwrap_or(SqlType::Text))
+        })
+        .collect()
+}
+
+/// An `information_schema.columns` row.
+fn column_row(
+    table: &str,
+    name: &str,
+    position: i16,
+    default: Option<String>,
+    nullable: bool,
+    ty: SqlType,
+    identity: Option<sql::Identity>,
+) -> Vec<ScalarValue> {
+    let (char_len, precision, radix, scale, dt_precision) = column_sizes(ty);
+    let udt = builtin_type(ty.pg_oid()).map(|t| t.0).unwrap_or_default();
+    vec![
+        text(DATABASE_NAME),
+        text("public"),
+        text(table.to_string()),
+        text(name.to_string()),
+        i32v(i32::from(position)),
+        default.map_or(null(), text),
+        text(if nullable { "YES" } else { "NO" }),
+        text(information_schema_type(ty)),
+        char_len,
+        precision,
+        radix,
+        scale,
+        dt_precision,
+        text(DATABASE_NAME),
+        text("pg_catalog"),
+        text(udt),
+        text(if identity.is_some() { "YES" } else { "NO" }),
+        match identity {
+            Some(sql::Identity::Always) => text("ALWAYS"),
+            Some(sql::Identity::ByDefault) => text("BY DEFAULT"),
+            None => null(),
+        },
+        text("NEVER"),
+        text("YES"),
+    ]
 }
