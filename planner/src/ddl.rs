@@ -122,7 +122,7 @@ pub async fn drop_tables(
         for relation in
             std::iter::once(name.clone()).chain(def.views.iter().map(|v| v.name.clone()))
         {
-            for v in crate::plain_view::dependents(session, &relation, cascade, "table")? {
+            for v in crate::plain_view::dependents(session, &relation, cascade, "table", &[])? {
                 if !doomed.contains(&v) {
                     doomed.push(v);
                 }
@@ -258,13 +258,26 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
             AlterTableOperation::RenameColumn {
                 old_column_name,
                 new_column_name,
-            } => rename_column(&mut def, old_column_name, new_column_name)?,
+            } => {
+                refuse_if_views_read(session, &def, "renaming a column of a table")?;
+                rename_column(&mut def, old_column_name, new_column_name)?
+            }
             AlterTableOperation::DropColumn {
                 column_names,
                 if_exists,
                 ..
             } => {
                 for column in column_names {
+                    let name = normalize_ident(column);
+                    if let Some(v) = crate::plain_view::readers(session, &def.name)
+                        .into_iter()
+                        .find(|v| crate::plain_view::may_read_column(v, &name))
+                    {
+                        return Err(Error::DependentObjects(format!(
+                            "cannot drop column {name} of table {} because other objects depend on it: view {}",
+                            def.name, v.name
+                        )));
+                    }
                     drop_column(session, &txn, &mut def, column, *if_exists)?;
                 }
             }
@@ -292,6 +305,18 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
         crate::index::add_unique_constraint(session, &name, unique)?;
     }
     Ok(WriteResult::command("ALTER TABLE"))
+}
+
+/// Refuses `what` on a table plain views read (their queries name it as it is).
+fn refuse_if_views_read(session: &Session, def: &TableDef, what: &str) -> Result<()> {
+    let readers = crate::plain_view::readers(session, &def.name);
+    match readers.first() {
+        Some(v) => Err(Error::Unsupported(format!(
+            "{what} that views read (view {} reads {}; drop the view first)",
+            v.name, def.name
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Whether `def` has a constraint named `name`: a check, a unique index or its primary key.
@@ -536,6 +561,7 @@ fn drop_column(
     column.nullable = true;
     column.default = None;
     column.identity = None;
+    column.sequence = None;
     Ok(())
 }
 
@@ -616,6 +642,7 @@ fn alter_column(
 /// `ALTER TABLE … RENAME TO`: the table's record moves to the new name, and its
 /// materialized views follow it.
 fn rename_table(session: &mut Session, def: &TableDef, to: &str) -> Result<WriteResult> {
+    refuse_if_views_read(session, def, "renaming a table")?;
     let txn = session.open_txn()?;
     let catalog = session.db.catalog.clone();
     let scope = std::sync::Arc::clone(&session.scope);

@@ -18,18 +18,25 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-/// How many views one statement may read, counting those views read: more is taken as a
-/// view that reads itself.
-const MAX_EXPANSIONS: usize = 256;
+/// How deep views may read views.
+const MAX_DEPTH: usize = 64;
 
+/// `CREATE [OR REPLACE] VIEW v [(cols)] AS query`. The view's columns are fixed now, as
+/// PostgreSQL fixes them: their names (the list given, then the query's own names as
+/// PostgreSQL gives them), and the query is kept wrapped so that a `*` in it keeps meaning
+/// the columns it meant today.
 pub async fn create(session: &mut Session, create: &ast::CreateView) -> Result<WriteResult> {
     let name = table_name(&create.name)?;
-    let columns: Vec<String> = create
+    if create.temporary {
+        return Err(Error::Unsupported("CREATE TEMPORARY VIEW".into()));
+    }
+    let given: Vec<String> = create
         .columns
         .iter()
         .map(|c| normalize_ident(&c.name))
         .collect();
-    let query = create.query.as_ref().clone();
+    let mut query = create.query.as_ref().clone();
+    let renames = crate::naming::alias_query_columns(&mut query)?;
     let mut reads = relations_named(&Statement::Query(Box::new(query.clone())));
     reads.sort();
     reads.dedup();
@@ -40,36 +47,35 @@ pub async fn create(session: &mut Session, create: &ast::CreateView) -> Result<W
         return Err(Error::Internal("view query".into()));
     };
     let plan = session.plan(Statement::Query(check)).await?;
-    let width = plan.schema().fields().len();
-    if columns.len() > width {
+    let fields = plan.schema().fields().clone();
+    if given.len() > fields.len() {
         return Err(Error::InvalidStatement(
             "CREATE VIEW specifies more column names than columns".into(),
         ));
     }
-    let catalog = session.db.catalog.clone();
-    let txn = session.open_txn()?;
-    let scope = Arc::clone(&session.scope);
-    let (exists_as_view, exists) = {
-        let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
-        (
-            catalog.view(&name, &scope.changes).is_some(),
-            catalog.relation_exists(&name, &scope.changes),
-        )
-    };
-    if exists && !(exists_as_view && create.or_replace) {
-        if create.if_not_exists {
-            session.notice(format!("relation \"{name}\" already exists, skipping"));
-            return Ok(WriteResult::command("CREATE VIEW"));
+    let planned: Vec<String> = fields.iter().map(|f| f.name().clone()).collect();
+    let columns: Vec<String> = (0..fields.len())
+        .map(|i| match given.get(i) {
+            Some(n) => n.clone(),
+            None => renames
+                .iter()
+                .find(|(p, _)| *p == i)
+                .map_or_else(|| planned[i].clone(), |(_, n)| n.clone()),
+        })
+        .collect();
+    for names in [&planned, &columns] {
+        if let Some(dup) = names
+            .iter()
+            .enumerate()
+            .find(|(i, n)| names[..*i].contains(n))
+        {
+            return Err(Error::Sql(sql::Error::DuplicateColumn(dup.1.clone())));
         }
-        return Err(Error::Sql(sql::Error::DuplicateTable(name)));
     }
-    let column_types = plan
-        .schema()
-        .fields()
+    let column_types: Vec<(String, String)> = fields
         .iter()
-        .enumerate()
-        .map(|(i, field)| {
-            let name = columns.get(i).unwrap_or(field.name()).clone();
+        .zip(&columns)
+        .map(|(field, name)| {
             let ty = match sql::types::declared_type_name(field) {
                 Some(declared) => declared.to_string(),
                 None => crate::pg_catalog::format_type(
@@ -77,26 +83,91 @@ pub async fn create(session: &mut Session, create: &ast::CreateView) -> Result<W
                     None,
                 ),
             };
-            (name, ty)
+            (name.clone(), ty)
         })
         .collect();
+    let quoted: Vec<String> = planned
+        .iter()
+        .map(|n| format!("\"{}\"", n.replace('"', "\"\"")))
+        .collect();
+    let stored = format!(
+        "SELECT {} FROM ({query}) AS \"__partita_view\"",
+        quoted.join(", ")
+    );
+
+    let catalog = session.db.catalog.clone();
+    let txn = session.open_txn()?;
+    let scope = Arc::clone(&session.scope);
+    let (old, exists) = {
+        let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+        (
+            catalog.view(&name, &scope.changes),
+            catalog.relation_exists(&name, &scope.changes),
+        )
+    };
+    match &old {
+        Some(old) if create.or_replace => replaceable(old, &column_types)?,
+        _ if exists => {
+            if create.if_not_exists {
+                session.notice(format!("relation \"{name}\" already exists, skipping"));
+                return Ok(WriteResult::command("CREATE VIEW"));
+            }
+            if create.or_replace {
+                return Err(Error::WrongObjectType(format!("\"{name}\" is not a view")));
+            }
+            return Err(Error::Sql(sql::Error::DuplicateTable(name)));
+        }
+        _ => {}
+    }
     let view = PlainView {
         name,
         columns,
-        query: query.to_string(),
+        query: stored,
         reads,
         column_types,
     };
     crate::provider::with_txn(&txn, |t| {
         let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+        // Read what the view reads (and its own name), so a concurrent DROP of one of them,
+        // or a table made under its name, conflicts with this transaction.
+        for relation in view.reads.iter().chain(std::iter::once(&view.name)) {
+            catalog.track_relation(t, relation).map_err(storage_error)?;
+        }
         catalog
             .write_view(t, &mut scope.changes, view)
-            .map_err(|e| match e {
-                sql::Error::Storage(e) => e,
-                other => storage::Error::Internal(other.to_string()),
-            })
+            .map_err(storage_error)
     })?;
     Ok(WriteResult::command("CREATE VIEW"))
+}
+
+fn storage_error(e: sql::Error) -> storage::Error {
+    match e {
+        sql::Error::Storage(e) => e,
+        other => storage::Error::Internal(other.to_string()),
+    }
+}
+
+/// CREATE OR REPLACE VIEW keeps the view's columns, as PostgreSQL does: it may add columns
+/// at the end, not drop, rename or retype one (42P16).
+fn replaceable(old: &PlainView, new: &[(String, String)]) -> Result<()> {
+    if new.len() < old.column_types.len() {
+        return Err(Error::Sql(sql::Error::InvalidDefinition(
+            "cannot drop columns from view".into(),
+        )));
+    }
+    for ((old_name, old_type), (new_name, new_type)) in old.column_types.iter().zip(new) {
+        if old_name != new_name {
+            return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
+                "cannot change name of view column \"{old_name}\" to \"{new_name}\""
+            ))));
+        }
+        if old_type != new_type {
+            return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
+                "cannot change data type of view column \"{old_name}\" from {old_type} to {new_type}"
+            ))));
+        }
+    }
+    Ok(())
 }
 
 /// `DROP VIEW [IF EXISTS] v, … [CASCADE]`: a view other views read needs CASCADE, which
@@ -110,8 +181,15 @@ pub async fn drop(
     let txn = session.open_txn()?;
     let catalog = session.db.catalog.clone();
     let scope = Arc::clone(&session.scope);
-    for name in names {
-        let name = table_name(name)?;
+    let listed = names
+        .iter()
+        .map(table_name)
+        .collect::<sql::Result<Vec<_>>>()?;
+    let mut dropped: Vec<String> = Vec::new();
+    for name in listed.iter().cloned() {
+        if dropped.contains(&name) {
+            continue;
+        }
         let (view, is_table) = {
             let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
             (
@@ -129,11 +207,14 @@ pub async fn drop(
             }
             return Err(Error::UnknownView(name));
         }
-        let doomed = dependents(session, &name, cascade, "view")?;
+        let doomed = dependents(session, &name, cascade, "view", &listed)?;
         crate::provider::in_txn(&txn, |t| {
             let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
             for v in doomed.iter().chain(std::iter::once(&name)) {
-                catalog.drop_view(t, &mut scope.changes, v)?;
+                if !dropped.contains(v) {
+                    catalog.drop_view(t, &mut scope.changes, v)?;
+                    dropped.push(v.clone());
+                }
             }
             Ok(())
         })?;
@@ -142,13 +223,14 @@ pub async fn drop(
 }
 
 /// The views that read relation `name`, directly or through other views, in the order
-/// they can be dropped; without `cascade` any is 2BP01, as in PostgreSQL. With it, each
-/// gets a notice.
+/// they can be dropped; without `cascade` any not `listed` in the same statement is 2BP01,
+/// as in PostgreSQL. With it, each gets a notice.
 pub(crate) fn dependents(
     session: &mut Session,
     name: &str,
     cascade: bool,
     kind: &str,
+    listed: &[String],
 ) -> Result<Vec<String>> {
     let views = {
         let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
@@ -167,38 +249,114 @@ pub(crate) fn dependents(
     if found.is_empty() {
         return Ok(found);
     }
-    if !cascade {
+    let unlisted: Vec<&String> = found.iter().filter(|v| !listed.contains(v)).collect();
+    if !cascade && !unlisted.is_empty() {
         return Err(Error::DependentObjects(format!(
             "cannot drop {kind} {name} because other objects depend on it: view {}",
-            found.join(", ")
+            unlisted
+                .iter()
+                .map(|v| v.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         )));
     }
-    for v in &found {
+    for v in unlisted {
         session.notice(format!("drop cascades to view {v}"));
     }
     found.reverse();
     Ok(found)
 }
 
+/// The plain views that read relation `name` directly.
+pub(crate) fn readers(session: &Session, name: &str) -> Vec<Arc<PlainView>> {
+    let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
+    session
+        .db
+        .catalog
+        .views(&scope.changes)
+        .into_iter()
+        .filter(|v| v.reads.iter().any(|r| r == name))
+        .collect()
+}
+
+/// Whether view `v` may read column `column` of what it reads: it names it, or reads `*`.
+pub(crate) fn may_read_column(v: &PlainView, column: &str) -> bool {
+    let Ok(Some(stmt)) = parse_sql(&v.query).map(|mut s| s.pop()) else {
+        return true;
+    };
+    struct Reads<'a> {
+        column: &'a str,
+        found: bool,
+    }
+    impl Visitor for Reads<'_> {
+        type Break = ();
+        fn pre_visit_select(&mut self, s: &ast::Select) -> ControlFlow<()> {
+            self.found |= s.projection.iter().any(|i| {
+                matches!(
+                    i,
+                    ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..)
+                )
+            });
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
+            self.found |= sql::ddl::columns_read(e).iter().any(|c| c == self.column);
+            ControlFlow::Continue(())
+        }
+    }
+    let mut reads = Reads {
+        column,
+        found: false,
+    };
+    let _ = stmt.visit(&mut reads);
+    reads.found
+}
+
+/// The WITH query names in scope while walking a statement: one set per query level.
+#[derive(Default)]
+struct Scopes(Vec<HashSet<String>>);
+
+impl Scopes {
+    fn enter(&mut self, q: &ast::Query) {
+        let names = q.with.iter().flat_map(|w| &w.cte_tables);
+        self.0
+            .push(names.map(|cte| normalize_ident(&cte.alias.name)).collect());
+    }
+
+    fn leave(&mut self) {
+        self.0.pop();
+    }
+
+    /// Whether `name` (as written) names a WITH query in scope: only a bare name can.
+    fn is_cte(&self, name: &ast::ObjectName) -> bool {
+        match name.0.as_slice() {
+            [part] => part
+                .as_ident()
+                .is_some_and(|id| self.0.iter().any(|s| s.contains(&normalize_ident(id)))),
+            _ => false,
+        }
+    }
+}
+
 /// The relations a statement names in FROM clauses (WITH query names left out).
 fn relations_named(stmt: &Statement) -> Vec<String> {
     struct Names {
-        ctes: HashSet<String>,
+        scopes: Scopes,
         found: Vec<String>,
     }
     impl Visitor for Names {
         type Break = ();
         fn pre_visit_query(&mut self, q: &ast::Query) -> ControlFlow<()> {
-            if let Some(with) = &q.with {
-                for cte in &with.cte_tables {
-                    self.ctes.insert(normalize_ident(&cte.alias.name));
-                }
-            }
+            self.scopes.enter(q);
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &ast::Query) -> ControlFlow<()> {
+            self.scopes.leave();
             ControlFlow::Continue(())
         }
         fn pre_visit_relation(&mut self, name: &ast::ObjectName) -> ControlFlow<()> {
-            if let Ok(n) = table_name(name)
-                && !self.ctes.contains(&n)
+            if !self.scopes.is_cte(name)
+                && let Ok(n) = table_name(name)
             {
                 self.found.push(n);
             }
@@ -206,11 +364,41 @@ fn relations_named(stmt: &Statement) -> Vec<String> {
         }
     }
     let mut names = Names {
-        ctes: HashSet::new(),
+        scopes: Scopes::default(),
         found: Vec::new(),
     };
     let _ = stmt.visit(&mut names);
     names.found
+}
+
+/// The write a statement makes to a view, if any (EXPLAIN's statement too).
+fn view_written(
+    stmt: &Statement,
+    view_of: &dyn Fn(&str) -> Option<Arc<PlainView>>,
+) -> Option<(&'static str, String)> {
+    let (what, name) = match stmt {
+        Statement::Explain { statement, .. } => return view_written(statement, view_of),
+        Statement::Insert(i) => match &i.table {
+            ast::TableObject::TableName(n) => ("INSERT into", n),
+            _ => return None,
+        },
+        Statement::Update(u) => match &u.table.relation {
+            TableFactor::Table { name, .. } => ("UPDATE of", name),
+            _ => return None,
+        },
+        Statement::Delete(d) => {
+            let from = match &d.from {
+                ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
+            };
+            match from.first().map(|t| &t.relation) {
+                Some(TableFactor::Table { name, .. }) => ("DELETE from", name),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    let name = table_name(name).ok()?;
+    view_of(&name).is_some().then_some((what, name))
 }
 
 /// Replaces each view a statement reads with its query, as a subquery under the view's
@@ -224,48 +412,35 @@ pub(crate) fn expand(
     if matches!(stmt, Statement::CreateView(_)) {
         return Ok(());
     }
-    let target = match stmt {
-        Statement::Insert(i) => match &i.table {
-            ast::TableObject::TableName(n) => Some(("INSERT into", n.clone())),
-            _ => None,
-        },
-        Statement::Update(u) => match &u.table.relation {
-            TableFactor::Table { name, .. } => Some(("UPDATE of", name.clone())),
-            _ => None,
-        },
-        Statement::Delete(d) => {
-            let from = match &d.from {
-                ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
-            };
-            match from.first().map(|t| &t.relation) {
-                Some(TableFactor::Table { name, .. }) => Some(("DELETE from", name.clone())),
-                _ => None,
-            }
-        }
-        _ => None,
-    };
-    if let Some((what, name)) = target
-        && let Ok(n) = table_name(&name)
-        && view_of(&n).is_some()
-    {
+    if let Some((what, name)) = view_written(stmt, view_of) {
         return Err(Error::Unsupported(format!(
-            "{what} view \"{n}\" (views are read-only: write to the table it reads)"
+            "{what} view \"{name}\" (views are read-only: write to the table it reads)"
         )));
     }
+    expand_within(stmt, view_of, &[])
+}
+
+/// `expand`, inside the views of `chain` (a view met again inside its own query reads
+/// itself: 42P17).
+fn expand_within(
+    stmt: &mut Statement,
+    view_of: &dyn Fn(&str) -> Option<Arc<PlainView>>,
+    chain: &[String],
+) -> Result<()> {
     struct Expander<'a> {
         view_of: &'a dyn Fn(&str) -> Option<Arc<PlainView>>,
-        ctes: HashSet<String>,
-        expanded: usize,
+        chain: &'a [String],
+        scopes: Scopes,
         error: Option<Error>,
     }
     impl VisitorMut for Expander<'_> {
         type Break = ();
         fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<()> {
-            if let Some(with) = &q.with {
-                for cte in &with.cte_tables {
-                    self.ctes.insert(normalize_ident(&cte.alias.name));
-                }
-            }
+            self.scopes.enter(q);
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
+            self.scopes.leave();
             ControlFlow::Continue(())
         }
         fn pre_visit_table_factor(&mut self, t: &mut TableFactor) -> ControlFlow<()> {
@@ -278,24 +453,23 @@ pub(crate) fn expand(
             else {
                 return ControlFlow::Continue(());
             };
+            if self.scopes.is_cte(name) {
+                return ControlFlow::Continue(());
+            }
             let Ok(n) = table_name(name) else {
                 return ControlFlow::Continue(());
             };
-            if self.ctes.contains(&n) {
-                return ControlFlow::Continue(());
-            }
             let Some(view) = (self.view_of)(&n) else {
                 return ControlFlow::Continue(());
             };
-            self.expanded += 1;
-            if self.expanded > MAX_EXPANSIONS {
+            if self.chain.contains(&n) || self.chain.len() >= MAX_DEPTH {
                 self.error = Some(Error::InvalidRecursion(format!(
                     "infinite recursion detected in rules for relation \"{n}\""
                 )));
                 return ControlFlow::Break(());
             }
-            let query = match parse_sql(&view.query).map(|mut s| s.pop()) {
-                Ok(Some(Statement::Query(q))) => q,
+            let mut query = match parse_sql(&view.query).map(|mut s| s.pop()) {
+                Ok(Some(q @ Statement::Query(_))) => q,
                 Ok(_) => {
                     self.error = Some(Error::Internal(format!("view \"{n}\" query")));
                     return ControlFlow::Break(());
@@ -305,22 +479,33 @@ pub(crate) fn expand(
                     return ControlFlow::Break(());
                 }
             };
+            // The view's query sees its own WITH names only, and the views it reads.
+            let mut chain = self.chain.to_vec();
+            chain.push(n.clone());
+            if let Err(e) = expand_within(&mut query, self.view_of, &chain) {
+                self.error = Some(e);
+                return ControlFlow::Break(());
+            }
+            let Statement::Query(query) = query else {
+                return ControlFlow::Continue(());
+            };
             let mut alias = alias.clone().unwrap_or(TableAlias {
                 explicit: true,
                 name: ast::Ident::with_quote('"', &view.name),
                 columns: vec![],
                 at: None,
             });
-            if alias.columns.is_empty() {
-                alias.columns = view
-                    .columns
+            // The view's names, after any the reference gives (`FROM v AS x(a)`).
+            let given = alias.columns.len();
+            alias.columns.extend(
+                view.columns
                     .iter()
+                    .skip(given)
                     .map(|c| TableAliasColumnDef {
                         name: ast::Ident::with_quote('"', c),
                         data_type: None,
-                    })
-                    .collect();
-            }
+                    }),
+            );
             *t = TableFactor::Derived {
                 lateral: false,
                 subquery: query,
@@ -332,8 +517,8 @@ pub(crate) fn expand(
     }
     let mut expander = Expander {
         view_of,
-        ctes: HashSet::new(),
-        expanded: 0,
+        chain,
+        scopes: Scopes::default(),
         error: None,
     };
     let _ = stmt.visit(&mut expander);

@@ -219,6 +219,7 @@ pub async fn drop_views(
             }
             Err(e) => return Err(e),
         };
+        crate::plain_view::dependents(session, &name, false, "materialized view", &[])?;
         let base_name = view
             .view
             .as_ref()

@@ -479,6 +479,9 @@ impl Catalog {
         // commits later makes this read conflict (40001, retried, then 42P07).
         if self.relation_exists(&def.name, changes)
             || txn.get(CATALOG_KEYSPACE, &record_key(&def.name))?.is_some()
+            || txn
+                .get(CATALOG_KEYSPACE, &view_record_key(&def.name))?
+                .is_some()
         {
             return Err(Error::DuplicateTable(def.name));
         }
@@ -660,6 +663,14 @@ impl Catalog {
     /// The number of changes applied so far.
     pub fn generation(&self) -> u64 {
         self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Reads the catalog records under `name` (a table's and a view's) in `txn`, so a
+    /// concurrent change of either conflicts with the transaction.
+    pub fn track_relation(&self, txn: &mut Transaction, name: &str) -> Result<()> {
+        txn.get(CATALOG_KEYSPACE, &record_key(name))?;
+        txn.get(CATALOG_KEYSPACE, &view_record_key(name))?;
+        Ok(())
     }
 
     /// Reads the table's catalog record in `txn`, so a concurrent DROP or ALTER of it makes
