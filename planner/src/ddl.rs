@@ -94,6 +94,15 @@ pub async fn drop_tables(
     for name in names {
         let name = table_name(name)?;
         let Ok(def) = session.table_def(&name) else {
+            let is_view = {
+                let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
+                session.db.catalog.view(&name, &scope.changes).is_some()
+            };
+            if is_view {
+                return Err(Error::WrongObjectType(format!(
+                    "\"{name}\" is not a table; use DROP VIEW"
+                )));
+            }
             if if_exists {
                 session.notice(format!("table \"{name}\" does not exist, skipping"));
                 continue;
