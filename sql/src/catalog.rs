@@ -276,6 +276,21 @@ pub struct Catalog {
     sequences: Arc<std::sync::Mutex<BTreeMap<Vec<u8>, SequenceBlock>>>,
 }
 
+/// The committed definitions with a transaction's changes over them, by name.
+fn merged<T>(
+    committed: &RwLock<BTreeMap<String, Arc<T>>>,
+    changes: &BTreeMap<String, Option<Arc<T>>>,
+) -> Vec<Arc<T>> {
+    let mut all: BTreeMap<String, Arc<T>> = committed.read().map(|t| t.clone()).unwrap_or_default();
+    for (name, change) in changes {
+        match change {
+            Some(def) => all.insert(name.clone(), Arc::clone(def)),
+            None => all.remove(name),
+        };
+    }
+    all.into_values().collect()
+}
+
 /// Values a sequence may hand out without writing: `next` up to (not including) `limit`.
 #[derive(Debug, Clone, Copy)]
 struct SequenceBlock {
@@ -456,15 +471,7 @@ impl Catalog {
 
     /// Every table `changes` sees, by name.
     pub fn tables(&self, changes: &CatalogChanges) -> Vec<Arc<TableDef>> {
-        let mut all: BTreeMap<String, Arc<TableDef>> =
-            self.tables.read().map(|t| t.clone()).unwrap_or_default();
-        for (name, change) in &changes.tables {
-            match change {
-                Some(def) => all.insert(name.clone(), Arc::clone(def)),
-                None => all.remove(name),
-            };
-        }
-        all.into_values().collect()
+        merged(&self.tables, &changes.tables)
     }
 
     /// Creates the table's keyspace and catalog record in `txn`.
@@ -591,15 +598,7 @@ impl Catalog {
 
     /// Every plain view `changes` sees, by name.
     pub fn views(&self, changes: &CatalogChanges) -> Vec<Arc<PlainView>> {
-        let mut all: BTreeMap<String, Arc<PlainView>> =
-            self.views.read().map(|v| v.clone()).unwrap_or_default();
-        for (name, change) in &changes.views {
-            match change {
-                Some(def) => all.insert(name.clone(), Arc::clone(def)),
-                None => all.remove(name),
-            };
-        }
-        all.into_values().collect()
+        merged(&self.views, &changes.views)
     }
 
     /// Writes a plain view's record in `txn` (CREATE [OR REPLACE] VIEW).
