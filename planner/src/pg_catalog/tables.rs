@@ -931,55 +931,24 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 .iter()
                 .filter(|t| has_primary_key(t))
                 .map(|t| {
-                    vec![
-                        oid(primary_key_constraint_oid(t.keyspace)),
-                        text(format!("{}_pkey", t.name)),
-                        oid(PUBLIC_NAMESPACE),
-                        text("p"),
-                        boolean(false),
-                        boolean(false),
-                        boolean(true),
-                        oid(relation_oid(t.keyspace)),
-                        oid(0),
-                        oid(primary_key_oid(t.keyspace)),
-                        oid(0),
-                        oid(0),
-                        text(" "),
-                        text(" "),
-                        text(" "),
-                        boolean(true),
-                        i32v(0),
-                        boolean(true),
+                    constraint_row(
+                        primary_key_constraint_oid(t.keyspace),
+                        format!("{}_pkey", t.name),
+                        "p",
+                        relation_oid(t.keyspace),
+                        primary_key_oid(t.keyspace),
                         i16_array(primary_key_columns(t).iter().map(|&c| attnum(t, c))),
                         null(),
-                        null(),
-                        null(),
-                        null(),
-                        null(),
-                        null(),
-                    ]
+                    )
                 })
                 .chain(s.tables.iter().flat_map(|t| {
                     t.checks.iter().enumerate().map(move |(i, check)| {
-                        vec![
-                            oid(check_constraint_oid(t.keyspace, i)),
-                            text(check.name.clone()),
-                            oid(PUBLIC_NAMESPACE),
-                            text("c"),
-                            boolean(false),
-                            boolean(false),
-                            boolean(true),
-                            oid(relation_oid(t.keyspace)),
-                            oid(0),
-                            oid(0),
-                            oid(0),
-                            oid(0),
-                            text(" "),
-                            text(" "),
-                            text(" "),
-                            boolean(true),
-                            i32v(0),
-                            boolean(false),
+                        constraint_row(
+                            check_constraint_oid(t.keyspace, i),
+                            check.name.clone(),
+                            "c",
+                            relation_oid(t.keyspace),
+                            0,
                             i16_array(
                                 t.columns
                                     .iter()
@@ -987,13 +956,8 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                                     .filter(|(_, c)| !c.hidden && check_reads(&check.expr, &c.name))
                                     .map(|(c, _)| attnum(t, c)),
                             ),
-                            null(),
-                            null(),
-                            null(),
-                            null(),
-                            null(),
                             text(check.expr.clone()),
-                        ]
+                        )
                     })
                 }))
                 .collect(),
@@ -1962,5 +1926,46 @@ fn class_row(
         null(),
         null(),
         null(),
+    ]
+}
+
+/// A `pg_constraint` row: a primary key (`p`, with its index) or a CHECK (`c`, with its
+/// condition as `conbin`).
+fn constraint_row(
+    oid_value: i32,
+    name: String,
+    kind: &str,
+    relation: i32,
+    index: i32,
+    columns: ScalarValue,
+    condition: ScalarValue,
+) -> Vec<ScalarValue> {
+    vec![
+        oid(oid_value),
+        text(name),
+        oid(PUBLIC_NAMESPACE),
+        text(kind.to_string()),
+        boolean(false),
+        boolean(false),
+        boolean(true),
+        oid(relation),
+        oid(0),
+        oid(index),
+        oid(0),
+        oid(0),
+        text(" "),
+        text(" "),
+        text(" "),
+        boolean(true),
+        i32v(0),
+        // A primary key is not inherited; a CHECK would be.
+        boolean(kind == "p"),
+        columns,
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        condition,
     ]
 }
