@@ -435,6 +435,17 @@ pub fn register(
                 return Ok(ScalarValue::Utf8(None));
             };
             let check = s.tables.iter().find_map(|t| {
+                let unique = t.indexes.iter().find(|i| {
+                    i.constraint && i64::from(primary_key_constraint_oid(i.keyspace)) == o
+                });
+                if let Some(index) = unique {
+                    let names: Vec<&str> = index
+                        .columns
+                        .iter()
+                        .map(|p| t.columns[p.column].name.as_str())
+                        .collect();
+                    return Some(format!("UNIQUE ({})", names.join(", ")));
+                }
                 t.checks
                     .iter()
                     .enumerate()

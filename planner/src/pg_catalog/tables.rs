@@ -942,6 +942,19 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                     )
                 })
                 .chain(s.tables.iter().flat_map(|t| {
+                    t.indexes.iter().filter(|i| i.constraint).map(move |index| {
+                        constraint_row(
+                            primary_key_constraint_oid(index.keyspace),
+                            index.name.clone(),
+                            "u",
+                            relation_oid(t.keyspace),
+                            relation_oid(index.keyspace),
+                            i16_array(index.columns.iter().map(|p| attnum(t, p.column))),
+                            null(),
+                        )
+                    })
+                }))
+                .chain(s.tables.iter().flat_map(|t| {
                     t.checks.iter().enumerate().map(move |(i, check)| {
                         constraint_row(
                             check_constraint_oid(t.keyspace, i),
@@ -1637,20 +1650,34 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                 ("enforced", Text),
             ],
             base_tables()
-                .filter(|t| has_primary_key(t))
-                .map(|t| {
-                    vec![
-                        text(DATABASE_NAME),
-                        text("public"),
-                        text(format!("{}_pkey", t.name)),
-                        text(DATABASE_NAME),
-                        text("public"),
-                        text(t.name.clone()),
-                        text("PRIMARY KEY"),
-                        text("NO"),
-                        text("NO"),
-                        text("YES"),
-                    ]
+                .flat_map(|t| {
+                    let primary =
+                        has_primary_key(t).then(|| (format!("{}_pkey", t.name), "PRIMARY KEY"));
+                    let unique = t
+                        .indexes
+                        .iter()
+                        .filter(|i| i.constraint)
+                        .map(|i| (i.name.clone(), "UNIQUE"));
+                    let checks = t.checks.iter().map(|c| (c.name.clone(), "CHECK"));
+                    primary
+                        .into_iter()
+                        .chain(unique)
+                        .chain(checks)
+                        .map(|(name, kind)| {
+                            vec![
+                                text(DATABASE_NAME),
+                                text("public"),
+                                text(name),
+                                text(DATABASE_NAME),
+                                text("public"),
+                                text(t.name.clone()),
+                                text(kind),
+                                text("NO"),
+                                text("NO"),
+                                text("YES"),
+                            ]
+                        })
+                        .collect::<Vec<_>>()
                 })
                 .collect(),
         ),
@@ -1929,8 +1956,10 @@ fn class_row(
     ]
 }
 
-/// A `pg_constraint` row: a primary key (`p`, with its index) or a CHECK (`c`, with its
-/// condition as `conbin`).
+/// A `pg_constraint` row: a primary key (`p`) or UNIQUE constraint (`u`), with its index,
+/// or a CHECK (`c`, with its condition as `conbin`). A UNIQUE constraint's OID is the one
+/// its index keyspace would give a primary key constraint, which index keyspaces have none
+/// of.
 fn constraint_row(
     oid_value: i32,
     name: String,
@@ -1958,8 +1987,8 @@ fn constraint_row(
         text(" "),
         boolean(true),
         i32v(0),
-        // A primary key is not inherited; a CHECK would be.
-        boolean(kind == "p"),
+        // A primary key or UNIQUE constraint is not inherited; a CHECK would be.
+        boolean(kind != "c"),
         columns,
         null(),
         null(),
