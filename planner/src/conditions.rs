@@ -21,6 +21,7 @@ use datafusion::logical_expr::{
 };
 use datafusion::physical_expr::PhysicalExpr;
 use sql::TableDef;
+use sql::catalog::CheckDef;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 use storage::Value;
@@ -162,7 +163,7 @@ pub(crate) fn verify(def: &TableDef, values: &[Value]) -> Result<()> {
     if def.checks.is_empty() {
         return Ok(());
     }
-    if let Some(name) = failed(def, values)? {
+    if let Some(name) = failed(def, &def.checks, values)? {
         let row: Vec<String> = def
             .columns
             .iter()
@@ -179,18 +180,16 @@ pub(crate) fn verify(def: &TableDef, values: &[Value]) -> Result<()> {
     Ok(())
 }
 
-/// Checks stored rows against `def`'s CHECK constraints (ALTER TABLE ADD CONSTRAINT): the
-/// first a row fails is 23514.
-pub(crate) fn verify_stored(def: &TableDef, rows: &[Vec<Value>]) -> Result<()> {
-    for values in rows {
-        if let Some(constraint) = failed(def, values)? {
-            return Err(Error::CheckViolatedByRow {
-                table: def.name.clone(),
-                constraint,
-            });
-        }
+/// Checks a stored row against `def`'s CHECK constraints from the `from`th on (those ALTER
+/// TABLE adds): one it fails is 23514 naming the constraint.
+pub(crate) fn verify_stored(def: &TableDef, from: usize, values: &[Value]) -> Result<()> {
+    match failed(def, &def.checks[from..], values)? {
+        Some(constraint) => Err(Error::CheckViolatedByRow {
+            table: def.name.clone(),
+            constraint,
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Plans `def`'s CHECK conditions, refusing one that does not plan (an unknown column is
@@ -204,10 +203,10 @@ pub(crate) fn validate(def: &TableDef) -> Result<()> {
 }
 
 /// The name of the first CHECK condition `values` makes false.
-fn failed(def: &TableDef, values: &[Value]) -> Result<Option<String>> {
+fn failed(def: &TableDef, checks: &[CheckDef], values: &[Value]) -> Result<Option<String>> {
     let schema = row_schema(def);
     let batch = row_batch(def, &schema, values)?;
-    for check in &def.checks {
+    for check in checks {
         let condition = condition(Kind::Check, &check.expr, &schema)?;
         if holds(&condition, &batch)? == Some(false) {
             return Ok(Some(check.name.clone()));

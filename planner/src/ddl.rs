@@ -212,11 +212,10 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                     crate::conditions::validate(&def)?;
                     // NOT VALID: rows already stored are not checked, as in PostgreSQL.
                     if !*not_valid {
-                        let rows = stored_rows(&def, &txn)?;
-                        let mut only_new = def.clone();
-                        only_new.checks = def.checks.split_off(def.checks.len() - 1);
-                        crate::conditions::verify_stored(&only_new, &rows)?;
-                        def.checks.append(&mut only_new.checks);
+                        let added = def.checks.len() - 1;
+                        for_each_stored_row(&def, &txn, |values| {
+                            crate::conditions::verify_stored(&def, added, values)
+                        })?;
                     }
                 }
                 ast::TableConstraint::Unique(u) => {
@@ -335,13 +334,18 @@ fn constraint_exists(def: &TableDef, name: &str) -> bool {
         || name == format!("{}_pkey", def.name)
 }
 
-/// Every row of `def` the transaction sees, as stored values.
-fn stored_rows(def: &TableDef, txn: &SharedTxn) -> Result<Vec<Vec<Value>>> {
-    Ok(with_txn(txn, |t| {
-        t.scan(def.keyspace, &KeyRange::all(), Direction::Forward)?
-            .map(|row| stored_values(def, &row?.value))
-            .collect::<storage::Result<Vec<_>>>()
-    })?)
+/// Calls `f` on every row of `def` the transaction sees, as stored values, one at a time.
+fn for_each_stored_row(
+    def: &TableDef,
+    txn: &SharedTxn,
+    mut f: impl FnMut(&[Value]) -> Result<()>,
+) -> Result<()> {
+    crate::provider::in_txn(txn, |t| {
+        for row in t.scan(def.keyspace, &KeyRange::all(), Direction::Forward)? {
+            f(&stored_values(def, &row?.value)?)?;
+        }
+        Ok(())
+    })
 }
 
 /// `ADD COLUMN`: rows already stored get the default, evaluated once now (PostgreSQL does
@@ -448,10 +452,9 @@ async fn add_column(
             def.checks.push(check);
         }
         crate::conditions::validate(def)?;
-        let rows = stored_rows(def, txn)?;
-        let mut only_new = def.clone();
-        only_new.checks = def.checks[before..].to_vec();
-        crate::conditions::verify_stored(&only_new, &rows)?;
+        for_each_stored_row(def, txn, |values| {
+            crate::conditions::verify_stored(def, before, values)
+        })?;
     }
     Ok(())
 }
@@ -635,12 +638,13 @@ fn alter_column(
             def.columns[i].nullable = true;
         }
         ast::AlterColumnOperation::SetNotNull => {
-            if stored_rows(def, txn)?.iter().any(|row| row[i].is_null()) {
-                return Err(Error::NullsInColumn {
+            for_each_stored_row(def, txn, |row| match row[i].is_null() {
+                true => Err(Error::NullsInColumn {
                     table: def.name.clone(),
-                    column: name,
-                });
-            }
+                    column: name.clone(),
+                }),
+                false => Ok(()),
+            })?;
             def.columns[i].nullable = false;
         }
         other => return Err(Error::Unsupported(format!("ALTER COLUMN {other}"))),
