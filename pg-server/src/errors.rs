@@ -40,7 +40,12 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::Unsupported(_) => "0A000",
         Error::AmbiguousColumn(_) => "42702",
         Error::WrongObjectType(_) => "42809",
-        Error::DependentObjects(_) => "2BP01",
+        Error::DependentObjects { .. } => "2BP01",
+        Error::ForeignKeyViolation { .. } => "23503",
+        Error::ForeignKeyTypes { .. } => "42804",
+        Error::InvalidForeignKey(_) => "42830",
+        Error::TruncateReferenced { .. } => "0A000",
+        Error::UndefinedColumn(_) => "42703",
         Error::UnknownSetting(_) => "42704",
         Error::InvalidSettingValue { .. } => "22023",
         Error::UnknownCursor(_) => "34000",
@@ -377,8 +382,19 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
                     .into(),
             )
         }
-        Error::UniqueViolation { detail, .. } | Error::CheckViolation { detail, .. } => {
-            err.detail = Some(detail.clone())
+        Error::UniqueViolation { detail, .. }
+        | Error::CheckViolation { detail, .. }
+        | Error::ForeignKeyViolation { detail, .. }
+        | Error::ForeignKeyTypes { detail, .. } => err.detail = Some(detail.clone()),
+        Error::TruncateReferenced { table, child } => {
+            err.detail = Some(format!("Table \"{child}\" references \"{table}\"."));
+            err.hint = Some(format!(
+                "Truncate table \"{child}\" at the same time, or use TRUNCATE ... CASCADE."
+            ));
+        }
+        Error::DependentObjects { detail, .. } => {
+            err.detail = Some(detail.clone());
+            err.hint = Some("Use DROP ... CASCADE to drop the dependent objects too.".into());
         }
         Error::GeneratedAlways { column, insert } => {
             err.detail = Some(format!(

@@ -295,7 +295,8 @@ where
             .await?;
     }
     for notice in session.take_notices() {
-        let info = ErrorInfo::new("NOTICE".into(), "00000".into(), notice);
+        let mut info = ErrorInfo::new(notice.severity.into(), notice.code.into(), notice.message);
+        info.detail = notice.detail;
         client
             .feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::from(
                 info,

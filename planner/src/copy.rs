@@ -503,6 +503,8 @@ impl Session {
             .await
         {
             Ok(()) => Ok(count),
+            // Checked once the rows are in, as PostgreSQL checks at the end of COPY: no line.
+            Err(e @ Error::ForeignKeyViolation { .. }) => Err(e),
             Err(e) => {
                 let line = self.failing_line(target, &rows).await;
                 Err(match line {

@@ -20,6 +20,7 @@ fn storage_err(e: sql::Error) -> storage::Error {
 pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<WriteResult> {
     let mut def = table_def_from_create(create)?;
     let uniques = sql::ddl::unique_constraints(create)?;
+    let foreign_keys = sql::ddl::foreign_keys(create)?;
     // A serial column's sequence takes a free name, as PostgreSQL's does (`t_id_seq1` when
     // a renamed table still owns `t_id_seq`).
     {
@@ -81,6 +82,15 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
     for unique in &uniques {
         crate::index::add_unique_constraint(session, &def_name, unique)?;
     }
+    // Resolved once the table and its unique indexes exist: a key may reference them.
+    if !foreign_keys.is_empty() {
+        let mut def = (*session.table_def(&def_name)?).clone();
+        for spec in &foreign_keys {
+            let fk = crate::foreign::resolve(session, &def, spec)?;
+            crate::foreign::attach(session, &txn, &mut def, fk)?;
+        }
+        store_def(session, &txn, def)?;
+    }
     Ok(WriteResult::command("CREATE TABLE"))
 }
 
@@ -117,13 +127,17 @@ pub async fn drop_tables(
         if !def.views.is_empty() {
             let names: Vec<&str> = def.views.iter().map(|v| v.name.as_str()).collect();
             if !cascade {
-                return Err(Error::DependentObjects(format!(
-                    "cannot drop table {name} because other objects depend on it: materialized view {}",
-                    names.join(", ")
-                )));
+                return Err(Error::DependentObjects {
+                    message: format!("cannot drop table {name} because other objects depend on it"),
+                    detail: names
+                        .iter()
+                        .map(|v| format!("materialized view {v} depends on table {name}"))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                });
             }
             for v in names {
-                session.notice(format!("drop cascades to materialized view {v}"));
+                session.cascades_to(format!("materialized view {v}"));
             }
         }
         // Plain views reading the table (or its materialized views) go with CASCADE.
@@ -137,6 +151,8 @@ pub async fn drop_tables(
                 }
             }
         }
+        let listed: Vec<String> = names.iter().filter_map(|n| table_name(n).ok()).collect();
+        drop_foreign_keys(session, &txn, &def, cascade, &listed)?;
         let catalog = session.db.catalog.clone();
         let scope = std::sync::Arc::clone(&session.scope);
         with_txn(&txn, |t| {
@@ -183,6 +199,7 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                 column_def,
                 ..
             } => {
+                let columns = def.columns.len();
                 add_column(
                     session,
                     &txn,
@@ -191,7 +208,16 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                     *if_not_exists,
                     &mut uniques,
                 )
-                .await?
+                .await?;
+                // `ADD COLUMN c int REFERENCES p`: checked against the stored rows, which
+                // all hold the column's default.
+                if def.columns.len() > columns {
+                    for spec in sql::ddl::column_foreign_keys(column_def)? {
+                        let fk = crate::foreign::resolve(session, &def, &spec)?;
+                        crate::foreign::validate(session, &txn, &def, &fk)?;
+                        crate::foreign::attach(session, &txn, &mut def, fk)?;
+                    }
+                }
             }
             AlterTableOperation::AddConstraint {
                 constraint,
@@ -230,6 +256,15 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                     }
                     uniques.push(unique);
                 }
+                ast::TableConstraint::ForeignKey(fk) => {
+                    let spec = sql::ddl::foreign_key(fk)?;
+                    let fk = crate::foreign::resolve(session, &def, &spec)?;
+                    // NOT VALID: rows already stored are not checked, as in PostgreSQL.
+                    if !*not_valid {
+                        crate::foreign::validate(session, &txn, &def, &fk)?;
+                    }
+                    crate::foreign::attach(session, &txn, &mut def, fk)?;
+                }
                 other => {
                     return Err(Error::Unsupported(format!("ALTER TABLE ADD {other}")));
                 }
@@ -237,16 +272,26 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
             AlterTableOperation::DropConstraint {
                 if_exists,
                 name: constraint,
-                ..
+                drop_behavior,
             } => {
                 let constraint = normalize_ident(constraint);
                 if let Some(i) = def.checks.iter().position(|c| c.name == constraint) {
                     def.checks.remove(i);
+                } else if let Some(i) = def.foreign_keys.iter().position(|k| k.name == constraint) {
+                    crate::foreign::detach(session, &txn, &mut def, i)?;
                 } else if let Some(i) = def
                     .indexes
                     .iter()
                     .position(|x| x.constraint && x.name == constraint)
                 {
+                    crate::foreign::refuse_if_needed(
+                        session,
+                        &txn,
+                        &mut def,
+                        i,
+                        matches!(drop_behavior, Some(ast::DropBehavior::Cascade)),
+                        &format!("constraint {constraint} on table {name}"),
+                    )?;
                     let index = def.indexes.remove(i);
                     with_txn(&txn, |t| t.drop_keyspace(index.keyspace))?;
                 } else if constraint == format!("{}_pkey", def.name) {
@@ -273,20 +318,28 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
             AlterTableOperation::DropColumn {
                 column_names,
                 if_exists,
+                drop_behavior,
                 ..
             } => {
+                let cascade = matches!(drop_behavior, Some(ast::DropBehavior::Cascade));
                 for column in column_names {
                     let name = normalize_ident(column);
                     if let Some(v) = crate::plain_view::readers(session, &def.name)
                         .into_iter()
                         .find(|v| crate::plain_view::may_read_column(v, &name))
                     {
-                        return Err(Error::DependentObjects(format!(
-                            "cannot drop column {name} of table {} because other objects depend on it: view {}",
-                            def.name, v.name
-                        )));
+                        return Err(Error::DependentObjects {
+                            message: format!(
+                                "cannot drop column {name} of table {} because other objects depend on it",
+                                def.name
+                            ),
+                            detail: format!(
+                                "view {} depends on column {name} of table {}",
+                                v.name, def.name
+                            ),
+                        });
                     }
-                    drop_column(session, &txn, &mut def, column, *if_exists)?;
+                    drop_column(session, &txn, &mut def, column, *if_exists, cascade)?;
                 }
             }
             AlterTableOperation::AlterColumn { column_name, op } => {
@@ -300,19 +353,72 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
             other => return Err(Error::Unsupported(format!("ALTER TABLE {other}"))),
         }
     }
+    store_def(session, &txn, def)?;
+    for unique in &uniques {
+        crate::index::add_unique_constraint(session, &name, unique)?;
+    }
+    Ok(WriteResult::command("ALTER TABLE"))
+}
+
+/// Stores `def` as its table's definition in the transaction.
+pub(crate) fn store_def(session: &Session, txn: &SharedTxn, def: TableDef) -> Result<()> {
     let catalog = session.db.catalog.clone();
     let scope = std::sync::Arc::clone(&session.scope);
-    with_txn(&txn, |t| {
+    with_txn(txn, |t| {
         let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
         catalog
             .write(t, &mut scope.changes, def)
             .map(|_| ())
             .map_err(storage_err)
     })?;
-    for unique in &uniques {
-        crate::index::add_unique_constraint(session, &name, unique)?;
+    Ok(())
+}
+
+/// Before `def` is dropped: the foreign keys of other tables that reference it go with
+/// CASCADE (else 2BP01) unless their table is dropped by the same statement (`listed`), and
+/// the tables it references forget it.
+fn drop_foreign_keys(
+    session: &mut Session,
+    txn: &SharedTxn,
+    def: &std::sync::Arc<TableDef>,
+    cascade: bool,
+    listed: &[String],
+) -> Result<()> {
+    let dependents: Vec<_> = crate::foreign::referencing(session, def)?
+        .into_iter()
+        .filter(|(child, _)| child.name != def.name && !listed.contains(&child.name))
+        .collect();
+    if !dependents.is_empty() && !cascade {
+        return Err(Error::DependentObjects {
+            message: format!(
+                "cannot drop table {} because other objects depend on it",
+                def.name
+            ),
+            detail: dependents
+                .iter()
+                .map(|(child, fk)| {
+                    format!(
+                        "constraint {} on table {} depends on table {}",
+                        fk.name, child.name, def.name
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        });
     }
-    Ok(WriteResult::command("ALTER TABLE"))
+    for (child, fk) in dependents {
+        session.cascades_to(format!("constraint {} on table {}", fk.name, child.name));
+        let mut child = (*session.table_def(&child.name)?).clone();
+        if let Some(i) = child.foreign_keys.iter().position(|k| k.name == fk.name) {
+            child.foreign_keys.remove(i);
+        }
+        store_def(session, txn, child)?;
+    }
+    let mut def = (**def).clone();
+    while let Some(i) = def.foreign_keys.iter().position(|k| k.table != def.name) {
+        crate::foreign::detach(session, txn, &mut def, i)?;
+    }
+    Ok(())
 }
 
 /// Refuses `what` on a table plain views read (their queries name it as it is).
@@ -328,14 +434,15 @@ fn refuse_if_views_read(session: &Session, def: &TableDef, what: &str) -> Result
 }
 
 /// Whether `def` has a constraint named `name`: a check, a unique index or its primary key.
-fn constraint_exists(def: &TableDef, name: &str) -> bool {
+pub(crate) fn constraint_exists(def: &TableDef, name: &str) -> bool {
     def.checks.iter().any(|c| c.name == name)
+        || def.foreign_keys.iter().any(|k| k.name == name)
         || def.indexes.iter().any(|x| x.constraint && x.name == name)
         || name == format!("{}_pkey", def.name)
 }
 
 /// Calls `f` on every row of `def` the transaction sees, as stored values, one at a time.
-fn for_each_stored_row(
+pub(crate) fn for_each_stored_row(
     def: &TableDef,
     txn: &SharedTxn,
     mut f: impl FnMut(&[Value]) -> Result<()>,
@@ -399,6 +506,8 @@ async fn add_column(
                 let name = opt.name.as_ref().or(check.name.as_ref());
                 checks.push((name.map(normalize_ident), (*check.expr).clone()));
             }
+            // Resolved by the caller once the column is part of the table.
+            ast::ColumnOption::ForeignKey(_) => {}
             ast::ColumnOption::Unique(_) => uniques.push(sql::ddl::UniqueConstraint {
                 name: opt.name.as_ref().map(normalize_ident),
                 columns: vec![col_name.clone()],
@@ -527,6 +636,7 @@ fn drop_column(
     def: &mut TableDef,
     column: &ast::Ident,
     if_exists: bool,
+    cascade: bool,
 ) -> Result<()> {
     let name = normalize_ident(column);
     let found = def.column_index(&name).filter(|&i| !def.columns[i].hidden);
@@ -553,11 +663,28 @@ fn drop_column(
         .iter()
         .any(|v| v.view.as_ref().is_some_and(|vd| view_uses(vd, i, &name)))
     {
-        return Err(Error::DependentObjects(format!(
-            "cannot drop column {name} of table {} because a materialized view depends on it",
-            def.name
-        )));
+        let view = def
+            .views
+            .iter()
+            .find(|v| v.view.as_ref().is_some_and(|vd| view_uses(vd, i, &name)))
+            .map_or("", |v| v.name.as_str());
+        return Err(Error::DependentObjects {
+            message: format!(
+                "cannot drop column {name} of table {} because other objects depend on it",
+                def.name
+            ),
+            detail: format!(
+                "materialized view {view} depends on column {name} of table {}",
+                def.name
+            ),
+        });
     }
+    // Its own foreign keys over the column go with it; those of other tables that
+    // reference it need CASCADE.
+    while let Some(k) = def.foreign_keys.iter().position(|k| k.columns.contains(&i)) {
+        crate::foreign::detach(session, txn, def, k)?;
+    }
+    crate::foreign::refuse_column_if_referenced(session, txn, def, i, cascade)?;
     let (kept, dropped): (Vec<_>, Vec<_>) = std::mem::take(&mut def.indexes)
         .into_iter()
         .partition(|x| !x.columns.iter().any(|p| p.column == i) && !x.include.contains(&i));
@@ -667,6 +794,34 @@ fn rename_table(session: &mut Session, def: &TableDef, to: &str) -> Result<Write
         }
     }
     renamed.name = to.to_string();
+    // Foreign keys name tables: the table's own, and those of the tables on either side.
+    let old_name = def.name.clone();
+    let rename = |def: &mut TableDef| {
+        for fk in &mut def.foreign_keys {
+            if fk.table == old_name {
+                fk.table = to.to_string();
+            }
+        }
+        for name in &mut def.referenced_by {
+            if *name == old_name {
+                *name = to.to_string();
+            }
+        }
+    };
+    rename(&mut renamed);
+    let mut related: Vec<&String> = def
+        .referenced_by
+        .iter()
+        .chain(def.foreign_keys.iter().map(|k| &k.table))
+        .filter(|n| **n != old_name)
+        .collect();
+    related.sort();
+    related.dedup();
+    for name in related {
+        let mut other = (*session.table_def(name)?).clone();
+        rename(&mut other);
+        store_def(session, &txn, other)?;
+    }
     for view in &mut renamed.views {
         if let Some(v) = view.view.as_mut() {
             v.base = to.to_string();
@@ -706,19 +861,35 @@ pub async fn truncate(session: &mut Session, truncate: &ast::Truncate) -> Result
         Some(ast::TruncateIdentityOption::Restart)
     );
     let txn = session.open_txn()?;
-    let mut defs = Vec::new();
+    let mut defs: Vec<std::sync::Arc<TableDef>> = Vec::new();
     for target in &truncate.table_names {
         let name = table_name(&target.name)?;
         let def = session.table_def(&name)?;
         if def.view.is_some() {
             return Err(Error::WrongObjectType(format!("\"{name}\" is not a table")));
         }
-        if !defs
-            .iter()
-            .any(|d: &std::sync::Arc<TableDef>| d.name == def.name)
-        {
+        if !defs.iter().any(|d| d.name == def.name) {
             defs.push(def);
         }
+    }
+    // A table other tables reference goes only with them: named too, or by CASCADE.
+    let cascade = matches!(truncate.cascade, Some(ast::CascadeOption::Cascade));
+    let mut i = 0;
+    while i < defs.len() {
+        for child in defs[i].referenced_by.clone() {
+            if defs.iter().any(|d| d.name == child) {
+                continue;
+            }
+            if !cascade {
+                return Err(Error::TruncateReferenced {
+                    table: defs[i].name.clone(),
+                    child,
+                });
+            }
+            session.notice(format!("truncate cascades to table \"{child}\""));
+            defs.push(session.table_def(&child)?);
+        }
+        i += 1;
     }
     let catalog = session.db.catalog.clone();
     let scope = std::sync::Arc::clone(&session.scope);

@@ -376,7 +376,11 @@ fn next_row_id() -> i64 {
 }
 
 /// Encodes a full row's key; NULL key columns are 23502.
-fn row_key(def: &TableDef, layout: &storage::KeyLayout, values: &[Value]) -> Result<Vec<u8>> {
+pub(crate) fn row_key(
+    def: &TableDef,
+    layout: &storage::KeyLayout,
+    values: &[Value],
+) -> Result<Vec<u8>> {
     let pick = |i: usize| -> Result<Value> {
         let v = values[i].clone();
         if v.is_null() {
@@ -741,6 +745,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
         on_conflict.as_ref().map(|c| &c.action),
         Some(OnConflictAction::DoUpdate(_))
     );
+    let mut references = crate::foreign::Pending::new(&def);
     for batch in &batches {
         for r in 0..batch.num_rows() {
             let mut values = Vec::with_capacity(def.columns.len());
@@ -808,6 +813,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             }
             with_txn(&txn, |t| t.put(def.keyspace, &key, encode(&def, &values)))?;
             crate::index::maintain(&def, &txn, None, Some(&values))?;
+            references.record(None, Some(&values));
             if do_update {
                 touched.insert(key);
             }
@@ -827,7 +833,16 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             .table_alias
             .as_ref()
             .map(|a| normalize_ident(&a.alias));
-        for values in upsert(session, &def, alias.as_deref(), update, updates).await? {
+        let updated = upsert(
+            session,
+            &def,
+            alias.as_deref(),
+            update,
+            updates,
+            &mut references,
+        )
+        .await?;
+        for values in updated {
             count += 1;
             if insert.returning.is_some() {
                 written.push(WrittenRow {
@@ -837,6 +852,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             }
         }
     }
+    references.enforce(session, &txn).await?;
     Ok(WriteResult {
         tag: "INSERT 0".into(),
         count: Some(count),
@@ -927,6 +943,7 @@ async fn upsert(
     alias: Option<&str>,
     update: &ast::DoUpdate,
     pairs: Vec<(Vec<Value>, Vec<Value>)>,
+    references: &mut crate::foreign::Pending,
 ) -> Result<Vec<Vec<Value>>> {
     let zone = session.zone().arrow.clone();
     // Two in-memory tables joined by row number: the existing rows (under the table's name
@@ -1032,6 +1049,7 @@ async fn upsert(
             .map(|(old, _)| old.as_slice())
             .ok_or_else(|| Error::Internal("upsert row without its existing row".into()))?;
         write_updated(def, &layout, &txn, old, &values)?;
+        references.record(Some(old), Some(&values));
         out.push(values);
     }
     Ok(out)
@@ -1145,6 +1163,50 @@ pub(crate) fn write_updated(
     crate::index::maintain(def, txn, Some(old), Some(new))
 }
 
+/// Deletes a stored row (a referential action's), with its index entries and view rows.
+pub(crate) fn delete_row(
+    def: &TableDef,
+    layout: &storage::KeyLayout,
+    txn: &SharedTxn,
+    old: &[Value],
+) -> Result<()> {
+    let key = row_key(def, layout, old)?;
+    with_txn(txn, |t| t.delete(def.keyspace, &key))?;
+    crate::index::maintain(def, txn, Some(old), None)
+}
+
+/// The DEFAULT values of `columns` of `def` (NULL where none is declared), evaluated now.
+pub(crate) async fn default_values(
+    session: &Session,
+    def: &TableDef,
+    columns: &[usize],
+) -> Result<Vec<Value>> {
+    let mut projection = Vec::with_capacity(columns.len());
+    for (k, &c) in columns.iter().enumerate() {
+        let col = &def.columns[c];
+        let expr = match &col.default {
+            Some(text) => parse_expr(text)?,
+            None => null(),
+        };
+        projection.push(named(cast(expr, col.ty), &format!("__partita_default_{k}")));
+    }
+    let batches = session
+        .collect_query(select_query(projection, vec![], None), false)
+        .await?;
+    let batch = batches
+        .iter()
+        .find(|b| b.num_rows() > 0)
+        .ok_or_else(|| Error::Internal("a DEFAULT evaluated to no row".into()))?;
+    columns
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| {
+            let col = &def.columns[c];
+            value_from_array(batch.column(k), 0, col.ty, &col.name)
+        })
+        .collect()
+}
+
 fn target_table(def_name: &str, relation: &TableFactor) -> Result<(String, Option<TableAlias>)> {
     match relation {
         TableFactor::Table { name, alias, .. } => {
@@ -1228,6 +1290,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
     let mut written = Vec::new();
     // UPDATE … FROM: a row that joins several FROM rows is updated once, with the first.
     let mut seen = std::collections::HashSet::new();
+    let mut references = crate::foreign::Pending::new(&def);
     for batch in &batches {
         for r in 0..batch.num_rows() {
             let old = stored_row(&def, batch, r)?;
@@ -1240,6 +1303,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
                 new[col] = value_from_array(batch.column(n + k), r, c.ty, &c.name)?;
             }
             write_updated(&def, &layout, &txn, &old, &new)?;
+            references.record(Some(&old), Some(&new));
             count += 1;
             if update.returning.is_some() {
                 written.push(WrittenRow {
@@ -1249,6 +1313,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
             }
         }
     }
+    references.enforce(session, &txn).await?;
     Ok(WriteResult {
         tag: "UPDATE".into(),
         count: Some(count),
@@ -1292,6 +1357,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
     let mut count = 0;
     let mut written = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    let mut references = crate::foreign::Pending::new(&def);
     for batch in &batches {
         let ts = batch
             .column(n)
@@ -1312,6 +1378,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
             }
             with_txn(&txn, |t| t.delete(def.keyspace, &key))?;
             crate::index::maintain(&def, &txn, Some(&old), None)?;
+            references.record(Some(&old), None);
             count += 1;
             if delete.returning.is_some() {
                 let stamp = match (&ts, &etags) {
@@ -1329,6 +1396,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
             }
         }
     }
+    references.enforce(session, &txn).await?;
     Ok(WriteResult {
         tag: "DELETE".into(),
         count: Some(count),

@@ -55,9 +55,10 @@ pub enum Error {
     #[error("{0}")]
     WrongObjectType(String),
 
-    /// DROP TABLE of a table other objects depend on, without CASCADE.
-    #[error("{0}")]
-    DependentObjects(String),
+    /// DROP of an object other objects depend on, without CASCADE; `detail` names them, a
+    /// line each ("view v depends on table t").
+    #[error("{message}")]
+    DependentObjects { message: String, detail: String },
 
     #[error("unrecognized configuration parameter \"{0}\"")]
     UnknownSetting(String),
@@ -115,6 +116,28 @@ pub enum Error {
         constraint: String,
         detail: String,
     },
+
+    /// A row whose referencing values have no referenced row, or a referenced row still
+    /// referenced (23503); `detail` names the key.
+    #[error("{message}")]
+    ForeignKeyViolation { message: String, detail: String },
+
+    /// TRUNCATE of a table another table references, without that table or CASCADE (0A000).
+    #[error("cannot truncate a table referenced in a foreign key constraint")]
+    TruncateReferenced { table: String, child: String },
+
+    /// A FOREIGN KEY whose column types cannot be compared (42804).
+    #[error("foreign key constraint \"{constraint}\" cannot be implemented")]
+    ForeignKeyTypes { constraint: String, detail: String },
+
+    /// A FOREIGN KEY that names no unique set of columns, or as many on both sides (42830).
+    #[error("{0}")]
+    InvalidForeignKey(String),
+
+    /// A column a definition names that the table does not have, with PostgreSQL's own
+    /// wording for the place (42703).
+    #[error("{0}")]
+    UndefinedColumn(String),
 
     /// ALTER TABLE ADD CONSTRAINT … CHECK that a stored row fails.
     #[error("check constraint \"{constraint}\" of relation \"{table}\" is violated by some row")]

@@ -78,6 +78,9 @@ impl Session {
                     return None;
                 }
                 let def = self.fast_table(&u.table.relation)?;
+                if def.has_foreign_keys() {
+                    return None;
+                }
                 let qualifier = qualifier_of(&def, &u.table.relation);
                 let keys = key_points(&def, &qualifier, u.selection.as_ref()?)?;
                 let mut set = Vec::new();
@@ -107,6 +110,9 @@ impl Session {
                     return None;
                 }
                 let def = self.fast_table(&tables[0].relation)?;
+                if def.has_foreign_keys() {
+                    return None;
+                }
                 let qualifier = qualifier_of(&def, &tables[0].relation);
                 let keys = key_points(&def, &qualifier, d.selection.as_ref()?)?;
                 Some(FastStatement::Delete { def, keys })
@@ -264,7 +270,7 @@ impl Session {
             return None;
         };
         let def = self.table_def(&table_name(name).ok()?).ok()?;
-        if def.has_row_id() {
+        if def.has_row_id() || def.has_foreign_keys() {
             return None;
         }
         let source = i.source.as_ref()?;

@@ -137,6 +137,8 @@ impl IndexShape {
             views: Vec::new(),
             checks: Vec::new(),
             sequence_keyspace: None,
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
         }
     }
 
@@ -240,30 +242,39 @@ pub fn unique_holder(
             )?
             .next()
             .transpose()?;
-        let Some(entry) = entry else {
-            return Ok(None);
-        };
-        // The entry holds the base row's key columns: enough to read the row.
-        let (_, entry_values) = storage::rowcodec::decode_row(&entry.value)?;
-        let mut base = vec![Value::Null; def.columns.len()];
-        for (&c, v) in shape.columns.iter().zip(entry_values) {
-            base[c] = v;
+        match entry {
+            Some(entry) => entry_row(def, &shape, t, &entry.value),
+            None => Ok(None),
         }
-        let layout = def.layout()?;
-        let pick = |cols: &mut dyn Iterator<Item = usize>| -> Vec<Value> {
-            cols.map(|c| base[c].clone()).collect()
-        };
-        let key = layout.encode(
-            &pick(&mut def.partition_key.iter().copied()),
-            &pick(&mut def.row_key.iter().map(|p| p.column)),
-        )?;
-        let Some(row) = t.get(def.keyspace, &key)? else {
-            return Ok(None);
-        };
-        let (_, mut row) = storage::rowcodec::decode_row(&row.value)?;
-        row.resize(def.columns.len(), Value::Null);
-        Ok(Some(row))
     })
+}
+
+/// The base row an index entry (its stored value) stands for, read in `t`; `None` if the
+/// transaction no longer has it.
+pub(crate) fn entry_row(
+    def: &TableDef,
+    shape: &IndexShape,
+    t: &mut Transaction,
+    entry: &[u8],
+) -> Result<Option<Vec<Value>>> {
+    // The entry holds the base row's key columns: enough to read the row.
+    let (_, entry_values) = storage::rowcodec::decode_row(entry)?;
+    let mut base = vec![Value::Null; def.columns.len()];
+    for (&c, v) in shape.columns.iter().zip(entry_values) {
+        base[c] = v;
+    }
+    let layout = def.layout()?;
+    let pick = |cols: &mut dyn Iterator<Item = usize>| -> Vec<Value> {
+        cols.map(|c| base[c].clone()).collect()
+    };
+    let key = layout.encode(
+        &pick(&mut def.partition_key.iter().copied()),
+        &pick(&mut def.row_key.iter().map(|p| p.column)),
+    )?;
+    match t.get(def.keyspace, &key)? {
+        Some(row) => Ok(Some(stored_values(def, &row.value)?)),
+        None => Ok(None),
+    }
 }
 
 fn maintain_one(
@@ -527,6 +538,7 @@ pub async fn drop_indexes(
     session: &mut Session,
     names: &[ast::ObjectName],
     if_exists: bool,
+    cascade: bool,
 ) -> Result<WriteResult> {
     let txn = session.open_txn()?;
     let catalog = session.db.catalog.clone();
@@ -545,6 +557,17 @@ pub async fn drop_indexes(
             return Err(Error::Sql(sql::Error::UnknownIndex(name)));
         };
         let mut new_def = def.as_ref().clone();
+        if new_def.indexes[position].unique {
+            let object = format!("index {name}");
+            crate::foreign::refuse_if_needed(
+                session,
+                &txn,
+                &mut new_def,
+                position,
+                cascade,
+                &object,
+            )?;
+        }
         let index = new_def.indexes.remove(position);
         in_txn(&txn, |t| {
             t.drop_keyspace(index.keyspace)?;

@@ -18,6 +18,7 @@ pub mod error;
 pub mod executor;
 pub mod explain;
 pub mod fastpath;
+mod foreign;
 pub mod functions;
 pub mod index;
 pub mod interrupt;

@@ -237,11 +237,17 @@ pub(crate) fn dependents(
         session.db.catalog.views(&scope.changes)
     };
     let mut found: Vec<String> = Vec::new();
+    // Each found view with what it depends on ("table t", "view v").
+    let mut depends = Vec::new();
     let mut frontier = vec![name.to_string()];
     while let Some(relation) = frontier.pop() {
         for v in &views {
             if v.reads.contains(&relation) && !found.contains(&v.name) && v.name != name {
                 found.push(v.name.clone());
+                depends.push(match relation == name {
+                    true => format!("view {} depends on {kind} {name}", v.name),
+                    false => format!("view {} depends on view {relation}", v.name),
+                });
                 frontier.push(v.name.clone());
             }
         }
@@ -251,17 +257,13 @@ pub(crate) fn dependents(
     }
     let unlisted: Vec<&String> = found.iter().filter(|v| !listed.contains(v)).collect();
     if !cascade && !unlisted.is_empty() {
-        return Err(Error::DependentObjects(format!(
-            "cannot drop {kind} {name} because other objects depend on it: view {}",
-            unlisted
-                .iter()
-                .map(|v| v.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
+        return Err(Error::DependentObjects {
+            message: format!("cannot drop {kind} {name} because other objects depend on it"),
+            detail: depends.join("\n"),
+        });
     }
     for v in unlisted {
-        session.notice(format!("drop cascades to view {v}"));
+        session.cascades_to(format!("view {v}"));
     }
     found.reverse();
     Ok(found)

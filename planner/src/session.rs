@@ -142,6 +142,16 @@ impl OpenTxn {
     }
 }
 
+/// A message sent to the client beside a statement's result (NoticeResponse).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    /// NOTICE or WARNING.
+    pub severity: &'static str,
+    pub code: &'static str,
+    pub message: String,
+    pub detail: Option<String>,
+}
+
 pub struct Session {
     pub(crate) db: Database,
     pub(crate) ctx: SessionContext,
@@ -151,7 +161,9 @@ pub struct Session {
     /// Settings changed in the transaction block, with the values they had: SET LOCAL's
     /// (`true`) go back at its end, SET's when it rolls back, as in PostgreSQL.
     saved_settings: Vec<(String, String, bool)>,
-    notices: Vec<String>,
+    notices: Vec<Notice>,
+    /// What the running DROP takes with it ("view v"), told in one notice at its end.
+    cascaded: Vec<String>,
     pub(crate) cursors: std::collections::HashMap<String, crate::cursor::Cursor>,
     pub(crate) interrupt: Interrupt,
     /// False while EXPLAIN plans: it shows accesses `partita.max_scan_class` would refuse.
@@ -645,6 +657,7 @@ impl Session {
             txn: None,
             settings,
             notices: Vec::new(),
+            cascaded: Vec::new(),
             saved_settings: Vec::new(),
             cursors: Default::default(),
             interrupt,
@@ -704,6 +717,7 @@ impl Session {
     /// A statement failed while its rows were being sent (after `execute` returned): inside
     /// a transaction block every later statement gets 25P02 until ROLLBACK.
     pub fn statement_failed(&mut self) {
+        self.cascaded.clear();
         if let Some(t) = self.txn.as_mut() {
             t.failed = true;
         }
@@ -763,7 +777,23 @@ impl Session {
 
     /// Notices raised by the last statements (e.g. "there is already a transaction in
     /// progress"), drained by the wire layer.
-    pub fn take_notices(&mut self) -> Vec<String> {
+    pub fn take_notices(&mut self) -> Vec<Notice> {
+        let cascaded = std::mem::take(&mut self.cascaded);
+        match cascaded.as_slice() {
+            [] => {}
+            [one] => self.notice(format!("drop cascades to {one}")),
+            many => {
+                let detail = many
+                    .iter()
+                    .map(|o| format!("drop cascades to {o}"))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                self.notice_with_detail(
+                    format!("drop cascades to {} other objects", many.len()),
+                    detail,
+                );
+            }
+        }
         std::mem::take(&mut self.notices)
     }
 
@@ -1004,8 +1034,7 @@ impl Session {
             // block, the statements before it included.
             open.implicit = false;
         } else if self.txn.is_some() {
-            self.notices
-                .push("there is already a transaction in progress".into());
+            self.warning("25001", "there is already a transaction in progress");
         } else {
             self.txn = Some(OpenTxn::begin(&self.db, false));
         }
@@ -1014,14 +1043,12 @@ impl Session {
 
     async fn commit(&mut self) -> Result<Output> {
         let Some(open) = self.txn.take() else {
-            self.notices
-                .push("there is no transaction in progress".into());
+            self.warning("25P01", "there is no transaction in progress");
             return Ok(Output::Command("COMMIT".into()));
         };
         if open.implicit {
             // PostgreSQL warns so too, and commits the implicit block's writes so far.
-            self.notices
-                .push("there is no transaction in progress".into());
+            self.warning("25P01", "there is no transaction in progress");
         }
         if open.failed {
             self.end_scope();
@@ -1051,8 +1078,7 @@ impl Session {
     fn set_in_block(&mut self, name: &str, value: String, local: bool) -> Result<()> {
         let block = self.txn.as_ref().is_some_and(|t| !t.implicit);
         if local && !block {
-            self.notices
-                .push("SET LOCAL can only be used in transaction blocks".into());
+            self.warning("25P01", "SET LOCAL can only be used in transaction blocks");
             return Ok(());
         }
         // A custom setting (`app.user_id`) first made here goes back to empty.
@@ -1098,17 +1124,14 @@ impl Session {
             Some(open) => {
                 self.end_settings(false);
                 if open.implicit {
-                    self.notices
-                        .push("there is no transaction in progress".into());
+                    self.warning("25P01", "there is no transaction in progress");
                 }
                 if let Some(txn) = open.txn.lock().unwrap_or_else(|e| e.into_inner()).take() {
                     txn.rollback();
                 }
                 self.end_scope();
             }
-            None => self
-                .notices
-                .push("there is no transaction in progress".into()),
+            None => self.warning("25P01", "there is no transaction in progress"),
         }
         Output::Command("ROLLBACK".into())
     }
@@ -1435,8 +1458,9 @@ impl Session {
                 object_type: ObjectType::Index,
                 names,
                 if_exists,
+                cascade,
                 ..
-            } => crate::index::drop_indexes(self, names, *if_exists).await,
+            } => crate::index::drop_indexes(self, names, *if_exists, *cascade).await,
             Statement::Drop {
                 object_type: ObjectType::View,
                 names,
@@ -1462,7 +1486,37 @@ impl Session {
     }
 
     pub(crate) fn notice(&mut self, text: String) {
-        self.notices.push(text);
+        self.notices.push(Notice {
+            severity: "NOTICE",
+            code: "00000",
+            message: text,
+            detail: None,
+        });
+    }
+
+    /// Notes an object a DROP takes with it ("view v"): PostgreSQL tells them all in one
+    /// notice ("drop cascades to 2 other objects", a DETAIL line each).
+    pub(crate) fn cascades_to(&mut self, object: String) {
+        self.cascaded.push(object);
+    }
+
+    /// A notice with a DETAIL.
+    pub(crate) fn notice_with_detail(&mut self, message: String, detail: String) {
+        self.notices.push(Notice {
+            severity: "NOTICE",
+            code: "00000",
+            message,
+            detail: Some(detail),
+        });
+    }
+
+    fn warning(&mut self, code: &'static str, message: &str) {
+        self.notices.push(Notice {
+            severity: "WARNING",
+            code,
+            message: message.to_string(),
+            detail: None,
+        });
     }
 
     fn set(&mut self, set: ast::Set) -> Result<Output> {

@@ -104,6 +104,69 @@ pub struct CheckDef {
     pub expr: String,
 }
 
+/// A FOREIGN KEY constraint of the table that holds it (the referencing table): the values
+/// of `columns` in each of its rows, when none is NULL, are those of `referenced` in a row
+/// of `table`. Columns are kept by position, so renaming one leaves the constraint whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForeignKeyDef {
+    pub name: String,
+    /// Referencing column indexes, in constraint order.
+    pub columns: Vec<usize>,
+    /// The referenced table's name.
+    pub table: String,
+    /// Referenced column indexes (its primary key or a unique index's columns), paired with
+    /// `columns`.
+    pub referenced: Vec<usize>,
+    pub on_delete: ReferentialAction,
+    pub on_update: ReferentialAction,
+    /// MATCH FULL: a row's referencing columns are all NULL or none is (else MATCH SIMPLE,
+    /// where one NULL exempts the row).
+    #[serde(default)]
+    pub match_full: bool,
+    /// The unique index of the referenced table whose columns `referenced` are, chosen when
+    /// the constraint was made (`None`: the primary key); the constraint depends on it.
+    #[serde(default)]
+    pub index: Option<String>,
+}
+
+/// What a change of a referenced row does to the rows that reference it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReferentialAction {
+    /// Refused, unless the statement leaves a row with the old values (checked at the end
+    /// of the statement).
+    NoAction,
+    /// Refused.
+    Restrict,
+    /// Deleted with it, or updated to its new values.
+    Cascade,
+    SetNull,
+    SetDefault,
+}
+
+impl ReferentialAction {
+    /// The one-letter code of `pg_constraint.confupdtype`/`confdeltype`.
+    pub fn code(self) -> &'static str {
+        match self {
+            ReferentialAction::NoAction => "a",
+            ReferentialAction::Restrict => "r",
+            ReferentialAction::Cascade => "c",
+            ReferentialAction::SetNull => "n",
+            ReferentialAction::SetDefault => "d",
+        }
+    }
+
+    /// How `pg_get_constraintdef` spells it.
+    pub fn sql(self) -> &'static str {
+        match self {
+            ReferentialAction::NoAction => "NO ACTION",
+            ReferentialAction::Restrict => "RESTRICT",
+            ReferentialAction::Cascade => "CASCADE",
+            ReferentialAction::SetNull => "SET NULL",
+            ReferentialAction::SetDefault => "SET DEFAULT",
+        }
+    }
+}
+
 /// What makes a table a denormalized (materialized) view: the base rows it holds again,
 /// projected and filtered, under its own key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,6 +212,14 @@ pub struct TableDef {
     /// TRUNCATE gives the table a fresh keyspace and its sequences go on.
     #[serde(default)]
     pub sequence_keyspace: Option<storage::KeyspaceId>,
+    /// FOREIGN KEY constraints, in order of creation.
+    #[serde(default)]
+    pub foreign_keys: Vec<ForeignKeyDef>,
+    /// The tables whose foreign keys reference this one (this one too, when it references
+    /// itself), each named once: their writes and this table's are checked against each
+    /// other.
+    #[serde(default)]
+    pub referenced_by: Vec<String>,
 }
 
 impl TableDef {
@@ -168,6 +239,11 @@ impl TableDef {
     }
 
     /// Whether the table has the hidden row id as its key.
+    /// Whether foreign keys tie the table's rows to others' (its own or others' keys).
+    pub fn has_foreign_keys(&self) -> bool {
+        !self.foreign_keys.is_empty() || !self.referenced_by.is_empty()
+    }
+
     pub fn has_row_id(&self) -> bool {
         self.partition_key.len() == 1 && self.columns[self.partition_key[0]].hidden
     }

@@ -6,7 +6,7 @@
 //! partition key named separately, the rest of the primary key is the row key; no primary key
 //! at all — a hidden, hash-spread row id.
 
-use crate::catalog::{CheckDef, ColumnDef, ROW_ID_COLUMN, RowKeyPart, TableDef};
+use crate::catalog::{CheckDef, ColumnDef, ROW_ID_COLUMN, ReferentialAction, RowKeyPart, TableDef};
 use crate::error::{Error, Result};
 use crate::types::SqlType;
 use datafusion::sql::sqlparser::ast::{
@@ -157,9 +157,9 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
                 }
                 // A unique index made with the table (`unique_constraints`).
                 ColumnOption::Unique(_) => {}
-                ColumnOption::ForeignKey(_) => {
-                    return Err(Error::Unsupported("FOREIGN KEY constraints".into()));
-                }
+                // Resolved against the referenced table once the table exists
+                // (`foreign_keys`).
+                ColumnOption::ForeignKey(_) => {}
                 ColumnOption::Check(check) => {
                     let name = opt.name.as_ref().or(check.name.as_ref());
                     checks.push((name.map(normalize_ident), (*check.expr).clone()));
@@ -193,9 +193,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
         match constraint {
             TableConstraint::PrimaryKey(pk) => set_primary(pk.columns.clone())?,
             TableConstraint::Unique(_) => {}
-            TableConstraint::ForeignKey(_) => {
-                return Err(Error::Unsupported("FOREIGN KEY constraints".into()));
-            }
+            TableConstraint::ForeignKey(_) => {}
             TableConstraint::Check(check) => {
                 checks.push((
                     check.name.as_ref().map(normalize_ident),
@@ -347,6 +345,8 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
         views: Vec::new(),
         checks: Vec::new(),
         sequence_keyspace: None,
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
     };
     for (name, expr) in checks {
         let check = check_def(&def, name, &expr)?;
@@ -475,6 +475,82 @@ pub fn unique_constraint(u: &ast::UniqueConstraint) -> Result<UniqueConstraint> 
     Ok(UniqueConstraint {
         name: u.name.as_ref().map(normalize_ident),
         columns,
+    })
+}
+
+/// A FOREIGN KEY constraint as written, before the planner resolves it against the
+/// referenced table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForeignKeySpec {
+    pub name: Option<String>,
+    pub columns: Vec<String>,
+    pub table: String,
+    /// Empty when not given: the referenced table's primary key.
+    pub referenced: Vec<String>,
+    pub on_delete: ReferentialAction,
+    pub on_update: ReferentialAction,
+    pub match_full: bool,
+}
+
+/// The FOREIGN KEY constraints of CREATE TABLE, column-level (`REFERENCES p (id)`) and
+/// table-level, in order.
+pub fn foreign_keys(create: &ast::CreateTable) -> Result<Vec<ForeignKeySpec>> {
+    let mut out = Vec::new();
+    for col in &create.columns {
+        out.extend(column_foreign_keys(col)?);
+    }
+    for constraint in &create.constraints {
+        if let TableConstraint::ForeignKey(fk) = constraint {
+            out.push(foreign_key(fk)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The `REFERENCES p (x)` options of one column (in CREATE TABLE or ALTER TABLE ADD COLUMN).
+pub fn column_foreign_keys(col: &ast::ColumnDef) -> Result<Vec<ForeignKeySpec>> {
+    let mut out = Vec::new();
+    for opt in &col.options {
+        if let ColumnOption::ForeignKey(fk) = &opt.option {
+            let mut spec = foreign_key(fk)?;
+            spec.columns = vec![normalize_ident(&col.name)];
+            if let Some(name) = &opt.name {
+                spec.name = Some(normalize_ident(name));
+            }
+            out.push(spec);
+        }
+    }
+    Ok(out)
+}
+
+/// A table-level `FOREIGN KEY (a) REFERENCES p (x) …` (in CREATE TABLE or ALTER TABLE ADD
+/// CONSTRAINT).
+pub fn foreign_key(fk: &ast::ForeignKeyConstraint) -> Result<ForeignKeySpec> {
+    let action = |a: Option<ast::ReferentialAction>| match a {
+        None | Some(ast::ReferentialAction::NoAction) => ReferentialAction::NoAction,
+        Some(ast::ReferentialAction::Restrict) => ReferentialAction::Restrict,
+        Some(ast::ReferentialAction::Cascade) => ReferentialAction::Cascade,
+        Some(ast::ReferentialAction::SetNull) => ReferentialAction::SetNull,
+        Some(ast::ReferentialAction::SetDefault) => ReferentialAction::SetDefault,
+    };
+    if fk.match_kind == Some(ast::ConstraintReferenceMatchKind::Partial) {
+        return Err(Error::Unsupported("MATCH PARTIAL".into()));
+    }
+    if let Some(c) = &fk.characteristics
+        && (c.initially == Some(ast::DeferrableInitial::Deferred) || c.enforced == Some(false))
+    {
+        return Err(Error::Unsupported(
+            "foreign keys checked at commit (INITIALLY DEFERRED) or not enforced".into(),
+        ));
+    }
+    Ok(ForeignKeySpec {
+        name: fk.name.as_ref().map(normalize_ident),
+        columns: fk.columns.iter().map(normalize_ident).collect(),
+        table: table_name(&fk.foreign_table)?,
+        referenced: fk.referred_columns.iter().map(normalize_ident).collect(),
+        on_delete: action(fk.on_delete),
+        on_update: action(fk.on_update),
+        match_full: fk.match_kind == Some(ast::ConstraintReferenceMatchKind::Full),
     })
 }
 

@@ -16,7 +16,7 @@ mod math;
 pub(crate) mod regex;
 pub(crate) mod rewrite;
 mod row;
-mod text;
+pub(crate) mod text;
 
 pub(crate) use datetime::local_time_casts;
 pub(crate) use extract::EXTRACT;

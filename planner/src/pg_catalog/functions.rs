@@ -332,6 +332,13 @@ pub fn register(
         }));
     };
     use DataType::{Boolean, Int32, Utf8};
+    // No relation is a partition (in PostgreSQL's sense), so none has ancestors: NULL, which
+    // psql's `confrelid IN (SELECT pg_partition_ancestors(r) UNION ALL VALUES (r))` ignores.
+    add(
+        "pg_partition_ancestors",
+        Int32,
+        Box::new(|_, _| Ok(ScalarValue::Int32(None))),
+    );
     add(
         "pg_get_userbyid",
         Utf8,
@@ -445,6 +452,15 @@ pub fn register(
                         .map(|p| t.columns[p.column].name.as_str())
                         .collect();
                     return Some(format!("UNIQUE ({})", names.join(", ")));
+                }
+                let foreign = t
+                    .foreign_keys
+                    .iter()
+                    .enumerate()
+                    .find(|(i, _)| i64::from(foreign_key_oid(t.keyspace, *i)) == o);
+                if let Some((_, fk)) = foreign {
+                    let parent = s.tables.iter().find(|p| p.name == fk.table);
+                    return Some(crate::foreign::definition(t, fk, parent.map(|p| &**p)));
                 }
                 t.checks
                     .iter()

@@ -55,6 +55,11 @@ pub(crate) fn check_constraint_oid(keyspace: storage::KeyspaceId, i: usize) -> i
         .wrapping_add(i as i32)
 }
 
+/// The OID of foreign key `i` of a table, after its CHECKs' in the same range.
+pub(crate) fn foreign_key_oid(keyspace: storage::KeyspaceId, i: usize) -> i32 {
+    check_constraint_oid(keyspace, 128 + i)
+}
+
 pub(crate) fn row_type_oid(keyspace: storage::KeyspaceId) -> i32 {
     relation_oid(keyspace) + 3
 }

@@ -621,6 +621,7 @@ pub fn catalog_table_oid(name: &str) -> Option<i32> {
 const INFORMATION_SCHEMA_TABLES: &[&str] = &[
     "columns",
     "key_column_usage",
+    "referential_constraints",
     "schemata",
     "table_constraints",
     "tables",
@@ -701,7 +702,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                         ),
                         _ => ("i", 0, false),
                     };
-                    class_row(
+                    let mut row = class_row(
                         r.oid(),
                         &r.name(),
                         row_type,
@@ -713,7 +714,13 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                             Relation::Table(t) => t.checks.len() as i16,
                             _ => 0,
                         },
-                    )
+                    );
+                    // Foreign keys are triggers in PostgreSQL, on both tables; psql's \d
+                    // lists them only then.
+                    if let Relation::Table(t) = r {
+                        row[RELHASTRIGGERS] = boolean(t.has_foreign_keys());
+                    }
+                    row
                 })
                 .chain(s.views.iter().map(|v| {
                     class_row(
@@ -972,6 +979,12 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                             text(check.expr.clone()),
                         )
                     })
+                }))
+                .chain(s.tables.iter().flat_map(|t| {
+                    t.foreign_keys
+                        .iter()
+                        .enumerate()
+                        .map(|(i, fk)| foreign_key_row(s, t, i, fk))
                 }))
                 .collect(),
         ),
@@ -1659,10 +1672,15 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                         .filter(|i| i.constraint)
                         .map(|i| (i.name.clone(), "UNIQUE"));
                     let checks = t.checks.iter().map(|c| (c.name.clone(), "CHECK"));
+                    let foreign = t
+                        .foreign_keys
+                        .iter()
+                        .map(|k| (k.name.clone(), "FOREIGN KEY"));
                     primary
                         .into_iter()
                         .chain(unique)
                         .chain(checks)
+                        .chain(foreign)
                         .map(|(name, kind)| {
                             vec![
                                 text(DATABASE_NAME),
@@ -1694,25 +1712,86 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                 ("position_in_unique_constraint", I32),
             ],
             base_tables()
-                .filter(|t| has_primary_key(t))
                 .flat_map(|t| {
-                    primary_key_columns(t)
+                    // Each constraint's columns, with their places in the referenced
+                    // constraint's for a foreign key.
+                    let primary = has_primary_key(t).then(|| {
+                        let columns = primary_key_columns(t);
+                        (format!("{}_pkey", t.name), columns, None)
+                    });
+                    let unique = t.indexes.iter().filter(|i| i.constraint).map(|i| {
+                        let columns = i.columns.iter().map(|p| p.column).collect();
+                        (i.name.clone(), columns, None)
+                    });
+                    let foreign = t.foreign_keys.iter().map(|k| {
+                        let places = s
+                            .tables
+                            .iter()
+                            .find(|p| p.name == k.table)
+                            .map(|p| referenced_places(p, k));
+                        (k.name.clone(), k.columns.clone(), places)
+                    });
+                    primary
                         .into_iter()
-                        .enumerate()
-                        .map(|(n, c)| {
-                            vec![
-                                text(DATABASE_NAME),
-                                text("public"),
-                                text(format!("{}_pkey", t.name)),
-                                text(DATABASE_NAME),
-                                text("public"),
-                                text(t.name.clone()),
-                                text(t.columns[c].name.clone()),
-                                i32v(n as i32 + 1),
-                                null(),
-                            ]
+                        .chain(unique)
+                        .chain(foreign)
+                        .flat_map(|(name, columns, places)| {
+                            columns
+                                .into_iter()
+                                .enumerate()
+                                .map(|(n, c)| {
+                                    vec![
+                                        text(DATABASE_NAME),
+                                        text("public"),
+                                        text(name.clone()),
+                                        text(DATABASE_NAME),
+                                        text("public"),
+                                        text(t.name.clone()),
+                                        text(t.columns[c].name.clone()),
+                                        i32v(n as i32 + 1),
+                                        match &places {
+                                            Some(p) => i32v(p[n]),
+                                            None => null(),
+                                        },
+                                    ]
+                                })
+                                .collect::<Vec<_>>()
                         })
                         .collect::<Vec<_>>()
+                })
+                .collect(),
+        ),
+        "referential_constraints" => (
+            &[
+                ("constraint_catalog", Name),
+                ("constraint_schema", Name),
+                ("constraint_name", Name),
+                ("unique_constraint_catalog", Name),
+                ("unique_constraint_schema", Name),
+                ("unique_constraint_name", Name),
+                ("match_option", Text),
+                ("update_rule", Text),
+                ("delete_rule", Text),
+            ],
+            base_tables()
+                .flat_map(|t| {
+                    t.foreign_keys.iter().map(|k| {
+                        let unique = match &k.index {
+                            None => format!("{}_pkey", k.table),
+                            Some(name) => name.clone(),
+                        };
+                        vec![
+                            text(DATABASE_NAME),
+                            text("public"),
+                            text(k.name.clone()),
+                            text(DATABASE_NAME),
+                            text("public"),
+                            text(unique),
+                            text(if k.match_full { "FULL" } else { "NONE" }),
+                            text(k.on_update.sql()),
+                            text(k.on_delete.sql()),
+                        ]
+                    })
                 })
                 .collect(),
         ),
@@ -1908,6 +1987,9 @@ fn column_row(
 
 /// A `pg_class` row.
 #[allow(clippy::too_many_arguments)]
+/// The position of `relhastriggers` in a `pg_class` row.
+const RELHASTRIGGERS: usize = 20;
+
 fn class_row(
     oid_value: i32,
     name: &str,
@@ -1954,6 +2036,71 @@ fn class_row(
         null(),
         null(),
     ]
+}
+
+/// The columns of the index foreign key `fk` depends on (`parent`'s key or a unique
+/// index), in their order there.
+fn referenced_index_columns(parent: &TableDef, fk: &sql::catalog::ForeignKeyDef) -> Vec<usize> {
+    match &fk.index {
+        None => primary_key_columns(parent),
+        Some(name) => parent
+            .indexes
+            .iter()
+            .find(|x| x.name == *name)
+            .map(|x| x.columns.iter().map(|p| p.column).collect())
+            .unwrap_or_default(),
+    }
+}
+
+/// The places (from 1) of `fk`'s referenced columns among those of the index it depends on.
+fn referenced_places(parent: &TableDef, fk: &sql::catalog::ForeignKeyDef) -> Vec<i32> {
+    let order = referenced_index_columns(parent, fk);
+    fk.referenced
+        .iter()
+        .enumerate()
+        .map(|(n, c)| {
+            let place = order.iter().position(|x| x == c).unwrap_or(n);
+            place as i32 + 1
+        })
+        .collect()
+}
+
+/// The `pg_constraint` row of foreign key `i` of table `t` (`f`): the referenced table,
+/// the index its columns match (the key's or a unique index), actions and match type.
+fn foreign_key_row(
+    s: &Snapshot,
+    t: &TableDef,
+    i: usize,
+    fk: &sql::catalog::ForeignKeyDef,
+) -> Vec<ScalarValue> {
+    let parent = s.tables.iter().find(|p| p.name == fk.table);
+    // The index the constraint depends on: the key's or a unique index.
+    let index = parent.map_or(0, |p| match &fk.index {
+        None => primary_key_oid(p.keyspace),
+        Some(n) => p
+            .indexes
+            .iter()
+            .find(|x| x.name == *n)
+            .map_or(0, |x| relation_oid(x.keyspace)),
+    });
+    let mut row = constraint_row(
+        foreign_key_oid(t.keyspace, i),
+        fk.name.clone(),
+        "f",
+        relation_oid(t.keyspace),
+        index,
+        i16_array(fk.columns.iter().map(|&c| attnum(t, c))),
+        null(),
+    );
+    row[11] = oid(parent.map_or(0, |p| relation_oid(p.keyspace)));
+    row[12] = text(fk.on_update.code().to_string());
+    row[13] = text(fk.on_delete.code().to_string());
+    row[14] = text(if fk.match_full { "f" } else { "s" }.to_string());
+    row[19] = match parent {
+        Some(p) => i16_array(fk.referenced.iter().map(|&c| attnum(p, c))),
+        None => null(),
+    };
+    row
 }
 
 /// A `pg_constraint` row: a primary key (`p`) or UNIQUE constraint (`u`), with its index,
