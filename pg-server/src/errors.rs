@@ -44,6 +44,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::ForeignKeyViolation { .. } => "23503",
         Error::ForeignKeyTypes { .. } => "42804",
         Error::InvalidForeignKey(_) => "42830",
+        Error::TooComplex(_) => "54001",
         Error::TruncateReferenced { .. } => "0A000",
         Error::UndefinedColumn(_) => "42703",
         Error::UnknownSetting(_) => "42704",

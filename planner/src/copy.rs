@@ -503,7 +503,7 @@ impl Session {
             .await
         {
             Ok(()) => Ok(count),
-            // Checked once the rows are in, as PostgreSQL checks at the end of COPY: no line.
+            // Checked once the batch's rows are in (PostgreSQL: once all are): no line.
             Err(e @ Error::ForeignKeyViolation { .. }) => Err(e),
             Err(e) => {
                 let line = self.failing_line(target, &rows).await;

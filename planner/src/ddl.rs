@@ -190,8 +190,11 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
     }
     let mut def = (*def).clone();
     let txn = session.open_txn()?;
-    // Unique constraints become indexes once the table's new definition is written.
+    // Unique constraints become indexes once the table's new definition is written, and
+    // foreign keys are added after them (they may reference them), with whether stored rows
+    // are checked.
     let mut uniques = Vec::new();
+    let mut foreign_keys: Vec<(sql::ddl::ForeignKeySpec, bool)> = Vec::new();
     for op in &alter.operations {
         match op {
             AlterTableOperation::AddColumn {
@@ -213,9 +216,7 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                 // all hold the column's default.
                 if def.columns.len() > columns {
                     for spec in sql::ddl::column_foreign_keys(column_def)? {
-                        let fk = crate::foreign::resolve(session, &def, &spec)?;
-                        crate::foreign::validate(session, &txn, &def, &fk)?;
-                        crate::foreign::attach(session, &txn, &mut def, fk)?;
+                        foreign_keys.push((spec, true));
                     }
                 }
             }
@@ -256,14 +257,9 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                     }
                     uniques.push(unique);
                 }
+                // NOT VALID: rows already stored are not checked, as in PostgreSQL.
                 ast::TableConstraint::ForeignKey(fk) => {
-                    let spec = sql::ddl::foreign_key(fk)?;
-                    let fk = crate::foreign::resolve(session, &def, &spec)?;
-                    // NOT VALID: rows already stored are not checked, as in PostgreSQL.
-                    if !*not_valid {
-                        crate::foreign::validate(session, &txn, &def, &fk)?;
-                    }
-                    crate::foreign::attach(session, &txn, &mut def, fk)?;
+                    foreign_keys.push((sql::ddl::foreign_key(fk)?, !*not_valid))
                 }
                 other => {
                     return Err(Error::Unsupported(format!("ALTER TABLE ADD {other}")));
@@ -356,6 +352,19 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
     store_def(session, &txn, def)?;
     for unique in &uniques {
         crate::index::add_unique_constraint(session, &name, unique)?;
+    }
+    if !foreign_keys.is_empty() {
+        let mut def = (*session.table_def(&name)?).clone();
+        for (spec, validate) in &foreign_keys {
+            let mut fk = crate::foreign::resolve(session, &def, spec)?;
+            if *validate {
+                crate::foreign::validate(session, &txn, &def, &fk)?;
+            } else {
+                fk.not_valid = true;
+            }
+            crate::foreign::attach(session, &txn, &mut def, fk)?;
+        }
+        store_def(session, &txn, def)?;
     }
     Ok(WriteResult::command("ALTER TABLE"))
 }
@@ -685,6 +694,15 @@ fn drop_column(
         crate::foreign::detach(session, txn, def, k)?;
     }
     crate::foreign::refuse_column_if_referenced(session, txn, def, i, cascade)?;
+    let object = format!("column {name} of table {}", def.name);
+    for x in 0..def.indexes.len() {
+        let index = &def.indexes[x];
+        if index.unique
+            && (index.columns.iter().any(|p| p.column == i) || index.include.contains(&i))
+        {
+            crate::foreign::refuse_if_needed(session, txn, def, x, cascade, &object)?;
+        }
+    }
     let (kept, dropped): (Vec<_>, Vec<_>) = std::mem::take(&mut def.indexes)
         .into_iter()
         .partition(|x| !x.columns.iter().any(|p| p.column == i) && !x.include.contains(&i));

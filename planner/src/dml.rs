@@ -782,12 +782,9 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                         None => None,
                     }
                 }
+                // Columns added after the row was written hold their ADD COLUMN default.
                 _ => with_txn(&txn, |t| t.get(def.keyspace, &key))?
-                    .map(|existing| -> Result<Vec<Value>> {
-                        let (_, mut old) = storage::rowcodec::decode_row(&existing.value)?;
-                        old.resize(def.columns.len(), Value::Null);
-                        Ok(old)
-                    })
+                    .map(|existing| crate::provider::stored_values(&def, &existing.value))
                     .transpose()?,
             };
             if let Some(old) = existing {

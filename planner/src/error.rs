@@ -126,6 +126,10 @@ pub enum Error {
     #[error("cannot truncate a table referenced in a foreign key constraint")]
     TruncateReferenced { table: String, child: String },
 
+    /// Work past a limit of Partita's (referential actions that do not settle): 54001.
+    #[error("{0}")]
+    TooComplex(String),
+
     /// A FOREIGN KEY whose column types cannot be compared (42804).
     #[error("foreign key constraint \"{constraint}\" cannot be implemented")]
     ForeignKeyTypes { constraint: String, detail: String },

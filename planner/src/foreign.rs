@@ -134,6 +134,7 @@ pub(crate) fn resolve(
         on_update: spec.on_update,
         match_full: spec.match_full,
         index,
+        not_valid: false,
     })
 }
 
@@ -377,6 +378,9 @@ pub fn definition(child: &TableDef, fk: &ForeignKeyDef, parent: Option<&TableDef
     if fk.on_delete != ReferentialAction::NoAction {
         out.push_str(&format!(" ON DELETE {}", fk.on_delete.sql()));
     }
+    if fk.not_valid {
+        out.push_str(" NOT VALID");
+    }
     out
 }
 
@@ -429,6 +433,10 @@ struct Change {
 pub(crate) struct Pending {
     def: Arc<TableDef>,
     changes: Vec<Change>,
+    /// Written by referential actions: each row's every reference is checked, not only
+    /// those the action changed (the statement may have changed the others first, and its
+    /// own check passed over the row the action then rewrote).
+    cascaded: bool,
 }
 
 impl Pending {
@@ -436,6 +444,7 @@ impl Pending {
         Pending {
             def: Arc::clone(def),
             changes: Vec::new(),
+            cascaded: false,
         }
     }
 
@@ -483,13 +492,14 @@ impl Pending {
         let mut done = Vec::new();
         while let Some(pending) = queue.pop_front() {
             if done.len() >= MAX_ROUNDS {
-                return Err(Error::InvalidForeignKey(
+                return Err(Error::TooComplex(
                     "referential actions did not settle (a cycle of ON UPDATE CASCADE?)".into(),
                 ));
             }
             for (child, fk) in referencing(session, &pending.def)? {
                 crate::dml::track_table(session, txn, &child.name)?;
                 let mut cascaded = Pending::new(&child);
+                cascaded.cascaded = true;
                 act(session, txn, &pending, &child, &fk, &mut cascaded).await?;
                 if !cascaded.changes.is_empty() {
                     queue.push_back(cascaded);
@@ -521,13 +531,12 @@ impl Pending {
                 let Some(key) = referencing_key(def, fk, new)? else {
                     continue;
                 };
-                let old_key = match &change.old {
-                    Some(old) => referencing_key(def, fk, old)?,
-                    None => None,
-                };
-                if old_key.as_ref() == Some(&key)
-                    || !checked.insert(encoded(def, &fk.columns, &key)?)
-                {
+                let unchanged = !self.cascaded
+                    && change
+                        .old
+                        .as_ref()
+                        .is_some_and(|old| fk.columns.iter().all(|&c| old[c] == new[c]));
+                if unchanged || !checked.insert(encoded(def, &fk.columns, &key)?) {
                     continue;
                 }
                 if !present(&parent, txn, &fk.referenced, &key)? && still_holds(def, txn, new)? {
@@ -548,14 +557,18 @@ impl Pending {
                     Some(_) => fk.on_update,
                     None => fk.on_delete,
                 };
-                if action == ReferentialAction::NoAction
+                if action != ReferentialAction::Restrict
                     && present(&self.def, txn, &fk.referenced, &old_key)?
                 {
                     continue;
                 }
+                // SET DEFAULT to the value that went away leaves the rows referencing it,
+                // held to NO ACTION's rule as PostgreSQL does.
                 if matches!(
                     action,
-                    ReferentialAction::NoAction | ReferentialAction::Restrict
+                    ReferentialAction::NoAction
+                        | ReferentialAction::Restrict
+                        | ReferentialAction::SetDefault
                 ) && let Some(key) = convert(&old_key, &child, &fk.columns)
                 {
                     keys.push((old_key, key));
@@ -623,7 +636,21 @@ async fn act(
             continue;
         }
         if let Some(key) = convert(&old_key, child, &fk.columns) {
-            let replacement = new_key.and_then(|n| convert(&n, child, &fk.columns));
+            // A new value the referencing column cannot hold fails the cascaded update, as
+            // in PostgreSQL (it must not read as a delete).
+            let replacement = match new_key {
+                Some(n) => Some(convert(&n, child, &fk.columns).ok_or_else(|| {
+                    Error::NumericOverflow(format!(
+                        "{} out of range",
+                        fk.columns
+                            .iter()
+                            .map(|&c| child.columns[c].ty.to_string())
+                            .find(|t| t != "bigint")
+                            .unwrap_or_else(|| "bigint".into())
+                    ))
+                })?),
+                None => None,
+            };
             targets.insert(
                 encoded(child, &fk.columns, &key)?,
                 (key, action, replacement),
@@ -636,6 +663,14 @@ async fn act(
     let keys: Vec<Row> = targets.values().map(|(k, _, _)| k.clone()).collect();
     let rows = matching_rows(child, txn, &fk.columns, &keys, false)?;
     let layout = child.layout()?;
+    // SET DEFAULT's values, evaluated once for the rows of this round.
+    let defaults = match targets
+        .values()
+        .any(|(_, a, _)| *a == ReferentialAction::SetDefault)
+    {
+        true => Some(crate::dml::default_values(session, child, &fk.columns).await?),
+        false => None,
+    };
     for old in rows {
         let key: Row = fk.columns.iter().map(|&c| old[c].clone()).collect();
         let Some((_, action, replacement)) = targets.get(&encoded(child, &fk.columns, &key)?)
@@ -660,17 +695,13 @@ async fn act(
                 }
             }
             _ => {
-                let defaults = crate::dml::default_values(session, child, &fk.columns).await?;
-                for (&c, v) in fk.columns.iter().zip(defaults) {
-                    new[c] = v;
+                for (&c, v) in fk.columns.iter().zip(defaults.iter().flatten()) {
+                    new[c] = v.clone();
                 }
-                // A default that is the value that went away still references it.
+                // A default that is the value that went away leaves the row as it is
+                // (`check_referenced` holds it to NO ACTION).
                 if new == old {
-                    let parent_key: Row = match convert(&key, &parent.def, &fk.referenced) {
-                        Some(k) => k,
-                        None => key.clone(),
-                    };
-                    return Err(still_referenced(&parent.def, child, fk, &parent_key));
+                    continue;
                 }
             }
         }
@@ -758,7 +789,12 @@ fn access(def: &TableDef, columns: &[usize]) -> Result<Access> {
     {
         return Ok(Access::Key(def.layout()?, p, r));
     }
+    // An index has no entry for a row with a NULL in one of its columns: only one whose
+    // columns are all among those (never NULL here) holds every matching row.
     for index in &def.indexes {
+        if !index.columns.iter().all(|p| columns.contains(&p.column)) {
+            continue;
+        }
         let shape = IndexShape::of(def, index)?;
         let row: Vec<usize> = shape.row.iter().map(|p| p.column).collect();
         if let Some((p, r)) = key_prefix(&shape.partition, &row, columns) {

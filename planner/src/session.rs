@@ -1369,6 +1369,8 @@ impl Session {
         }
         let mut attempt = 0u32;
         loop {
+            // What a failed try would have dropped is told by the try that succeeds.
+            self.cascaded.clear();
             self.txn = Some(OpenTxn::begin(&self.db, false));
             let result = self.exec_write(&stmt).await;
             let open = self.txn.take().expect("set above");

@@ -127,6 +127,9 @@ pub struct ForeignKeyDef {
     /// the constraint was made (`None`: the primary key); the constraint depends on it.
     #[serde(default)]
     pub index: Option<String>,
+    /// Added NOT VALID: rows stored before were not checked (`pg_constraint.convalidated`).
+    #[serde(default)]
+    pub not_valid: bool,
 }
 
 /// What a change of a referenced row does to the rows that reference it.

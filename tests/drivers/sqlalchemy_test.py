@@ -1,5 +1,5 @@
 """SQLAlchemy 2 Core against Partita: reflection through the inspector (tables, columns,
-primary key, indexes), then insert and select with reflected tables."""
+primary key, indexes, foreign keys), then insert and select with reflected tables."""
 
 import sys
 
@@ -9,12 +9,16 @@ host, port = sys.argv[1], sys.argv[2]
 engine = sa.create_engine(f"postgresql+psycopg://partita@{host}:{port}/partita")
 
 with engine.begin() as conn:
+    conn.execute(sa.text("DROP TABLE IF EXISTS refunds"))
     conn.execute(sa.text("DROP TABLE IF EXISTS purchases"))
     conn.execute(sa.text(
         "CREATE TABLE purchases (card text, device int, item varchar(30) NOT NULL, "
         "price numeric(8,2) DEFAULT 0, PRIMARY KEY ((card), device))"))
     conn.execute(sa.text("CREATE INDEX purchases_by_item ON purchases (item) INCLUDE (price)"))
     conn.execute(sa.text("CREATE UNIQUE INDEX purchases_card_item ON purchases (card, item)"))
+    conn.execute(sa.text(
+        "CREATE TABLE refunds (id int PRIMARY KEY, card text, device int, "
+        "FOREIGN KEY (card, device) REFERENCES purchases ON DELETE CASCADE)"))
 
 inspector = sa.inspect(engine)
 assert "purchases" in inspector.get_table_names(), inspector.get_table_names()
@@ -32,6 +36,11 @@ assert indexes["purchases_by_item"]["column_names"] == ["item"], indexes
 assert indexes["purchases_by_item"]["unique"] is False
 assert indexes["purchases_card_item"]["column_names"] == ["card", "item"]
 assert indexes["purchases_card_item"]["unique"] is True
+[fk] = inspector.get_foreign_keys("refunds")
+assert fk["name"] == "refunds_card_device_fkey", fk
+assert fk["constrained_columns"] == ["card", "device"], fk
+assert fk["referred_table"] == "purchases" and fk["referred_columns"] == ["card", "device"], fk
+assert fk["options"].get("ondelete") == "CASCADE", fk
 
 metadata = sa.MetaData()
 purchases = sa.Table("purchases", metadata, autoload_with=engine)
@@ -46,4 +55,13 @@ with engine.connect() as conn:
         .order_by(purchases.c.device)
     ).all()
 assert [(r.device, float(r.price)) for r in rows] == [(15, 22.5), (16, 24.0), (17, 25.5)], rows
+refunds = sa.Table("refunds", metadata, autoload_with=engine)
+with engine.begin() as conn:
+    conn.execute(refunds.insert(), [{"id": 1, "card": "c1", "device": 15}])
+try:
+    with engine.begin() as conn:
+        conn.execute(refunds.insert(), [{"id": 2, "card": "c1", "device": 7}])
+    raise AssertionError("a refund of no purchase was accepted")
+except sa.exc.IntegrityError as e:
+    assert e.orig.sqlstate == "23503", e
 print("sqlalchemy ok")

@@ -1985,11 +1985,11 @@ fn column_row(
     ]
 }
 
-/// A `pg_class` row.
-#[allow(clippy::too_many_arguments)]
 /// The position of `relhastriggers` in a `pg_class` row.
 const RELHASTRIGGERS: usize = 20;
 
+/// A `pg_class` row.
+#[allow(clippy::too_many_arguments)]
 fn class_row(
     oid_value: i32,
     name: &str,
@@ -2092,6 +2092,7 @@ fn foreign_key_row(
         i16_array(fk.columns.iter().map(|&c| attnum(t, c))),
         null(),
     );
+    row[6] = boolean(!fk.not_valid);
     row[11] = oid(parent.map_or(0, |p| relation_oid(p.keyspace)));
     row[12] = text(fk.on_update.code().to_string());
     row[13] = text(fk.on_delete.code().to_string());

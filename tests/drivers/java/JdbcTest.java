@@ -14,6 +14,7 @@ public class JdbcTest {
         String url = "jdbc:postgresql://" + args[0] + ":" + args[1] + "/partita?user=partita";
         try (Connection c = DriverManager.getConnection(url)) {
             try (Statement s = c.createStatement()) {
+                s.execute("DROP TABLE IF EXISTS late_fees");
                 s.execute("DROP TABLE IF EXISTS rentals");
                 s.execute("CREATE TABLE rentals (store int, movie text, copy_no int, renter varchar(30), "
                         + "fee numeric(5,2) NOT NULL DEFAULT 3.50, due date, PRIMARY KEY ((store), movie, copy_no))");
@@ -103,6 +104,31 @@ public class JdbcTest {
             }
             check(indexes.contains("rentals_by_renter:true:1:renter"), "getIndexInfo " + indexes);
             check(indexes.contains("rentals_pkey:false:1:store"), "getIndexInfo " + indexes);
+
+            // Foreign keys, from either side.
+            try (Statement s = c.createStatement()) {
+                s.execute("DROP TABLE IF EXISTS late_fees");
+                s.execute("CREATE TABLE late_fees (id int PRIMARY KEY, store int, movie text, copy_no int, "
+                        + "FOREIGN KEY (store, movie, copy_no) REFERENCES rentals ON DELETE CASCADE)");
+            }
+            List<String> imported = new ArrayList<>();
+            try (ResultSet rs = md.getImportedKeys(null, "public", "late_fees")) {
+                while (rs.next()) {
+                    imported.add(rs.getString("PKTABLE_NAME") + "." + rs.getString("PKCOLUMN_NAME") + "<-"
+                            + rs.getString("FKCOLUMN_NAME") + ":" + rs.getShort("KEY_SEQ") + ":"
+                            + rs.getShort("DELETE_RULE") + ":" + rs.getString("FK_NAME"));
+                }
+            }
+            check(imported.equals(List.of(
+                    "rentals.store<-store:1:0:late_fees_store_movie_copy_no_fkey",
+                    "rentals.movie<-movie:2:0:late_fees_store_movie_copy_no_fkey",
+                    "rentals.copy_no<-copy_no:3:0:late_fees_store_movie_copy_no_fkey")), "getImportedKeys " + imported);
+            List<String> exported = new ArrayList<>();
+            try (ResultSet rs = md.getExportedKeys(null, "public", "rentals")) {
+                while (rs.next()) exported.add(rs.getString("FKTABLE_NAME") + "." + rs.getString("FKCOLUMN_NAME"));
+            }
+            check(exported.equals(List.of("late_fees.store", "late_fees.movie", "late_fees.copy_no")),
+                    "getExportedKeys " + exported);
         }
         System.out.println("pgjdbc ok");
     }

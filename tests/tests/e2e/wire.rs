@@ -345,6 +345,51 @@ async fn concurrent_transactions_conflict_with_40001() {
     assert_eq!(bal, 11);
 }
 
+/// A foreign key check reads through the writing transaction: a child inserted against a
+/// parent another transaction deletes meanwhile, or a parent deleted while another
+/// transaction adds a child, fails at commit (40001) instead of leaving a dangling
+/// reference.
+#[tokio::test]
+async fn foreign_key_checks_conflict_with_concurrent_writes() {
+    let server = TestServer::start();
+    let a = server.connect().await;
+    let b = server.connect().await;
+    a.batch_execute(
+        "CREATE TABLE p (id int PRIMARY KEY); \
+         CREATE TABLE c (id int PRIMARY KEY, pid int REFERENCES p); \
+         INSERT INTO p VALUES (1), (2)",
+    )
+    .await
+    .unwrap();
+    let code = |e: tokio_postgres::Error| e.as_db_error().unwrap().code().code().to_string();
+
+    // The child's transaction read parent 1, which B deletes (no child is visible to B).
+    a.batch_execute("BEGIN; INSERT INTO c VALUES (10, 1)")
+        .await
+        .unwrap();
+    b.batch_execute("DELETE FROM p WHERE id = 1").await.unwrap();
+    assert_eq!(code(a.batch_execute("COMMIT").await.unwrap_err()), "40001");
+
+    // The parent's transaction looked for children of 2, and B adds one.
+    a.batch_execute("BEGIN; DELETE FROM p WHERE id = 2")
+        .await
+        .unwrap();
+    b.batch_execute("INSERT INTO c VALUES (11, 2)")
+        .await
+        .unwrap();
+    assert_eq!(code(a.batch_execute("COMMIT").await.unwrap_err()), "40001");
+
+    let rows = a
+        .query(
+            "SELECT c.id, p.id FROM c LEFT JOIN p ON p.id = c.pid ORDER BY c.id",
+            &[],
+        )
+        .await
+        .unwrap();
+    let pairs: Vec<(i32, Option<i32>)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(pairs, vec![(11, Some(2))]);
+}
+
 /// An autocommit write through the extended protocol commits at Sync; one that conflicts
 /// there runs again on its own, as an autocommit statement is retried, so concurrent
 /// increments of one row all land once and none fails.
