@@ -314,6 +314,7 @@ fn syntax_error(text: &str, e: datafusion::sql::sqlparser::parser::ParserError) 
 
 const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("application_name", ""),
+    ("block_size", "8192"),
     ("client_encoding", "UTF8"),
     ("client_min_messages", "notice"),
     ("datestyle", "ISO, MDY"),
@@ -327,6 +328,7 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("lc_ctype", "C"),
     ("lock_timeout", "0"),
     ("max_identifier_length", "63"),
+    ("max_index_keys", "32"),
     ("partita.fast_path", "on"),
     ("partita.max_scan_class", "full"),
     ("partita.parallel_scan_min_bytes", "4194304"),
@@ -353,6 +355,21 @@ impl Settings {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
         )))
+    }
+
+    /// Every parameter with its value and its default (empty for one a SET made up).
+    pub(crate) fn all(&self) -> Vec<(String, String, String)> {
+        let values = self.0.read().unwrap_or_else(|e| e.into_inner());
+        values
+            .iter()
+            .map(|(name, value)| {
+                let default = DEFAULT_SETTINGS
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map_or("", |(_, v)| v);
+                (name.clone(), value.clone(), default.to_string())
+            })
+            .collect()
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<String> {
@@ -625,6 +642,7 @@ impl Session {
             "pg_temp",
             Arc::new(datafusion::catalog::MemorySchemaProvider::new()),
         );
+        let settings = Settings::defaults();
         for (name, information_schema) in [("pg_catalog", false), ("information_schema", true)] {
             let _ = catalog.register_schema(
                 name,
@@ -632,12 +650,12 @@ impl Session {
                     catalog: db.catalog.clone(),
                     scope: Arc::clone(&scope),
                     information_schema,
+                    settings: settings.clone(),
                 }),
             );
         }
         ctx.register_catalog("partita", Arc::new(catalog));
         crate::pg_catalog::register(&ctx, &db.catalog, &db.store, &scope);
-        let settings = Settings::defaults();
         ctx.register_udf(current_setting_function(settings.clone()));
         ctx.register_udf(set_config_function());
         ctx.register_udf(pg_sleep_function(interrupt.clone()));
@@ -1753,7 +1771,7 @@ pub(crate) fn mentions_system_column(stmt: &Statement) -> bool {
 }
 
 /// SHOW's column: the parameter as PostgreSQL spells it (`TimeZone`).
-fn show_column(name: &str) -> &str {
+pub(crate) fn show_column(name: &str) -> &str {
     match name {
         "time zone" | "timezone" => "TimeZone",
         "datestyle" => "DateStyle",

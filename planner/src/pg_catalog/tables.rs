@@ -516,6 +516,8 @@ pub struct CatalogSchema {
     pub catalog: Catalog,
     pub scope: Arc<Mutex<StatementScope>>,
     pub information_schema: bool,
+    /// The session's settings, as `pg_settings` lists them.
+    pub(crate) settings: crate::session::Settings,
 }
 
 impl std::fmt::Debug for CatalogSchema {
@@ -541,7 +543,9 @@ impl SchemaProvider for CatalogSchema {
 
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
         let snapshot = Snapshot::of(&self.catalog, &self.scope);
-        let batch = if self.information_schema {
+        let batch = if !self.information_schema && name == "pg_settings" {
+            Some(settings_table(&self.settings)?)
+        } else if self.information_schema {
             information_schema_table(name, &snapshot)?
         } else {
             pg_catalog_table(name, &snapshot)?
@@ -585,6 +589,7 @@ pub const PG_CATALOG_TABLES: &[&str] = &[
     "pg_rewrite",
     "pg_roles",
     "pg_sequence",
+    "pg_settings",
     "pg_shdescription",
     "pg_statistic_ext",
     "pg_tables",
@@ -1486,6 +1491,60 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
         _ => return Ok(None),
     };
     Ok(Some(batch(columns, rows)?))
+}
+
+/// `pg_settings`: a row per parameter of the session, with its value now and its default.
+fn settings_table(settings: &crate::session::Settings) -> DfResult<RecordBatch> {
+    let columns: &[(&str, Kind)] = &[
+        ("name", Text),
+        ("setting", Text),
+        ("unit", Text),
+        ("category", Text),
+        ("short_desc", Text),
+        ("extra_desc", Text),
+        ("context", Text),
+        ("vartype", Text),
+        ("source", Text),
+        ("min_val", Text),
+        ("max_val", Text),
+        ("enumvals", TextArray),
+        ("boot_val", Text),
+        ("reset_val", Text),
+        ("sourcefile", Text),
+        ("sourceline", I32),
+        ("pending_restart", Bool),
+    ];
+    let rows = settings
+        .all()
+        .into_iter()
+        .map(|(name, value, default)| {
+            let source = if value == default {
+                "default"
+            } else {
+                "session"
+            };
+            vec![
+                text(crate::session::show_column(&name)),
+                text(value),
+                null(),
+                text(""),
+                text(""),
+                null(),
+                text("user"),
+                text("string"),
+                text(source),
+                null(),
+                null(),
+                null(),
+                text(default.clone()),
+                text(default),
+                null(),
+                null(),
+                boolean(false),
+            ]
+        })
+        .collect();
+    batch(columns, rows)
 }
 
 /// The collation of a column of type `ty`: "default" (100) for text types.
