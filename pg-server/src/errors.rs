@@ -364,6 +364,83 @@ fn postgres_wording(m: &str) -> Option<String> {
     None
 }
 
+/// An unknown column's or relation's error (42703, 42P01) without a position gets the
+/// position of the first place `sql` names it, as PostgreSQL points at it under the query's
+/// line.
+pub fn locate(e: PgWireError, sql: &str) -> PgWireError {
+    let PgWireError::UserError(mut info) = e else {
+        return e;
+    };
+    if info.position.is_none()
+        && (info.code == "42703" || info.code == "42P01")
+        && let Some(position) = named_at(&info.message, sql)
+    {
+        info.position = Some(position.to_string());
+    }
+    PgWireError::UserError(info)
+}
+
+/// Where (in characters from 1) `sql` first names the object `message` is about: `column
+/// "c"`, `column t.c`, `relation "t"`. Text in quotes is skipped; bare words compare folded
+/// to lower case, quoted identifiers exactly.
+fn named_at(message: &str, sql: &str) -> Option<usize> {
+    let rest = message
+        .strip_prefix("column ")
+        .or_else(|| message.strip_prefix("relation "))?;
+    let name = rest.strip_suffix(" does not exist")?;
+    // `column "c" of relation "t"` (an UPDATE's SET, an INSERT's column list).
+    let name = name.split_once(" of relation ").map_or(name, |(c, _)| c);
+    // `t.c` (a qualified column) or `"c"`: the words to find, in order.
+    let words: Vec<String> = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+        Some(quoted) => vec![quoted.to_string()],
+        None => name.split('.').map(str::to_string).collect(),
+    };
+    let chars: Vec<char> = sql.chars().collect();
+    // Each identifier of the text: where it starts, and its name.
+    let mut idents: Vec<(usize, String)> = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' {
+            i += 1;
+            while i < chars.len() && chars[i] != '\'' {
+                i += 1;
+            }
+            i += 1;
+        } else if c == '"' {
+            let start = i;
+            let mut word = String::new();
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                word.push(chars[i]);
+                i += 1;
+            }
+            i += 1;
+            idents.push((start, word));
+        } else if c.is_alphabetic() || c == '_' {
+            let start = i;
+            let mut word = String::new();
+            while i < chars.len()
+                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$')
+            {
+                word.extend(chars[i].to_lowercase());
+                i += 1;
+            }
+            idents.push((start, word));
+        } else if c == '-' && chars.get(i + 1) == Some(&'-') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    idents
+        .windows(words.len())
+        .find(|w| w.iter().zip(&words).all(|((_, a), b)| a == b))
+        .map(|w| w[0].0 + 1)
+}
+
 pub fn to_pg_error(e: &Error) -> PgWireError {
     let (e, position) = match e {
         Error::At { position, source } => (source.as_ref(), Some(*position)),
@@ -514,6 +591,32 @@ mod tests {
     fn common_datafusion_messages_get_their_codes() {
         assert_eq!(message_state("Arrow error: Divide by zero error"), "22012");
         assert_eq!(message_state("Schema error: No field named nope."), "42703");
+        let at = |m: &str, sql: &str| named_at(m, sql);
+        assert_eq!(
+            at(
+                "column \"nope\" does not exist",
+                "select 'nope', nope from t"
+            ),
+            Some(16)
+        );
+        assert_eq!(
+            at("column t.nope does not exist", "select nope, t.nope from t"),
+            Some(14)
+        );
+        assert_eq!(
+            at(
+                "relation \"Big\" does not exist",
+                "select * from big, \"Big\""
+            ),
+            Some(20)
+        );
+        assert_eq!(
+            at(
+                "column \"x\" of relation \"t\" does not exist",
+                "-- x\nupdate t set x = 1"
+            ),
+            Some(19)
+        );
         assert_eq!(
             message_state("Cannot cast string 'abc' to value of Int32 type"),
             "22P02"

@@ -417,7 +417,7 @@ impl SimpleQueryHandler for Handler {
                 return crate::copy::start_copy_in(client, self, target, false).await;
             }
             Ok(None) => Ok(()),
-            Err(e) => Err(e),
+            Err(e) => Err(crate::errors::locate(e, &query.query)),
         };
         let session = self.conn.session.lock().await;
         if result.is_ok() {
@@ -1003,7 +1003,10 @@ impl ExtendedQueryHandler for Handler {
         if name != DEFAULT_NAME {
             self.prepared().insert(name.clone());
         }
-        match StoredStatement::parse(client, &message, self.query_parser()).await? {
+        let parsed = StoredStatement::parse(client, &message, self.query_parser())
+            .await
+            .map_err(|e| crate::errors::locate(e, &message.query))?;
+        match parsed {
             Some(stmt) => client.portal_store().put_statement(Arc::new(stmt)),
             None => client.portal_store().put_empty_statement(&name),
         }
