@@ -12,6 +12,7 @@ mod conditions;
 pub mod convert;
 pub mod copy;
 pub mod cursor;
+mod datetime_input;
 pub mod ddl;
 pub mod dml;
 pub mod error;

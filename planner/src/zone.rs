@@ -72,22 +72,59 @@ impl Zone {
     }
 }
 
-/// Text constants cast to a timestamp in PostgreSQL's spellings Arrow's parser lacks
-/// (`2024-07-01 19:00`, without seconds); the cast itself then reads them in the zone of
-/// its target type, the session's.
+/// Text constants cast to a date or timestamp in PostgreSQL's spellings Arrow's parser
+/// lacks (`2024-07-01 19:00` without seconds, `Jan 5 2024`, `today`; see
+/// `datetime_input`); the cast itself then reads them in the zone of its target type, the
+/// session's.
 pub fn rewrite_timestamp_text(expr: Expr) -> Result<Transformed<Expr>> {
     let (inner, target) = match &expr {
         Expr::Cast(c) => (c.expr.as_ref(), c.field.data_type()),
         Expr::TryCast(TryCast { expr, field }) => (expr.as_ref(), field.data_type()),
         _ => return Ok(Transformed::no(expr)),
     };
-    let (Expr::Literal(ScalarValue::Utf8(Some(text)), meta), DataType::Timestamp(..)) =
-        (inner, target)
+    let (
+        Expr::Literal(ScalarValue::Utf8(Some(text)), meta),
+        DataType::Timestamp(..) | DataType::Date32,
+    ) = (inner, target)
     else {
         return Ok(Transformed::no(expr));
     };
-    let Some(text) = with_seconds(text) else {
-        return Ok(Transformed::no(expr));
+    if let Some(special) = crate::datetime_input::special(text) {
+        use crate::datetime_input::Special;
+        let value = match special {
+            // The date as text, read in the target's zone: midnight there.
+            Special::Today(days) => {
+                let date = datafusion::functions::datetime::current_date().call(vec![]);
+                let date = match days {
+                    0 => date,
+                    n => date + datafusion::logical_expr::lit(ScalarValue::new_interval_dt(n, 0)),
+                };
+                datafusion::logical_expr::cast(date, DataType::Utf8)
+            }
+            // The instant; the cast shows it in the target's zone.
+            Special::Now => {
+                datafusion::functions::datetime::now(&datafusion::config::ConfigOptions::default())
+                    .call(vec![])
+            }
+        };
+        return Ok(Transformed::yes(match expr {
+            Expr::Cast(mut c) => {
+                c.expr = Box::new(value);
+                Expr::Cast(c)
+            }
+            Expr::TryCast(mut c) => {
+                c.expr = Box::new(value);
+                Expr::TryCast(c)
+            }
+            other => other,
+        }));
+    }
+    let text = match crate::datetime_input::iso_text(text) {
+        Some(iso) => iso,
+        None => match (with_seconds(text), target) {
+            (Some(text), DataType::Timestamp(..)) => text,
+            _ => return Ok(Transformed::no(expr)),
+        },
     };
     let literal = Expr::Literal(ScalarValue::Utf8(Some(text)), meta.clone());
     Ok(Transformed::yes(match expr {
