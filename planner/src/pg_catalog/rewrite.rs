@@ -405,19 +405,41 @@ struct Normalizer {
 }
 
 /// `EXISTS (SELECT … FROM … WHERE …)` in a select list (DataFusion plans EXISTS only in
-/// conditions) as `(SELECT count(*) > 0 FROM … WHERE …)`.
+/// conditions) as `(SELECT count(*) > 0 FROM … WHERE …)`; any other query (no FROM, GROUP
+/// BY, LIMIT, a set operation) as `(SELECT count(*) > 0 FROM (query) AS e)`.
 fn exists_as_count(q: &ast::Query, negated: bool) -> Option<Expr> {
     let mut q = q.clone();
+    let simple = match q.body.as_ref() {
+        SetExpr::Select(select) => {
+            matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
+                && select.having.is_none()
+                && q.limit_clause.is_none()
+                && !select.from.is_empty()
+        }
+        _ => false,
+    };
+    if !simple {
+        let derived = ast::TableWithJoins {
+            relation: TableFactor::Derived {
+                lateral: false,
+                subquery: Box::new(q.clone()),
+                alias: Some(ast::TableAlias {
+                    explicit: true,
+                    name: Ident::new("__partita_exists"),
+                    columns: vec![],
+                    at: None,
+                }),
+                sample: None,
+            },
+            joins: vec![],
+        };
+        let mut outer = crate::dml::select_query(vec![], vec![derived], None);
+        outer.with = None;
+        q = outer;
+    }
     let SetExpr::Select(select) = q.body.as_mut() else {
         return None;
     };
-    if !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
-        || select.having.is_some()
-        || q.limit_clause.is_some()
-        || select.from.is_empty()
-    {
-        return None;
-    }
     let count = call("count", vec![Expr::value(Value::Number("1".into(), false))]);
     let test = Expr::BinaryOp {
         left: Box::new(count),
@@ -450,6 +472,14 @@ impl VisitorMut for Normalizer {
             }
         }
         for item in &mut select.projection {
+            // The column keeps the name PostgreSQL gives it.
+            // (`NOT EXISTS` is an operator's: `?column?`.)
+            if let ast::SelectItem::UnnamedExpr(e @ Expr::Exists { negated: false, .. }) = item {
+                *item = ast::SelectItem::ExprWithAlias {
+                    expr: e.clone(),
+                    alias: Ident::new("exists"),
+                };
+            }
             let _ = item.visit(&mut Exists);
         }
         ControlFlow::Continue(())
