@@ -45,6 +45,8 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::ForeignKeyTypes { .. } => "42804",
         Error::InvalidForeignKey(_) => "42830",
         Error::TooComplex(_) => "54001",
+        Error::DuplicatePrepared(_) => "42P05",
+        Error::UnknownPrepared(_) => "26000",
         Error::TruncateReferenced { .. } => "0A000",
         Error::UndefinedColumn(_) => "42703",
         Error::UnknownSetting(_) => "42704",

@@ -383,7 +383,7 @@ impl SimpleQueryHandler for Handler {
                         "COPY FROM STDIN followed by other statements in one query".into(),
                     )));
                 }
-                if let Some(tag) = self.deallocate(client, &stmt) {
+                if let Some(tag) = self.deallocate(client, &mut session, &stmt) {
                     client
                         .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
                             tag?,
@@ -449,9 +449,15 @@ impl Handler {
         self.conn.prepared.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// DEALLOCATE [PREPARE] name | ALL: prepared statements live in the connection's
-    /// portal store, not in the session. `None` for any other statement.
-    fn deallocate<C>(&self, client: &mut C, stmt: &Statement) -> Option<PgWireResult<String>>
+    /// DEALLOCATE [PREPARE] name | ALL: the protocol's prepared statements live in the
+    /// connection's portal store, SQL PREPARE's in the session. `None` for any other
+    /// statement.
+    fn deallocate<C>(
+        &self,
+        client: &mut C,
+        session: &mut Session,
+        stmt: &Statement,
+    ) -> Option<PgWireResult<String>>
     where
         C: ClientPortalStore,
         C::PortalStore: PortalStore,
@@ -461,12 +467,16 @@ impl Handler {
         };
         let mut prepared = self.prepared();
         if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
+            session.deallocate_all_sql();
             for n in prepared.drain() {
                 client.portal_store().rm_statement(&n);
             }
             return Some(Ok("DEALLOCATE ALL".into()));
         }
         let n = sql::ddl::normalize_ident(name);
+        if session.deallocate_sql(&n) {
+            return Some(Ok("DEALLOCATE".into()));
+        }
         if !prepared.remove(&n) {
             return Some(Err(PgWireError::UserError(Box::new(ErrorInfo::new(
                 "ERROR".into(),
@@ -1393,7 +1403,11 @@ impl Handler {
         let state = portal.state();
         let mut state = state.lock().await;
         if matches!(*state, PortalExecutionState::Initial) {
-            if let Some(tag) = self.deallocate(client, &portal.statement.statement.stmt) {
+            let deallocated = {
+                let mut session = self.conn.session.lock().await;
+                self.deallocate(client, &mut session, &portal.statement.statement.stmt)
+            };
+            if let Some(tag) = deallocated {
                 client
                     .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
                         tag?,

@@ -126,6 +126,14 @@ pub enum Error {
     #[error("cannot truncate a table referenced in a foreign key constraint")]
     TruncateReferenced { table: String, child: String },
 
+    /// PREPARE of a name already prepared (42P05).
+    #[error("prepared statement \"{0}\" already exists")]
+    DuplicatePrepared(String),
+
+    /// EXECUTE or DEALLOCATE of a name not prepared (26000).
+    #[error("prepared statement \"{0}\" does not exist")]
+    UnknownPrepared(String),
+
     /// Work past a limit of Partita's (referential actions that do not settle): 54001.
     #[error("{0}")]
     TooComplex(String),

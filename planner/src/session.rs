@@ -170,6 +170,8 @@ pub struct Session {
     pub(crate) guard_scans: bool,
     /// Logical plans of prepared queries, by statement text.
     kept_plans: std::collections::HashMap<String, KeptPlan>,
+    /// Statements `PREPARE name (types) AS …` made, by name, with their parameters' types.
+    sql_prepared: std::collections::HashMap<String, (Statement, Vec<Option<SqlType>>)>,
     /// Simple-protocol SELECTs by their parameterized text (see `autoparam`).
     pub(crate) simple_points: std::collections::HashMap<String, Arc<crate::fastpath::SimplePoint>>,
     zone: Zone,
@@ -681,6 +683,7 @@ impl Session {
             interrupt,
             guard_scans: true,
             kept_plans: Default::default(),
+            sql_prepared: Default::default(),
             simple_points: Default::default(),
             zone: Zone::utc(),
             reported: Vec::new(),
@@ -1025,6 +1028,23 @@ impl Session {
                 ..
             } => self.run_write(stmt).await,
             Statement::Copy { .. } => Box::pin(crate::copy::copy(self, &stmt)).await,
+            Statement::Prepare {
+                name,
+                data_types,
+                statement,
+            } => self.prepare_sql(&name, &data_types, *statement),
+            Statement::Execute {
+                name: Some(name),
+                parameters,
+                immediate: false,
+                into,
+                using,
+                output: false,
+                default: false,
+                ..
+            } if into.is_empty() && using.is_empty() => {
+                Box::pin(self.execute_sql(&name, &parameters)).await
+            }
             Statement::Savepoint { name } => self.savepoint(&name),
             Statement::ReleaseSavepoint { name } => self.release_savepoint(&name),
             Statement::Rollback {
@@ -1503,6 +1523,88 @@ impl Session {
             .as_ref()
             .map(|t| Arc::clone(&t.txn))
             .ok_or_else(|| Error::Internal("write outside a transaction".into()))
+    }
+
+    /// `PREPARE name [(types)] AS statement`: kept for EXECUTE in this session.
+    fn prepare_sql(
+        &mut self,
+        name: &ast::Ident,
+        types: &[ast::DataType],
+        stmt: Statement,
+    ) -> Result<Output> {
+        let name = sql::ddl::normalize_ident(name);
+        if self.sql_prepared.contains_key(&name) {
+            return Err(Error::DuplicatePrepared(name));
+        }
+        let types = types
+            .iter()
+            .map(|t| SqlType::from_ast(t).map(Some))
+            .collect::<sql::Result<Vec<_>>>()?;
+        self.sql_prepared.insert(name, (stmt, types));
+        Ok(Output::Command("PREPARE".into()))
+    }
+
+    /// `EXECUTE name [(arguments)]`: the prepared statement with the arguments' values (any
+    /// expressions, evaluated first) for its parameters.
+    async fn execute_sql(&mut self, name: &ast::ObjectName, arguments: &[Expr]) -> Result<Output> {
+        let name = sql::ddl::table_name(name)?;
+        let Some((stmt, types)) = self.sql_prepared.get(&name).cloned() else {
+            return Err(Error::UnknownPrepared(name));
+        };
+        let expected = types.len().max(placeholder_count(&stmt));
+        if arguments.len() != expected {
+            return Err(Error::InvalidStatement(format!(
+                "wrong number of parameters for prepared statement \"{name}\""
+            )));
+        }
+        let mut params = Vec::with_capacity(arguments.len());
+        if !arguments.is_empty() {
+            // The arguments' values as text, each then read as its parameter's type.
+            let projection = arguments
+                .iter()
+                .enumerate()
+                .map(|(i, e)| ast::SelectItem::ExprWithAlias {
+                    expr: Expr::Cast {
+                        kind: ast::CastKind::DoubleColon,
+                        expr: Box::new(e.clone()),
+                        data_type: ast::DataType::Text,
+                        array: false,
+                        format: None,
+                    },
+                    alias: ast::Ident::new(format!("a{i}")),
+                })
+                .collect();
+            let query = crate::dml::select_query(projection, vec![], None);
+            let batches = self.collect_query(query, false).await?;
+            let batch = batches
+                .iter()
+                .find(|b| b.num_rows() > 0)
+                .ok_or_else(|| Error::Internal("EXECUTE arguments gave no row".into()))?;
+            for (i, column) in batch.columns().iter().enumerate() {
+                let column = datafusion::arrow::compute::cast(
+                    column,
+                    &datafusion::arrow::datatypes::DataType::Utf8,
+                )
+                .map_err(|e| Error::DataFusion(e.into()))?;
+                let text = datafusion::arrow::array::AsArray::as_string::<i32>(&column);
+                params.push(Param {
+                    value: (!datafusion::arrow::array::Array::is_null(text, 0))
+                        .then(|| text.value(0).to_string()),
+                    ty: types.get(i).copied().flatten(),
+                });
+            }
+        }
+        self.execute_inner(stmt, &params).await
+    }
+
+    /// `DEALLOCATE name`: forgets a statement PREPARE made; false when there is none.
+    pub fn deallocate_sql(&mut self, name: &str) -> bool {
+        self.sql_prepared.remove(name).is_some()
+    }
+
+    /// `DEALLOCATE ALL`.
+    pub fn deallocate_all_sql(&mut self) {
+        self.sql_prepared.clear();
     }
 
     pub(crate) fn notice(&mut self, text: String) {

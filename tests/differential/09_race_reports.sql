@@ -88,3 +88,6 @@ SELECT generate_series('2024-03-09'::date, '2024-03-10'::date, interval '12 hour
 SELECT * FROM generate_series('2024-01-01'::timestamp, '2024-01-02', '12 hours') g;
 SELECT generate_series('2024-01-01', '2024-01-02'::timestamptz, '1 day');
 SELECT ~5, ~(-1), ~0::bigint, 5 & ~1;
+-- Date constants in PostgreSQL's other spellings, and EXISTS in a select list.
+SELECT 'today'::date = current_date, 'tomorrow'::date - 'yesterday'::date, 'epoch'::date, date 'Jan 5 2024', 'January 5, 2024 10:30 PM'::timestamp, '5 Jan 2024'::date, '1/5/24'::date, '20240105'::date;
+SELECT exists(SELECT 1), NOT exists(SELECT 1 WHERE false), exists(SELECT 1 UNION SELECT 2) AS e;
