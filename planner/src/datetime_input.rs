@@ -31,9 +31,42 @@ pub fn special(text: &str) -> Option<Special> {
 }
 
 const MONTHS: [&str; 12] = [
-    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
 ];
-const WEEKDAYS: [&str; 7] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+const WEEKDAYS: [&str; 7] = [
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
+/// Whether `word` is `name` or an abbreviation PostgreSQL reads (its first three letters,
+/// and `sept`, `tues`, `wednes`, `thur`, `thurs`).
+fn named(word: &str, name: &str) -> bool {
+    word == name
+        || word == &name[..3]
+        || matches!(
+            (word, name),
+            ("sept", "september")
+                | ("tues", "tuesday")
+                | ("wednes", "wednesday")
+                | ("thur" | "thurs", "thursday")
+        )
+}
 
 /// `text` rewritten in ISO 8601 (`2024-01-05[ 22:00:00[+02]]`), `None` when it already is
 /// ISO or is not a form this reads (the cast then reports it).
@@ -65,7 +98,10 @@ pub fn iso_text(text: &str) -> Option<String> {
         let lower = word.to_ascii_lowercase();
         if time.is_none() && word.contains(':') {
             // A time, perhaps with a zone offset glued on (`10:00+02`).
-            let end = word[1..].find(['+', '-']).map_or(word.len(), |i| i + 1);
+            let first = word.chars().next().map_or(0, char::len_utf8);
+            let end = word[first..]
+                .find(['+', '-'])
+                .map_or(word.len(), |i| i + first);
             time = Some(word[..end].to_string());
             zone = word[end..].to_string();
         } else if lower == "am" || lower == "pm" {
@@ -74,10 +110,10 @@ pub fn iso_text(text: &str) -> Option<String> {
         {
             zone = word.to_string();
         } else if lower.chars().all(|c| c.is_ascii_alphabetic()) {
-            if WEEKDAYS.iter().any(|d| lower.starts_with(d)) {
+            if WEEKDAYS.iter().any(|d| named(&lower, d)) {
                 continue;
             }
-            let month = MONTHS.iter().position(|m| lower.starts_with(m))?;
+            let month = MONTHS.iter().position(|m| named(&lower, m))?;
             date.push(Part::Month(month as u32 + 1));
         } else {
             for piece in word.split(['-', '/', '.']) {
@@ -99,6 +135,7 @@ pub fn iso_text(text: &str) -> Option<String> {
         let minute: u32 = fields.next()?.parse().ok()?;
         let second = fields.next().unwrap_or("00");
         match pm {
+            Some(_) if hour == 0 || hour > 12 => return None,
             Some(true) if hour < 12 => hour += 12,
             Some(false) if hour == 12 => hour = 0,
             _ => {}
@@ -191,6 +228,10 @@ mod tests {
         );
         assert_eq!(iso("Foo 5 2024"), None);
         assert_eq!(iso("13/45/2024"), None);
+        assert_eq!(iso("Monkey Jan 5 2024"), None);
+        assert_eq!(iso("Jan 5 2024 13:00 PM"), None);
+        assert_eq!(iso("«10:00» Jan 5 2024"), None);
+        assert_eq!(iso("Sept 5 2024").as_deref(), Some("2024-09-05"));
         assert_eq!(special("Today"), Some(Special::Today(0)));
         assert_eq!(special("now"), Some(Special::Now));
     }

@@ -27,7 +27,7 @@ impl AnalyzerRule for PostgresSemantics {
             .clone()
             .unwrap_or_else(|| "UTC".into());
         rewrite_expressions(plan, |e, schema| {
-            crate::zone::rewrite_timestamp_text(e)?
+            crate::zone::rewrite_timestamp_text(e, config)?
                 .transform_data(|e| crate::functions::local_time_casts(e, schema, &zone))?
                 .transform_data(|e| crate::numeric::rewrite_arithmetic(e, schema))?
                 .transform_data(|e| crate::functions::rounding_scale(e, schema))?

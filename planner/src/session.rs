@@ -1533,6 +1533,19 @@ impl Session {
         stmt: Statement,
     ) -> Result<Output> {
         let name = sql::ddl::normalize_ident(name);
+        // PostgreSQL's grammar takes a query or a row-writing statement here.
+        if !matches!(
+            stmt,
+            Statement::Query(_)
+                | Statement::Insert(_)
+                | Statement::Update(_)
+                | Statement::Delete(_)
+        ) {
+            return Err(Error::Syntax(format!(
+                "PREPARE takes SELECT, VALUES, INSERT, UPDATE or DELETE, not {}",
+                first_words(&stmt.to_string())
+            )));
+        }
         if self.sql_prepared.contains_key(&name) {
             return Err(Error::DuplicatePrepared(name));
         }
@@ -2252,6 +2265,28 @@ impl Session {
     /// Describes a statement without running it: parameter types from context and the
     /// result columns.
     pub async fn describe(&self, stmt: &Statement) -> Result<Description> {
+        // EXECUTE answers as the statement it runs, and takes no parameters of its own; a
+        // PREPARE neither takes any nor returns rows.
+        if let Statement::Execute {
+            name: Some(name), ..
+        } = stmt
+            && let Ok(name) = sql::ddl::table_name(name)
+            && let Some((inner, _)) = self.sql_prepared.get(&name)
+        {
+            let inner = Box::pin(self.describe(inner)).await?;
+            return Ok(Description {
+                params: vec![],
+                declared: vec![],
+                schema: inner.schema,
+            });
+        }
+        if matches!(stmt, Statement::Prepare { .. }) {
+            return Ok(Description {
+                params: vec![],
+                declared: vec![],
+                schema: None,
+            });
+        }
         let n = placeholder_count(stmt);
         let mut params: Vec<Option<datafusion::arrow::datatypes::DataType>> = vec![None; n];
         let mut declared_types: Vec<Option<sql::SqlType>> = vec![None; n];

@@ -76,7 +76,10 @@ impl Zone {
 /// lacks (`2024-07-01 19:00` without seconds, `Jan 5 2024`, `today`; see
 /// `datetime_input`); the cast itself then reads them in the zone of its target type, the
 /// session's.
-pub fn rewrite_timestamp_text(expr: Expr) -> Result<Transformed<Expr>> {
+pub fn rewrite_timestamp_text(
+    expr: Expr,
+    config: &datafusion::config::ConfigOptions,
+) -> Result<Transformed<Expr>> {
     let (inner, target) = match &expr {
         Expr::Cast(c) => (c.expr.as_ref(), c.field.data_type()),
         Expr::TryCast(TryCast { expr, field }) => (expr.as_ref(), field.data_type()),
@@ -101,23 +104,10 @@ pub fn rewrite_timestamp_text(expr: Expr) -> Result<Transformed<Expr>> {
                 };
                 datafusion::logical_expr::cast(date, DataType::Utf8)
             }
-            // The instant; the cast shows it in the target's zone.
-            Special::Now => {
-                datafusion::functions::datetime::now(&datafusion::config::ConfigOptions::default())
-                    .call(vec![])
-            }
+            // The instant, in the session's zone as `now()` is.
+            Special::Now => datafusion::functions::datetime::now(config).call(vec![]),
         };
-        return Ok(Transformed::yes(match expr {
-            Expr::Cast(mut c) => {
-                c.expr = Box::new(value);
-                Expr::Cast(c)
-            }
-            Expr::TryCast(mut c) => {
-                c.expr = Box::new(value);
-                Expr::TryCast(c)
-            }
-            other => other,
-        }));
+        return Ok(Transformed::yes(with_operand(expr, value)));
     }
     let text = match crate::datetime_input::iso_text(text) {
         Some(iso) => iso,
@@ -127,17 +117,22 @@ pub fn rewrite_timestamp_text(expr: Expr) -> Result<Transformed<Expr>> {
         },
     };
     let literal = Expr::Literal(ScalarValue::Utf8(Some(text)), meta.clone());
-    Ok(Transformed::yes(match expr {
+    Ok(Transformed::yes(with_operand(expr, literal)))
+}
+
+/// A cast (or TRY_CAST) of `operand` instead of what it cast.
+fn with_operand(cast: Expr, operand: Expr) -> Expr {
+    match cast {
         Expr::Cast(mut c) => {
-            c.expr = Box::new(literal);
+            c.expr = Box::new(operand);
             Expr::Cast(c)
         }
         Expr::TryCast(mut c) => {
-            c.expr = Box::new(literal);
+            c.expr = Box::new(operand);
             Expr::TryCast(c)
         }
         other => other,
-    }))
+    }
 }
 
 /// `2024-07-01 19:00[+02]` → `2024-07-01 19:00:00[+02]`; `None` when nothing is missing.

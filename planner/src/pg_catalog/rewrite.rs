@@ -414,7 +414,10 @@ fn exists_as_count(q: &ast::Query, negated: bool) -> Option<Expr> {
             matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
                 && select.having.is_none()
                 && q.limit_clause.is_none()
+                && q.fetch.is_none()
                 && !select.from.is_empty()
+                // An aggregate gives a row even over no rows.
+                && !aggregates(select)
         }
         _ => false,
     };
@@ -459,11 +462,24 @@ impl VisitorMut for Normalizer {
     type Break = ();
 
     fn post_visit_select(&mut self, select: &mut ast::Select) -> ControlFlow<()> {
-        struct Exists;
+        /// Rewrites the EXISTS of the select list itself, not those of subqueries in it
+        /// (their selects are visited on their own, where DataFusion may decorrelate them).
+        struct Exists {
+            depth: usize,
+        }
         impl VisitorMut for Exists {
             type Break = ();
+            fn pre_visit_query(&mut self, _q: &mut ast::Query) -> ControlFlow<()> {
+                self.depth += 1;
+                ControlFlow::Continue(())
+            }
+            fn post_visit_query(&mut self, _q: &mut ast::Query) -> ControlFlow<()> {
+                self.depth -= 1;
+                ControlFlow::Continue(())
+            }
             fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-                if let Expr::Exists { subquery, negated } = e
+                if self.depth == 0
+                    && let Expr::Exists { subquery, negated } = e
                     && let Some(count) = exists_as_count(subquery, *negated)
                 {
                     *e = count;
@@ -480,7 +496,7 @@ impl VisitorMut for Normalizer {
                     alias: Ident::new("exists"),
                 };
             }
-            let _ = item.visit(&mut Exists);
+            let _ = item.visit(&mut Exists { depth: 0 });
         }
         ControlFlow::Continue(())
     }
