@@ -417,12 +417,7 @@ fn check_not_null(def: &TableDef, values: &[Value]) -> Result<()> {
 }
 
 fn duplicate_key(def: &TableDef, values: &[Value]) -> Error {
-    let key_cols: Vec<usize> = def
-        .partition_key
-        .iter()
-        .copied()
-        .chain(def.row_key.iter().map(|p| p.column))
-        .collect();
+    let key_cols = def.key_columns();
     let names: Vec<&str> = key_cols
         .iter()
         .map(|&i| def.columns[i].name.as_str())

@@ -66,7 +66,7 @@ pub(crate) fn resolve(
                 parent.name
             )));
         }
-        key_columns(parent)
+        parent.key_columns()
     } else {
         spec.referenced
             .iter()
@@ -162,21 +162,12 @@ fn referenced_table(
     }
 }
 
-/// A table's primary key columns, partition key first.
-fn key_columns(def: &TableDef) -> Vec<usize> {
-    def.partition_key
-        .iter()
-        .copied()
-        .chain(def.row_key.iter().map(|p| p.column))
-        .collect()
-}
-
 /// What has exactly `columns` among the primary key (`Some(None)`) and the unique indexes
 /// (`Some(Some(name))`, the first made), as PostgreSQL picks the index a foreign key
 /// depends on.
 fn matching_index(def: &TableDef, columns: &HashSet<usize>) -> Option<Option<String>> {
     let same = |cols: &mut dyn Iterator<Item = usize>| cols.collect::<HashSet<_>>() == *columns;
-    if !def.has_row_id() && same(&mut key_columns(def).into_iter()) {
+    if !def.has_row_id() && same(&mut def.key_columns().into_iter()) {
         return Some(None);
     }
     def.indexes
@@ -454,11 +445,10 @@ impl Pending {
         if !def.has_foreign_keys() {
             return;
         }
-        let differ = |cols: &[usize], a: &[Value], b: &[Value]| cols.iter().any(|&c| a[c] != b[c]);
         let referencing = new.is_some_and(|n| {
             def.foreign_keys.iter().any(|fk| match old {
                 None => true,
-                Some(o) => differ(&fk.columns, o, n),
+                Some(o) => differ(fk.columns.iter().copied(), o, n),
             })
         });
         // Referenced columns are the key's or a unique index's: a change elsewhere leaves
@@ -467,11 +457,12 @@ impl Pending {
             && old.is_some_and(|o| match new {
                 None => true,
                 Some(n) => {
-                    differ(&key_columns(def), o, n)
-                        || def.indexes.iter().any(|i| {
-                            let columns: Vec<usize> = i.columns.iter().map(|p| p.column).collect();
-                            i.unique && differ(&columns, o, n)
-                        })
+                    let key = def.partition_key.iter().copied();
+                    differ(key.chain(def.row_key.iter().map(|p| p.column)), o, n)
+                        || def
+                            .indexes
+                            .iter()
+                            .any(|i| i.unique && differ(i.columns.iter().map(|p| p.column), o, n))
                 }
             });
         if referencing || referenced {
@@ -709,6 +700,12 @@ async fn act(
         out.record(Some(&old), Some(&new));
     }
     Ok(())
+}
+
+/// Whether rows `a` and `b` differ in any of `columns` (without allocating: this runs for
+/// every row written to a referenced table).
+fn differ(mut columns: impl Iterator<Item = usize>, a: &[Value], b: &[Value]) -> bool {
+    columns.any(|c| a[c] != b[c])
 }
 
 /// The referencing values of a row of `def` under `fk`, `None` when the row references

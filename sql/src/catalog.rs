@@ -242,6 +242,16 @@ impl TableDef {
     }
 
     /// Whether the table has the hidden row id as its key.
+    /// The primary key's columns, partition key first (the hidden row id when none was
+    /// declared).
+    pub fn key_columns(&self) -> Vec<usize> {
+        self.partition_key
+            .iter()
+            .copied()
+            .chain(self.row_key.iter().map(|p| p.column))
+            .collect()
+    }
+
     /// Whether foreign keys tie the table's rows to others' (its own or others' keys).
     pub fn has_foreign_keys(&self) -> bool {
         !self.foreign_keys.is_empty() || !self.referenced_by.is_empty()

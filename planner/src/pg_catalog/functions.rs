@@ -4,7 +4,7 @@
 
 use super::tables::{
     Relation, Snapshot, builtin_type, builtin_type_oid, catalog_table_oid, index_definition,
-    namespace_named, plain_view_definition, plain_view_oid, primary_key_columns, view_definition,
+    namespace_named, plain_view_definition, plain_view_oid, view_definition,
 };
 use super::*;
 use crate::schema::StatementScope;
@@ -473,7 +473,8 @@ pub fn register(
                     .iter()
                     .find(|t| i64::from(primary_key_constraint_oid(t.keyspace)) == o)
                     .map(|t| {
-                        let names: Vec<&str> = primary_key_columns(t)
+                        let names: Vec<&str> = t
+                            .key_columns()
                             .iter()
                             .map(|&c| t.columns[c].name.as_str())
                             .collect();

@@ -50,7 +50,7 @@ impl Relation {
             Relation::Table(t) => (0..t.columns.len())
                 .filter(|&i| !t.columns[i].hidden)
                 .collect(),
-            Relation::PrimaryKey(t) => primary_key_columns(t),
+            Relation::PrimaryKey(t) => t.key_columns(),
             Relation::Index(t, i) => {
                 let index = &t.indexes[*i];
                 index
@@ -74,15 +74,6 @@ impl Relation {
 /// Whether the table has a declared primary key (not the hidden row id).
 pub fn has_primary_key(t: &TableDef) -> bool {
     !t.has_row_id()
-}
-
-/// The primary key's columns: partition key, then row key.
-pub fn primary_key_columns(t: &TableDef) -> Vec<usize> {
-    t.partition_key
-        .iter()
-        .copied()
-        .chain(t.row_key.iter().map(|p| p.column))
-        .collect()
 }
 
 /// The attnum of base column `column` of `t` (hidden columns are not counted).
@@ -865,7 +856,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                     {
                         Relation::Table(_) => return None,
                         Relation::PrimaryKey(t) => (
-                            primary_key_columns(t),
+                            t.key_columns(),
                             true,
                             true,
                             t.partition_key
@@ -949,7 +940,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                         "p",
                         relation_oid(t.keyspace),
                         primary_key_oid(t.keyspace),
-                        i16_array(primary_key_columns(t).iter().map(|&c| attnum(t, c))),
+                        i16_array(t.key_columns().iter().map(|&c| attnum(t, c))),
                         null(),
                     )
                 })
@@ -1775,7 +1766,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                     // Each constraint's columns, with their places in the referenced
                     // constraint's for a foreign key.
                     let primary = has_primary_key(t).then(|| {
-                        let columns = primary_key_columns(t);
+                        let columns = t.key_columns();
                         (format!("{}_pkey", t.name), columns, None)
                     });
                     let unique = t.indexes.iter().filter(|i| i.constraint).map(|i| {
@@ -2101,7 +2092,7 @@ fn class_row(
 /// index), in their order there.
 fn referenced_index_columns(parent: &TableDef, fk: &sql::catalog::ForeignKeyDef) -> Vec<usize> {
     match &fk.index {
-        None => primary_key_columns(parent),
+        None => parent.key_columns(),
         Some(name) => parent
             .indexes
             .iter()
