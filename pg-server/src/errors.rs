@@ -39,7 +39,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::SerializationFailure => "40001",
         Error::Unsupported(_) => "0A000",
         Error::AmbiguousColumn(_) => "42702",
-        Error::WrongObjectType(_) => "42809",
+        Error::WrongObjectType(_) | Error::WrongObjectKind { .. } => "42809",
         Error::DependentObjects { .. } => "2BP01",
         Error::ForeignKeyViolation { .. } => "23503",
         Error::ForeignKeyTypes { .. } => "42804",
@@ -62,6 +62,8 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::UndefinedObject(_) => "42704",
         Error::InvalidRecursion(_) => "42P17",
         Error::UnknownView(_) => "42P01",
+        Error::UnknownSequence(_) => "42P01",
+        Error::RequiredObject { .. } => "2BP01",
         Error::InvalidStatement(_) => "42601",
         Error::CheckViolation { .. } | Error::CheckViolatedByRow { .. } => "23514",
         Error::Canceled | Error::StatementTimeout => "57014",
@@ -373,8 +375,14 @@ pub fn locate(e: PgWireError, sql: &str) -> PgWireError {
     let PgWireError::UserError(mut info) = e else {
         return e;
     };
+    // ALTER SEQUENCE's unknown sequence has no position in PostgreSQL.
+    let altering_sequence = sql
+        .trim_start()
+        .get(..14)
+        .is_some_and(|w| w.eq_ignore_ascii_case("alter sequence"));
     if info.position.is_none()
         && (info.code == "42703" || info.code == "42P01")
+        && !altering_sequence
         && let Some(position) = named_at(&info.message, sql)
     {
         info.position = Some(position.to_string());
@@ -441,6 +449,12 @@ fn named_at(message: &str, sql: &str) -> Option<usize> {
         .windows(words.len())
         .find(|w| w.iter().zip(&words).all(|((_, a), b)| a == b))
         .map(|w| w[0].0 + 1)
+        .or_else(|| {
+            // A relation named by a string the regclass type reads: `nextval('s')`.
+            let literal = format!("'{}'", words.join("."));
+            let at = sql.find(&literal)?;
+            Some(sql[..at].chars().count() + 1)
+        })
 }
 
 pub fn to_pg_error(e: &Error) -> PgWireError {
@@ -471,6 +485,9 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
             err.hint = Some(format!(
                 "Truncate table \"{child}\" at the same time, or use TRUNCATE ... CASCADE."
             ));
+        }
+        Error::RequiredObject { hint, .. } | Error::WrongObjectKind { hint, .. } => {
+            err.hint = Some(hint.clone())
         }
         Error::DependentObjects { detail, .. } => {
             err.detail = Some(detail.clone());

@@ -31,6 +31,13 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
             let Some(base) = column.owned_sequence(&table) else {
                 continue;
             };
+            // `DEFAULT nextval('t_id_seq')` written out (as pg_dump does) calls the
+            // sequence CREATE SEQUENCE made under that name.
+            if !declares_sequence(create, &column.name)
+                && catalog.sequence_def(&base, &scope.changes).is_some()
+            {
+                continue;
+            }
             let mut name = base.clone();
             let mut n = 0;
             while catalog.sequence_exists(&name, &scope.changes) {
@@ -94,6 +101,23 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
     Ok(WriteResult::command("CREATE TABLE"))
 }
 
+/// Whether `create` declares column `name` serial or identity (it makes a sequence).
+fn declares_sequence(create: &ast::CreateTable, name: &str) -> bool {
+    create.columns.iter().any(|c| {
+        normalize_ident(&c.name) == name
+            && (c.data_type.to_string().to_lowercase().ends_with("serial")
+                || c.options.iter().any(|o| {
+                    matches!(
+                        o.option,
+                        ast::ColumnOption::Generated {
+                            generation_expr: None,
+                            ..
+                        }
+                    )
+                }))
+    })
+}
+
 pub async fn drop_tables(
     session: &mut Session,
     names: &[ObjectName],
@@ -153,6 +177,7 @@ pub async fn drop_tables(
         }
         let listed: Vec<String> = names.iter().filter_map(|n| table_name(n).ok()).collect();
         drop_foreign_keys(session, &txn, &def, cascade, &listed)?;
+        crate::sequences::drop_owned(session, &txn, &name, None)?;
         let catalog = session.db.catalog.clone();
         let scope = std::sync::Arc::clone(&session.scope);
         with_txn(&txn, |t| {
@@ -309,7 +334,18 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                 new_column_name,
             } => {
                 refuse_if_views_read(session, &def, "renaming a column of a table")?;
-                rename_column(&mut def, old_column_name, new_column_name)?
+                rename_column(&mut def, old_column_name, new_column_name)?;
+                let (old, new) = (
+                    normalize_ident(old_column_name),
+                    normalize_ident(new_column_name),
+                );
+                crate::sequences::rename_owner(
+                    session,
+                    &txn,
+                    &def.name,
+                    &def.name,
+                    Some((&old, &new)),
+                )?;
             }
             AlterTableOperation::DropColumn {
                 column_names,
@@ -336,6 +372,7 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                         });
                     }
                     drop_column(session, &txn, &mut def, column, *if_exists, cascade)?;
+                    crate::sequences::drop_owned(session, &txn, &def.name, Some(&name))?;
                 }
             }
             AlterTableOperation::AlterColumn { column_name, op } => {
@@ -504,13 +541,14 @@ async fn add_column(
         identity: None,
         sequence_column: None,
         sequence: None,
+        sequence_options: None,
     };
     let mut checks = Vec::new();
     for opt in &column_def.options {
         match &opt.option {
             ast::ColumnOption::Null => col.nullable = true,
             ast::ColumnOption::NotNull => col.nullable = false,
-            ast::ColumnOption::Default(expr) => col.default = Some(expr.to_string()),
+            ast::ColumnOption::Default(expr) => col.default = Some(sql::ddl::default_text(expr)),
             ast::ColumnOption::Check(check) => {
                 let name = opt.name.as_ref().or(check.name.as_ref());
                 checks.push((name.map(normalize_ident), (*check.expr).clone()));
@@ -769,7 +807,7 @@ fn alter_column(
     }
     match op {
         ast::AlterColumnOperation::SetDefault { value } => {
-            let text = value.to_string();
+            let text = sql::ddl::default_text(value);
             parse_expr(&text)?;
             def.columns[i].default = Some(text);
         }
@@ -866,6 +904,7 @@ fn rename_table(session: &mut Session, def: &TableDef, to: &str) -> Result<Write
     if let Some(e) = sql_error {
         return Err(Error::Sql(e));
     }
+    crate::sequences::rename_owner(session, &txn, &old, to, None)?;
     Ok(WriteResult::command("ALTER TABLE"))
 }
 

@@ -55,6 +55,10 @@ pub enum Error {
     #[error("{0}")]
     WrongObjectType(String),
 
+    /// An object of the wrong kind, with what to do instead (DROP SEQUENCE of a table).
+    #[error("{message}")]
+    WrongObjectKind { message: String, hint: String },
+
     /// DROP of an object other objects depend on, without CASCADE; `detail` names them, a
     /// line each ("view v depends on table t").
     #[error("{message}")]
@@ -96,6 +100,14 @@ pub enum Error {
 
     #[error("view \"{0}\" does not exist")]
     UnknownView(String),
+
+    #[error("sequence \"{0}\" does not exist")]
+    UnknownSequence(String),
+
+    /// DROP of an object another cannot be without (an identity column's sequence), which
+    /// CASCADE does not drop either; `hint` says what to drop instead.
+    #[error("{message}")]
+    RequiredObject { message: String, hint: String },
 
     /// A view that reads itself.
     #[error("{0}")]

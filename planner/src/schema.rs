@@ -55,7 +55,10 @@ impl SchemaProvider for PartitaSchema {
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
         let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
         let Some(def) = self.catalog.table(name, &scope.changes) else {
-            return Ok(None);
+            return match self.catalog.sequence(name, &scope.changes) {
+                Some(sequence) => Ok(Some(sequence_table(&self.catalog, &self.store, &sequence)?)),
+                None => Ok(None),
+            };
         };
         if scope.reader.is_none() {
             return Err(DataFusionError::Internal(
@@ -76,5 +79,37 @@ impl SchemaProvider for PartitaSchema {
     fn table_exist(&self, name: &str) -> bool {
         let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
         self.catalog.table(name, &scope.changes).is_some()
+            || self.catalog.sequence_exists(name, &scope.changes)
     }
+}
+
+/// A sequence read as a table, as in PostgreSQL: one row of `last_value`, `log_cnt` (the
+/// values reserved ahead and not yet handed out; Partita reports 0) and `is_called`.
+fn sequence_table(
+    catalog: &sql::Catalog,
+    store: &storage::Store,
+    sequence: &sql::catalog::Sequence,
+) -> DfResult<Arc<dyn TableProvider>> {
+    use datafusion::arrow::array::{BooleanArray, Int64Array, RecordBatch};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    let state = catalog
+        .sequence_state(store, sequence)
+        .map_err(|e| DataFusionError::External(Box::new(crate::Error::Sql(e))))?;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("last_value", DataType::Int64, false),
+        Field::new("log_cnt", DataType::Int64, false),
+        Field::new("is_called", DataType::Boolean, false),
+    ]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(Int64Array::from(vec![state.last])),
+            Arc::new(Int64Array::from(vec![0])),
+            Arc::new(BooleanArray::from(vec![state.called])),
+        ],
+    )?;
+    Ok(Arc::new(datafusion::datasource::MemTable::try_new(
+        schema,
+        vec![vec![batch]],
+    )?))
 }

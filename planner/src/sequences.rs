@@ -2,14 +2,27 @@
 //! `lastval` and `pg_get_serial_sequence`. A serial column's DEFAULT is `nextval('<table>_<column>_seq')`
 //! (see `sql::catalog`, which keeps the values); an INSERT evaluates it once per row.
 
+use crate::dml::WriteResult;
+use crate::error::Result;
+use crate::provider::{SharedTxn, in_txn};
 use crate::schema::StatementScope;
+use crate::session::Session;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Builder, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, Int64Type};
-use datafusion::common::{DataFusionError, Result};
+use datafusion::common::DataFusionError;
 use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::{
-    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
+    Volatility,
 };
+use datafusion::sql::sqlparser::ast;
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::parser::{Parser, ParserError};
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
+use sql::SqlType;
+use sql::catalog::{Sequence, SequenceDef};
+use sql::sequence::{OptionsOf, SequenceOption, SequenceOptions, parse_options};
 use sql::{Catalog, CatalogChanges};
 use std::sync::{Arc, Mutex};
 use storage::Store;
@@ -36,9 +49,17 @@ pub fn register(
                 Op::Next | Op::Current => {
                     Signature::exact(vec![DataType::Utf8], Volatility::Volatile)
                 }
-                Op::Set => {
-                    Signature::exact(vec![DataType::Utf8, DataType::Int64], Volatility::Volatile)
-                }
+                Op::Set => Signature::one_of(
+                    vec![
+                        TypeSignature::Exact(vec![DataType::Utf8, DataType::Int64]),
+                        TypeSignature::Exact(vec![
+                            DataType::Utf8,
+                            DataType::Int64,
+                            DataType::Boolean,
+                        ]),
+                    ],
+                    Volatility::Volatile,
+                ),
                 Op::Last => Signature::exact(vec![], Volatility::Volatile),
             },
         }));
@@ -129,11 +150,14 @@ impl ScalarUDFImpl for SequenceFunction {
         &self.signature
     }
 
-    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+    fn return_type(&self, _arg_types: &[DataType]) -> datafusion::common::Result<DataType> {
         Ok(DataType::Int64)
     }
 
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+    fn invoke_with_args(
+        &self,
+        args: ScalarFunctionArgs,
+    ) -> datafusion::common::Result<ColumnarValue> {
         let n = args.number_rows;
         let not_yet = |what: String| {
             DataFusionError::External(Box::new(crate::Error::NotInPrerequisiteState(what)))
@@ -152,6 +176,11 @@ impl ScalarUDFImpl for SequenceFunction {
             Op::Set => Some(args.args[1].to_array(n)?),
             Op::Next | Op::Current | Op::Last => None,
         };
+        // setval's third argument: whether the value counts as handed out (by default).
+        let called = match args.args.get(2) {
+            Some(called) => Some(called.to_array(n)?),
+            None => None,
+        };
         let changes = changes(&self.scope);
         let mut out = Int64Builder::with_capacity(n);
         for r in 0..n {
@@ -159,12 +188,28 @@ impl ScalarUDFImpl for SequenceFunction {
                 out.append_null();
                 continue;
             }
-            let name = sequence_name(names.value(r));
+            let mut name = sequence_name(names.value(r));
+            // `nextval('s'::regclass)`: the regclass cast gave the sequence's OID.
+            if let Ok(oid) = name.parse::<i32>()
+                && let Some(sequence) = self
+                    .catalog
+                    .sequences(&changes)
+                    .into_iter()
+                    .find(|s| crate::pg_catalog::sequence_oid(&s.name) == oid)
+            {
+                name = sequence.name;
+            }
+            if !self.catalog.sequence_exists(&name, &changes) {
+                if self.catalog.relation_exists(&name, &changes) {
+                    return Err(DataFusionError::External(Box::new(
+                        crate::Error::WrongObjectType(format!("\"{name}\" is not a sequence")),
+                    )));
+                }
+                return Err(external(sql::Error::UnknownTable(name)));
+            }
+            let mut is_called = true;
             let value = match (&values, self.op) {
                 (_, Op::Current) => {
-                    if !self.catalog.sequence_exists(&name, &changes) {
-                        return Err(external(sql::Error::UnknownTable(name)));
-                    }
                     let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
                     let value = seen.by_sequence.get(&name).copied().ok_or_else(|| {
                         not_yet(format!(
@@ -181,13 +226,24 @@ impl ScalarUDFImpl for SequenceFunction {
                         out.append_null();
                         continue;
                     }
+                    if let Some(called) = &called {
+                        let called = called.as_boolean();
+                        if called.is_null(r) {
+                            out.append_null();
+                            continue;
+                        }
+                        is_called = called.value(r);
+                    }
                     self.catalog
-                        .set_value(&self.store, &name, values.value(r), &changes)
+                        .set_value(&self.store, &name, values.value(r), is_called, &changes)
                 }
             };
             let value = value.map_err(external)?;
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-            seen.by_sequence.insert(name, value);
+            // A value set as not yet handed out is not this session's current one.
+            if is_called {
+                seen.by_sequence.insert(name, value);
+            }
             if self.op == Op::Next {
                 seen.last = Some(value);
             }
@@ -234,11 +290,14 @@ impl ScalarUDFImpl for SerialSequence {
         &self.signature
     }
 
-    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+    fn return_type(&self, _arg_types: &[DataType]) -> datafusion::common::Result<DataType> {
         Ok(DataType::Utf8)
     }
 
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+    fn invoke_with_args(
+        &self,
+        args: ScalarFunctionArgs,
+    ) -> datafusion::common::Result<ColumnarValue> {
         let n = args.number_rows;
         let tables = args.args[0].to_array(n)?;
         let columns = args.args[1].to_array(n)?;
@@ -256,13 +315,596 @@ impl ScalarUDFImpl for SerialSequence {
                 .catalog
                 .table(&table, &changes)
                 .ok_or_else(|| external(sql::Error::UnknownTable(table.clone())))?;
+            // The column's own sequence, or one made by CREATE SEQUENCE … OWNED BY it.
             let sequence = def
                 .columns
                 .iter()
                 .find(|c| c.name == column)
-                .and_then(|c| c.owned_sequence(&table));
+                .and_then(|c| c.owned_sequence(&table))
+                .or_else(|| {
+                    self.catalog
+                        .sequences(&changes)
+                        .into_iter()
+                        .find(|s| {
+                            s.def.is_some()
+                                && s.owner
+                                    .as_ref()
+                                    .is_some_and(|(t, c)| *t == table && c == column)
+                        })
+                        .map(|s| s.name)
+                });
             out.append_option(sequence.map(|s| format!("public.{s}")));
         }
         Ok(ColumnarValue::Array(Arc::new(out.finish())))
     }
+}
+
+// ---- CREATE, ALTER and DROP SEQUENCE ----
+
+/// The procedure `ALTER SEQUENCE …` is carried as (sqlparser has no such statement): a CALL
+/// with the statement's text, read again when it runs.
+pub const ALTER_PROCEDURE: &str = "partita_alter_sequence";
+
+/// `CREATE [TEMP] SEQUENCE [IF NOT EXISTS] name options`, the parser after SEQUENCE: the
+/// options in any order, as PostgreSQL takes them (sqlparser wants its own order).
+pub(crate) fn parse_create(
+    parser: &mut Parser,
+    temporary: bool,
+) -> std::result::Result<ast::Statement, ParserError> {
+    let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+    let name = parser.parse_object_name(false)?;
+    let (mut data_type, mut owned_by, mut sequence_options) = (None, None, Vec::new());
+    for (option, _) in parse_options(parser, OptionsOf::Create)? {
+        let number = |n: i64| ast::Expr::value(ast::Value::Number(n.to_string(), false));
+        sequence_options.push(match option {
+            SequenceOption::As(ty) => {
+                data_type = Some(ty);
+                continue;
+            }
+            SequenceOption::OwnedBy(name) => {
+                owned_by = name;
+                continue;
+            }
+            SequenceOption::Restart(_) => continue,
+            SequenceOption::Increment(n) => ast::SequenceOptions::IncrementBy(number(n), true),
+            SequenceOption::MinValue(n) => ast::SequenceOptions::MinValue(n.map(number)),
+            SequenceOption::MaxValue(n) => ast::SequenceOptions::MaxValue(n.map(number)),
+            SequenceOption::Start(n) => ast::SequenceOptions::StartWith(number(n), true),
+            SequenceOption::Cache(n) => ast::SequenceOptions::Cache(number(n)),
+            SequenceOption::Cycle(cycle) => ast::SequenceOptions::Cycle(!cycle),
+        });
+    }
+    Ok(ast::Statement::CreateSequence {
+        temporary,
+        if_not_exists,
+        name,
+        data_type,
+        sequence_options,
+        owned_by,
+    })
+}
+
+/// What an ALTER SEQUENCE does.
+enum AlterAction {
+    Options(Vec<SequenceOption>),
+    Rename(String),
+}
+
+struct AlterSequence {
+    name: String,
+    if_exists: bool,
+    action: AlterAction,
+}
+
+/// `ALTER SEQUENCE [IF EXISTS] name {options | RENAME TO new}`, the parser after SEQUENCE.
+fn parse_alter(parser: &mut Parser) -> std::result::Result<AlterSequence, ParserError> {
+    let if_exists = parser.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let name = parser.parse_object_name(false)?;
+    let name = sql::ddl::table_name(&name).map_err(|e| ParserError::ParserError(e.to_string()))?;
+    let action = if parser.parse_keywords(&[Keyword::RENAME, Keyword::TO]) {
+        AlterAction::Rename(sql::ddl::normalize_ident(&parser.parse_identifier()?))
+    } else {
+        let options: Vec<SequenceOption> = parse_options(parser, OptionsOf::Alter)?
+            .into_iter()
+            .map(|(o, _)| o)
+            .collect();
+        if options.is_empty() {
+            return parser.expected("a sequence option", parser.peek_token());
+        }
+        AlterAction::Options(options)
+    };
+    Ok(AlterSequence {
+        name,
+        if_exists,
+        action,
+    })
+}
+
+/// A parser error of a sequence statement: an option given twice is PostgreSQL's
+/// "conflicting or redundant options" (42601), others go to `syntax`.
+pub(crate) fn option_error(
+    syntax: impl Fn(ParserError) -> crate::Error,
+) -> impl Fn(ParserError) -> crate::Error {
+    move |e| match &e {
+        ParserError::ParserError(m) if m == REDUNDANT => {
+            crate::Error::InvalidStatement(REDUNDANT.into())
+        }
+        _ => syntax(e),
+    }
+}
+
+const REDUNDANT: &str = sql::sequence::REDUNDANT_OPTIONS;
+
+/// Reads an ALTER SEQUENCE statement from `parser` (after SEQUENCE), to check it.
+pub(crate) fn check_alter(parser: &mut Parser) -> std::result::Result<(), ParserError> {
+    parse_alter(parser).map(|_| ())
+}
+
+/// `ALTER SEQUENCE …` as the CALL it is carried as: `text` is the statement's text, read
+/// again when it runs.
+pub(crate) fn alter_call(text: &str) -> ast::Statement {
+    let text = ast::Expr::value(ast::Value::SingleQuotedString(text.to_string()));
+    ast::Statement::Call(ast::Function {
+        name: ast::ObjectName::from(vec![ast::Ident::new(ALTER_PROCEDURE)]),
+        uses_odbc_syntax: false,
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(text))],
+            clauses: vec![],
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: vec![],
+    })
+}
+
+/// The text of the ALTER SEQUENCE `call` carries, when it is one.
+pub fn altered(call: &ast::Function) -> Option<String> {
+    if !call.name.to_string().eq_ignore_ascii_case(ALTER_PROCEDURE) {
+        return None;
+    }
+    let ast::FunctionArguments::List(list) = &call.args else {
+        return None;
+    };
+    match list.args.as_slice() {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] => {
+            match &v.value {
+                ast::Value::SingleQuotedString(text) => Some(text.clone()),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Puts the options of each `AS IDENTITY (…)` in `tokens` in the order sqlparser reads
+/// them (PostgreSQL takes any order). A list that is not sequence options is left alone.
+pub(crate) fn order_identity_options(tokens: &mut Vec<TokenWithSpan>) {
+    let word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let solid = |t: &TokenWithSpan| !matches!(t.token, Token::Whitespace(_));
+    let mut at = 0;
+    while at < tokens.len() {
+        let previous = tokens[..at].iter().rposition(solid);
+        let is_identity = word(&tokens[at].token, "identity")
+            && previous.is_some_and(|p| word(&tokens[p].token, "as"));
+        let open = (at + 1..tokens.len()).find(|&j| solid(&tokens[j]));
+        let (true, Some(open)) = (is_identity, open) else {
+            at += 1;
+            continue;
+        };
+        if tokens[open].token != Token::LParen {
+            at += 1;
+            continue;
+        }
+        let mut depth = 0;
+        let close = (open..tokens.len()).find(|&j| {
+            match tokens[j].token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        let Some(close) = close else {
+            return;
+        };
+        let inner = tokens[open + 1..close].to_vec();
+        let mut parser =
+            Parser::new(&PostgreSqlDialect {}).with_tokens_with_locations(inner.clone());
+        if let Ok(mut options) = parse_options(&mut parser, OptionsOf::Identity)
+            && parser.peek_token() == Token::EOF
+            && options
+                .iter()
+                .all(|(o, _)| sql::sequence::ast_rank(o).is_some())
+        {
+            options.sort_by_key(|(o, _)| sql::sequence::ast_rank(o));
+            let mut ordered = Vec::new();
+            for (_, range) in options {
+                ordered.push(TokenWithSpan::wrap(Token::Whitespace(Whitespace::Space)));
+                ordered.extend(inner[range].iter().cloned());
+            }
+            let end = open + 1 + ordered.len();
+            tokens.splice(open + 1..close, ordered);
+            at = end;
+        } else {
+            at = close;
+        }
+    }
+}
+
+fn session_changes(session: &Session) -> CatalogChanges {
+    changes(&session.scope)
+}
+
+/// OWNED BY `target`: the table and column, which must exist.
+fn owner(session: &Session, target: &ast::ObjectName) -> Result<(String, String)> {
+    let parts: Vec<String> = target
+        .0
+        .iter()
+        .filter_map(|p| p.as_ident().map(sql::ddl::normalize_ident))
+        .collect();
+    let (table, column) = match parts.as_slice() {
+        [table, column] | [_, table, column] => (table.clone(), column.clone()),
+        _ => {
+            return Err(crate::Error::InvalidStatement(
+                "invalid OWNED BY option".into(),
+            ));
+        }
+    };
+    let def = session.table_def(&table)?;
+    def.column(&column)?;
+    Ok((table, column))
+}
+
+/// The options a statement gives that change a sequence's definition (not RESTART, not
+/// OWNED BY).
+fn defining(options: &[SequenceOption]) -> bool {
+    options
+        .iter()
+        .any(|o| !matches!(o, SequenceOption::Restart(_) | SequenceOption::OwnedBy(_)))
+}
+
+pub async fn create(session: &mut Session, stmt: &ast::Statement) -> Result<WriteResult> {
+    let ast::Statement::CreateSequence {
+        temporary,
+        if_not_exists,
+        name,
+        data_type,
+        sequence_options,
+        owned_by,
+    } = stmt
+    else {
+        return Err(crate::Error::Internal("not CREATE SEQUENCE".into()));
+    };
+    if *temporary {
+        return Err(crate::Error::Unsupported(
+            "CREATE TEMPORARY SEQUENCE".into(),
+        ));
+    }
+    let name = sql::ddl::table_name(name)?;
+    let mut given = sql::sequence::from_ast(sequence_options)?;
+    given.extend(data_type.clone().map(SequenceOption::As));
+    let (options, _) = SequenceOptions::of_type(SqlType::Int8).with(&given, true)?;
+    let owned_by = owned_by.as_ref().map(|o| owner(session, o)).transpose()?;
+    let txn = session.open_txn()?;
+    if session
+        .db
+        .catalog
+        .relation_exists(&name, &session_changes(session))
+    {
+        if *if_not_exists {
+            session.notice(format!("relation \"{name}\" already exists, skipping"));
+            return Ok(WriteResult::command("CREATE SEQUENCE"));
+        }
+        return Err(sql::Error::DuplicateTable(name).into());
+    }
+    let catalog = session.db.catalog.clone();
+    let scope = Arc::clone(&session.scope);
+    in_txn(&txn, |t| {
+        let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+        let def = SequenceDef {
+            name,
+            id: 0,
+            options,
+            owned_by,
+        };
+        Ok(catalog.create_sequence(t, &mut scope.changes, def)?)
+    })?;
+    Ok(WriteResult::command("CREATE SEQUENCE"))
+}
+
+/// The sequence `name`, or 42809 when it is another kind of relation, else 42P01.
+fn find(session: &Session, name: &str) -> Result<Option<Sequence>> {
+    let changes = session_changes(session);
+    let catalog = &session.db.catalog;
+    if let Some(sequence) = catalog.sequence(name, &changes) {
+        return Ok(Some(sequence));
+    }
+    if catalog.relation_exists(name, &changes) {
+        return Err(crate::Error::WrongObjectType(format!(
+            "\"{name}\" is not a sequence"
+        )));
+    }
+    Ok(None)
+}
+
+pub async fn alter(session: &mut Session, text: &str) -> Result<WriteResult> {
+    let mut parser = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(text)
+        .map_err(|e| crate::Error::Syntax(e.to_string()))?;
+    parser
+        .expect_keywords(&[Keyword::ALTER, Keyword::SEQUENCE])
+        .map_err(|e| crate::Error::Syntax(e.to_string()))?;
+    let alter = parse_alter(&mut parser).map_err(|e| crate::Error::Syntax(e.to_string()))?;
+    let Some(sequence) = find(session, &alter.name)? else {
+        if alter.if_exists {
+            session.notice(format!(
+                "relation \"{}\" does not exist, skipping",
+                alter.name
+            ));
+            return Ok(WriteResult::command("ALTER SEQUENCE"));
+        }
+        return Err(sql::Error::UnknownTable(alter.name).into());
+    };
+    let txn = session.open_txn()?;
+    match alter.action {
+        AlterAction::Options(given) => {
+            let (options, restart) = sequence.options.with(&given, false)?;
+            let owned_by = given.iter().find_map(|o| match o {
+                SequenceOption::OwnedBy(target) => Some(target.clone()),
+                _ => None,
+            });
+            let owned_by = match owned_by {
+                Some(Some(target)) => Some(Some(owner(session, &target)?)),
+                Some(None) => Some(None),
+                None => None,
+            };
+            let catalog = session.db.catalog.clone();
+            if defining(&given) {
+                catalog.settle_sequence(&session.db.store, &sequence)?;
+            }
+            match &sequence.def {
+                Some(def) => {
+                    let mut def = (**def).clone();
+                    def.options = options;
+                    if let Some(owned_by) = owned_by {
+                        def.owned_by = owned_by;
+                    }
+                    let scope = Arc::clone(&session.scope);
+                    in_txn(&txn, |t| {
+                        let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+                        Ok(catalog.write_sequence(t, &mut scope.changes, def)?)
+                    })?;
+                }
+                None => {
+                    if owned_by.is_some() {
+                        return Err(crate::Error::Unsupported(
+                            "OWNED BY of a serial or identity column's sequence".into(),
+                        ));
+                    }
+                    let (table, column) = sequence.owner.clone().unwrap_or_default();
+                    let mut def = (*session.table_def(&table)?).clone();
+                    let (i, _) = def.column(&column)?;
+                    def.columns[i].sequence_options = Some(options);
+                    crate::ddl::store_def(session, &txn, def)?;
+                }
+            }
+            if let Some(from) = restart {
+                catalog.restart_sequence(&session.db.store, &sequence, from)?;
+            }
+        }
+        AlterAction::Rename(to) => rename(session, &txn, &sequence, &to)?,
+    }
+    Ok(WriteResult::command("ALTER SEQUENCE"))
+}
+
+/// `nextval('old')` in a column default, as it reads after a rename of sequence `old`.
+fn renamed_default(default: &str, old: &str, new: &str) -> Option<String> {
+    let call = format!("nextval('{old}')");
+    default
+        .contains(&call)
+        .then(|| default.replace(&call, &format!("nextval('{new}')")))
+}
+
+fn rename(session: &mut Session, txn: &SharedTxn, sequence: &Sequence, to: &str) -> Result<()> {
+    let catalog = session.db.catalog.clone();
+    if catalog.relation_exists(to, &session_changes(session)) {
+        return Err(sql::Error::DuplicateTable(to.to_string()).into());
+    }
+    // The columns whose defaults call it go on calling it under its new name.
+    for table in catalog.tables(&session_changes(session)) {
+        let mut def = (*table).clone();
+        let mut changed = false;
+        for column in &mut def.columns {
+            let owns = sequence.def.is_none()
+                && column.owned_sequence(&table.name).as_deref() == Some(sequence.name.as_str());
+            if let Some(default) = column.default.as_deref()
+                && let Some(new) = renamed_default(default, &sequence.name, to)
+            {
+                if owns {
+                    column.sequence = Some(to.to_string());
+                }
+                column.default = Some(new);
+                changed = true;
+            }
+        }
+        if changed {
+            crate::ddl::store_def(session, txn, def)?;
+        }
+    }
+    if let Some(def) = &sequence.def {
+        let scope = Arc::clone(&session.scope);
+        in_txn(txn, |t| {
+            let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+            catalog.drop_sequence(t, &mut scope.changes, &def.name)?;
+            let renamed = SequenceDef {
+                name: to.to_string(),
+                ..(**def).clone()
+            };
+            Ok(catalog.write_sequence(t, &mut scope.changes, renamed)?)
+        })?;
+    }
+    Ok(())
+}
+
+/// The columns whose defaults call sequence `name`.
+fn callers(session: &Session, name: &str) -> Vec<(String, String)> {
+    let call = format!("nextval('{name}')");
+    session
+        .db
+        .catalog
+        .tables(&session_changes(session))
+        .iter()
+        .flat_map(|t| {
+            t.columns
+                .iter()
+                .filter(|c| c.default.as_deref().is_some_and(|d| d.contains(&call)))
+                .map(|c| (t.name.clone(), c.name.clone()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+pub async fn drop(
+    session: &mut Session,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+    cascade: bool,
+) -> Result<WriteResult> {
+    let txn = session.open_txn()?;
+    for name in names {
+        let name = sql::ddl::table_name(name)?;
+        let sequence = match find(session, &name) {
+            Ok(Some(sequence)) => sequence,
+            Ok(None) if if_exists => {
+                session.notice(format!("sequence \"{name}\" does not exist, skipping"));
+                continue;
+            }
+            Ok(None) => return Err(crate::Error::UnknownSequence(name)),
+            Err(crate::Error::WrongObjectType(message)) => {
+                return Err(crate::Error::WrongObjectKind {
+                    message,
+                    hint: "Use DROP TABLE to remove a table.".into(),
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        if sequence.def.is_none()
+            && let Some((table, column)) = &sequence.owner
+        {
+            let def = session.table_def(table)?;
+            if def.column(column)?.1.identity.is_some() {
+                return Err(crate::Error::RequiredObject {
+                    message: format!(
+                        "cannot drop sequence {name} because column {column} of table {table} requires it"
+                    ),
+                    hint: format!("You can drop column {column} of table {table} instead."),
+                });
+            }
+        }
+        let callers = callers(session, &name);
+        if !callers.is_empty() {
+            if !cascade {
+                return Err(crate::Error::DependentObjects {
+                    message: format!(
+                        "cannot drop sequence {name} because other objects depend on it"
+                    ),
+                    detail: callers
+                        .iter()
+                        .map(|(t, c)| {
+                            format!("default value for column {c} of table {t} depends on sequence {name}")
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                });
+            }
+            for (table, column) in &callers {
+                session.cascades_to(format!(
+                    "default value for column {column} of table {table}"
+                ));
+                let mut def = (*session.table_def(table)?).clone();
+                let (i, _) = def.column(column)?;
+                def.columns[i].default = None;
+                def.columns[i].sequence = None;
+                crate::ddl::store_def(session, &txn, def)?;
+            }
+        }
+        if sequence.def.is_some() {
+            drop_defs(session, &txn, &[name])?;
+        }
+    }
+    Ok(WriteResult::command("DROP SEQUENCE"))
+}
+
+/// Drops the records of the CREATE SEQUENCE sequences `names`.
+fn drop_defs(session: &Session, txn: &SharedTxn, names: &[String]) -> Result<()> {
+    let catalog = session.db.catalog.clone();
+    let scope = Arc::clone(&session.scope);
+    in_txn(txn, |t| {
+        let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+        for name in names {
+            catalog.drop_sequence(t, &mut scope.changes, name)?;
+        }
+        Ok(())
+    })
+}
+
+/// Drops the CREATE SEQUENCE sequences owned by `table` (by its `column`, when given), as
+/// DROP TABLE and DROP COLUMN do in PostgreSQL.
+pub(crate) fn drop_owned(
+    session: &Session,
+    txn: &SharedTxn,
+    table: &str,
+    column: Option<&str>,
+) -> Result<()> {
+    let owned: Vec<String> = session
+        .db
+        .catalog
+        .sequences(&session_changes(session))
+        .into_iter()
+        .filter(|s| s.def.is_some())
+        .filter(|s| {
+            s.owner
+                .as_ref()
+                .is_some_and(|(t, c)| t == table && column.is_none_or(|column| c == column))
+        })
+        .map(|s| s.name)
+        .collect();
+    drop_defs(session, txn, &owned)
+}
+
+/// After a rename of table `old` to `new` (or of its column `old_column`): the CREATE
+/// SEQUENCE sequences it owns follow.
+pub(crate) fn rename_owner(
+    session: &Session,
+    txn: &SharedTxn,
+    old: &str,
+    new: &str,
+    column: Option<(&str, &str)>,
+) -> Result<()> {
+    let catalog = session.db.catalog.clone();
+    let scope = Arc::clone(&session.scope);
+    let sequences = catalog.sequences(&session_changes(session));
+    in_txn(txn, |t| {
+        let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+        for sequence in sequences {
+            let (Some(def), Some((table, owner_column))) = (&sequence.def, &sequence.owner) else {
+                continue;
+            };
+            if table != old {
+                continue;
+            }
+            let owner_column = match column {
+                Some((from, to)) if owner_column == from => to.to_string(),
+                Some(_) => continue,
+                None => owner_column.clone(),
+            };
+            let mut def = (**def).clone();
+            def.owned_by = Some((new.to_string(), owner_column));
+            catalog.write_sequence(t, &mut scope.changes, def)?;
+        }
+        Ok(())
+    })
 }

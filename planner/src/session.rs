@@ -221,6 +221,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         .tokenize_with_location()
         .map_err(|e| syntax(e.into()))?;
     let overrides = crate::dml::take_overriding(&mut tokens);
+    crate::sequences::order_identity_options(&mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut statements = Vec::new();
     loop {
@@ -242,6 +243,34 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
                     parser.expect_keyword_is(Keyword::DATA).map_err(syntax)?;
                 }
                 crate::view::refresh_call(&name)?
+            } else if let Some(temporary) = [
+                &[Keyword::CREATE, Keyword::SEQUENCE][..],
+                &[Keyword::CREATE, Keyword::TEMPORARY, Keyword::SEQUENCE],
+                &[Keyword::CREATE, Keyword::TEMP, Keyword::SEQUENCE],
+            ]
+            .iter()
+            .position(|words| parser.parse_keywords(words))
+            {
+                crate::sequences::parse_create(&mut parser, temporary > 0)
+                    .map_err(crate::sequences::option_error(syntax))?
+            } else if parser.peek_keyword(Keyword::ALTER) {
+                let from = parser.peek_token().span.start;
+                if parser.parse_keywords(&[Keyword::ALTER, Keyword::SEQUENCE]) {
+                    let Some(from) = byte_offset(text, from.line, from.column) else {
+                        return Err(Error::Syntax("ALTER SEQUENCE".into()));
+                    };
+                    // The statement's text, up to its end: read again when it runs.
+                    crate::sequences::check_alter(&mut parser)
+                        .map_err(crate::sequences::option_error(syntax))?;
+                    let end = parser.peek_token().span.start;
+                    let to = match parser.peek_token().token {
+                        Token::EOF => text.len(),
+                        _ => byte_offset(text, end.line, end.column).unwrap_or(text.len()),
+                    };
+                    crate::sequences::alter_call(text[from..to].trim_end())
+                } else {
+                    parser.parse_statement().map_err(syntax)?
+                }
             } else if parser.peek_keyword(Keyword::TABLE) {
                 // `TABLE t [ORDER BY …]` is `SELECT * FROM t …`: the text is read again so.
                 let at = parser.peek_token().span.start;
@@ -653,6 +682,7 @@ impl Session {
                     scope: Arc::clone(&scope),
                     information_schema,
                     settings: settings.clone(),
+                    store: db.store.clone(),
                 }),
             );
         }
@@ -1016,15 +1046,20 @@ impl Session {
             | Statement::CreateIndex(_)
             | Statement::CreateView(_)
             | Statement::Truncate(_) => self.run_write(stmt).await,
-            Statement::Call(ref call) if crate::view::refreshed_view(call).is_some() => {
+            Statement::Call(ref call)
+                if crate::view::refreshed_view(call).is_some()
+                    || crate::sequences::altered(call).is_some() =>
+            {
                 self.run_write(stmt).await
             }
+            Statement::CreateSequence { .. } => self.run_write(stmt).await,
             Statement::Drop {
                 object_type:
                     ObjectType::Table
                     | ObjectType::Index
                     | ObjectType::MaterializedView
-                    | ObjectType::View,
+                    | ObjectType::View
+                    | ObjectType::Sequence,
                 ..
             } => self.run_write(stmt).await,
             Statement::Copy { .. } => Box::pin(crate::copy::copy(self, &stmt)).await,
@@ -1488,6 +1523,18 @@ impl Session {
                 let name = crate::view::refreshed_view(call).unwrap_or_default();
                 crate::view::refresh(self, &name).await
             }
+            Statement::Call(call) if crate::sequences::altered(call).is_some() => {
+                let text = crate::sequences::altered(call).unwrap_or_default();
+                crate::sequences::alter(self, &text).await
+            }
+            Statement::CreateSequence { .. } => crate::sequences::create(self, stmt).await,
+            Statement::Drop {
+                object_type: ObjectType::Sequence,
+                names,
+                if_exists,
+                cascade,
+                ..
+            } => crate::sequences::drop(self, names, *if_exists, *cascade).await,
             Statement::Drop {
                 object_type: ObjectType::MaterializedView,
                 names,

@@ -7,6 +7,7 @@
 //! `CatalogChanges`.
 
 use crate::error::{Error, Result};
+use crate::sequence::{SequenceOptions, SequenceState};
 use crate::types::SqlType;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -47,10 +48,20 @@ pub struct ColumnDef {
     /// taken when the table was made).
     #[serde(default)]
     pub sequence: Option<String>,
+    /// A serial or identity column's sequence options, when not the defaults of its type
+    /// (identity options, ALTER SEQUENCE).
+    #[serde(default)]
+    pub sequence_options: Option<SequenceOptions>,
 }
 
 impl ColumnDef {
     /// The name of the sequence a serial or identity column owns in table `table`.
+    /// The options of the column's sequence (when it has one).
+    pub fn sequence_options(&self) -> SequenceOptions {
+        self.sequence_options
+            .unwrap_or_else(|| SequenceOptions::of_type(self.ty))
+    }
+
     pub fn owned_sequence(&self, table: &str) -> Option<String> {
         if self.sequence.is_some() {
             return self.sequence.clone();
@@ -321,6 +332,42 @@ fn view_record_key(name: &str) -> Vec<u8> {
     key
 }
 
+/// The catalog key of a sequence's definition (CREATE SEQUENCE).
+fn sequence_record_key(name: &str) -> Vec<u8> {
+    let mut key = b"q/".to_vec();
+    key.extend_from_slice(name.as_bytes());
+    key
+}
+
+/// The catalog key of the last sequence number given out (`SequenceDef::id`).
+const SEQUENCE_ID_KEY: &[u8] = b"n/sequence";
+
+/// A sequence made by CREATE SEQUENCE.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SequenceDef {
+    pub name: String,
+    /// Numbers the sequence's state record and is never given again: a sequence made again
+    /// under a dropped one's name starts afresh.
+    pub id: u64,
+    pub options: SequenceOptions,
+    /// `OWNED BY table.column`: dropped with the column or its table.
+    pub owned_by: Option<(String, String)>,
+}
+
+/// A sequence as `nextval` and the catalogs see it: one made by CREATE SEQUENCE, or a
+/// serial or identity column's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sequence {
+    pub name: String,
+    pub options: SequenceOptions,
+    /// The table and column it belongs to (OWNED BY, or the serial or identity column).
+    pub owner: Option<(String, String)>,
+    /// Set for one made by CREATE SEQUENCE.
+    pub def: Option<Arc<SequenceDef>>,
+    /// Where its state is kept.
+    key: Vec<u8>,
+}
+
 /// A (plain) view: a named query, read by replacing the name with the query wherever a
 /// statement names it, as PostgreSQL's rewriter does. It stores nothing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -345,11 +392,13 @@ pub struct CatalogChanges {
     pub tables: BTreeMap<String, Option<Arc<TableDef>>>,
     /// Plain views created or replaced, or dropped (`None`).
     pub views: BTreeMap<String, Option<Arc<PlainView>>>,
+    /// Sequences created or altered, or dropped (`None`).
+    pub sequences: BTreeMap<String, Option<Arc<SequenceDef>>>,
 }
 
 impl CatalogChanges {
     pub fn is_empty(&self) -> bool {
-        self.tables.is_empty() && self.views.is_empty()
+        self.tables.is_empty() && self.views.is_empty() && self.sequences.is_empty()
     }
 }
 
@@ -358,6 +407,7 @@ impl CatalogChanges {
 pub struct Catalog {
     tables: Arc<RwLock<BTreeMap<String, Arc<TableDef>>>>,
     views: Arc<RwLock<BTreeMap<String, Arc<PlainView>>>>,
+    sequence_defs: Arc<RwLock<BTreeMap<String, Arc<SequenceDef>>>>,
     /// Bumped by every applied change: plans kept across statements check it.
     generation: Arc<std::sync::atomic::AtomicU64>,
     /// The values each sequence (by its catalog key) has reserved in the store and not yet
@@ -380,11 +430,13 @@ fn merged<T>(
     all.into_values().collect()
 }
 
-/// Values a sequence may hand out without writing: `next` up to (not including) `limit`.
+/// Values a sequence may hand out without writing: `remaining` steps on from `state`, with
+/// the options the block was reserved under (an ALTER in between makes it void).
 #[derive(Debug, Clone, Copy)]
 struct SequenceBlock {
-    next: i64,
-    limit: i64,
+    state: SequenceState,
+    remaining: i64,
+    options: SequenceOptions,
 }
 
 /// Values a sequence reserves with one durable write. A restart skips what was reserved
@@ -408,31 +460,13 @@ fn column_sequence_key(table: &TableDef, column: &ColumnDef) -> Vec<u8> {
     format!("s/{keyspace}/{name}").into_bytes()
 }
 
-/// Reserves `count` values of the sequence kept at `key` from at least `from` in the store;
-/// returns the first.
-fn reserve(store: &Store, key: &[u8], name: &str, from: i64, count: i64) -> Result<i64> {
-    let mut txn = store.begin();
-    let stored = match txn.get(CATALOG_KEYSPACE, key)? {
-        Some(row) => {
-            let bytes: [u8; 8] = row
-                .value
-                .as_ref()
-                .try_into()
-                .map_err(|_| Error::CorruptCatalog(format!("sequence \"{name}\" record")))?;
-            i64::from_be_bytes(bytes)
-        }
-        None => 1,
-    };
-    let first = stored.max(from);
-    let limit = first.checked_add(count).ok_or_else(|| {
-        Error::SequenceLimit(format!(
-            "nextval: reached maximum value of sequence \"{name}\" ({})",
-            i64::MAX
-        ))
-    })?;
-    txn.put(CATALOG_KEYSPACE, key, limit.to_be_bytes().to_vec())?;
-    txn.commit()?;
-    Ok(first)
+/// The stored state of the sequence kept at `key`, read in `txn`; a sequence never used
+/// is at its start.
+fn stored_state(txn: &mut Transaction, sequence: &Sequence) -> Result<SequenceState> {
+    match txn.get(CATALOG_KEYSPACE, &sequence.key)? {
+        Some(row) => SequenceState::decode(&row.value, &sequence.name),
+        None => Ok(SequenceState::at(sequence.options.start)),
+    }
 }
 
 impl Catalog {
@@ -461,93 +495,274 @@ impl Catalog {
                 .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
             views.insert(def.name.clone(), Arc::new(def));
         }
+        let mut sequence_defs = BTreeMap::new();
+        for row in view.scan(
+            CATALOG_KEYSPACE,
+            &KeyRange::prefix(b"q/"),
+            Direction::Forward,
+        )? {
+            let row = row?;
+            let def: SequenceDef = serde_json::from_slice(&row.value)
+                .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
+            sequence_defs.insert(def.name.clone(), Arc::new(def));
+        }
         Ok(Catalog {
             tables: Arc::new(RwLock::new(tables)),
             views: Arc::new(RwLock::new(views)),
+            sequence_defs: Arc::new(RwLock::new(sequence_defs)),
             generation: Default::default(),
             sequences: Default::default(),
         })
     }
 
-    /// Where sequence `name`'s state is kept, as `changes` sees the tables: the key of the
-    /// column that owns it (`<table>_<column>_seq` names its owner; another column whose
-    /// default names the sequence shares it). Keyed by the table's keyspace, a table made
-    /// again under the same name has a sequence of its own.
-    fn sequence_key(&self, name: &str, changes: &CatalogChanges) -> Result<Vec<u8>> {
+    /// The sequence made by CREATE SEQUENCE under `name`, as `changes` sees them.
+    pub fn sequence_def(&self, name: &str, changes: &CatalogChanges) -> Option<Arc<SequenceDef>> {
+        if let Some(change) = changes.sequences.get(name) {
+            return change.clone();
+        }
+        self.sequence_defs.read().ok()?.get(name).cloned()
+    }
+
+    /// Sequence `name` as `changes` sees the catalog: one made by CREATE SEQUENCE, or else
+    /// the one a serial or identity column owns (`<table>_<column>_seq`; another column
+    /// whose default names the sequence shares it). A column's is kept by its table's
+    /// keyspace, so a table made again under the same name has a sequence of its own.
+    pub fn sequence(&self, name: &str, changes: &CatalogChanges) -> Option<Sequence> {
+        if let Some(def) = self.sequence_def(name, changes) {
+            return Some(Sequence {
+                name: def.name.clone(),
+                options: def.options,
+                owner: def.owned_by.clone(),
+                key: format!("s/q/{}", def.id).into_bytes(),
+                def: Some(def),
+            });
+        }
         let default = format!("nextval('{name}')");
-        let mut owners: Vec<(bool, Vec<u8>)> = Vec::new();
+        let mut found: Option<(bool, Sequence)> = None;
         for table in self.tables(changes) {
             for column in &table.columns {
                 let owner = column.owned_sequence(&table.name).as_deref() == Some(name);
-                if owner || column.default.as_deref() == Some(default.as_str()) {
-                    owners.push((owner, column_sequence_key(&table, column)));
+                if (owner || column.default.as_deref() == Some(default.as_str()))
+                    && found.as_ref().is_none_or(|(named, _)| owner && !named)
+                {
+                    found = Some((
+                        owner,
+                        Sequence {
+                            name: name.to_string(),
+                            options: column.sequence_options(),
+                            owner: Some((table.name.clone(), column.name.clone())),
+                            key: column_sequence_key(&table, column),
+                            def: None,
+                        },
+                    ));
                 }
             }
         }
-        owners.sort_by_key(|(named, _)| !named);
-        owners
+        found.map(|(_, s)| s)
+    }
+
+    /// Every sequence `changes` sees: those made by CREATE SEQUENCE and the columns' own.
+    pub fn sequences(&self, changes: &CatalogChanges) -> Vec<Sequence> {
+        let mut all: Vec<Sequence> = merged(&self.sequence_defs, &changes.sequences)
             .into_iter()
-            .next()
-            .map(|(_, key)| key)
-            .ok_or_else(|| Error::UnknownTable(name.to_string()))
+            .filter_map(|def| self.sequence(&def.name, changes))
+            .collect();
+        for table in self.tables(changes) {
+            for column in &table.columns {
+                if let Some(name) = column.owned_sequence(&table.name)
+                    && let Some(sequence) = self.sequence(&name, changes)
+                    && sequence.def.is_none()
+                {
+                    all.push(sequence);
+                }
+            }
+        }
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
     }
 
     /// Whether sequence `name` exists, as `changes` sees the tables.
     pub fn sequence_exists(&self, name: &str, changes: &CatalogChanges) -> bool {
-        self.sequence_key(name, changes).is_ok()
+        self.sequence(name, changes).is_some()
     }
 
     /// `nextval(name)`: the sequence's next value. Values are reserved in blocks, each with
     /// a commit of its own that no transaction rolls back, so a value handed out is not
-    /// handed out again by that sequence, as in PostgreSQL.
+    /// handed out again by that sequence (unless it cycles), as in PostgreSQL.
     pub fn next_value(&self, store: &Store, name: &str, changes: &CatalogChanges) -> Result<i64> {
-        let key = self.sequence_key(name, changes)?;
-        let mut sequences = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(block) = sequences.get_mut(&key)
-            && block.next < block.limit
+        let sequence = self
+            .sequence(name, changes)
+            .ok_or_else(|| Error::UnknownTable(name.to_string()))?;
+        let mut blocks = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(block) = blocks.get_mut(&sequence.key)
+            && block.remaining > 0
+            && block.options == sequence.options
+            && let Some(next) = block.state.next(&block.options)
         {
-            block.next += 1;
-            return Ok(block.next - 1);
+            block.state = next;
+            block.remaining -= 1;
+            return Ok(next.last);
         }
-        let reserved = sequences.get(&key).map_or(1, |b| b.next);
-        let next = reserve(store, &key, name, reserved, SEQUENCE_BLOCK)?;
-        sequences.insert(
-            key,
+        let options = sequence.options;
+        let mut txn = store.begin();
+        let stored = stored_state(&mut txn, &sequence)?;
+        let first = stored
+            .next(&options)
+            .ok_or_else(|| SequenceState::exhausted(&sequence.name, &options))?;
+        let (mut end, mut count) = (first, 1);
+        while count < SEQUENCE_BLOCK {
+            let Some(next) = end.next(&options) else {
+                break;
+            };
+            end = next;
+            count += 1;
+        }
+        txn.put(CATALOG_KEYSPACE, &sequence.key, end.encode())?;
+        txn.commit()?;
+        blocks.insert(
+            sequence.key,
             SequenceBlock {
-                next: next + 1,
-                limit: next + SEQUENCE_BLOCK,
+                state: first,
+                remaining: count - 1,
+                options,
             },
         );
-        Ok(next)
+        Ok(first.last)
     }
 
-    /// `setval(name, value)`: the next `nextval` gives `value + 1`.
+    /// `setval(name, value, called)`: with `called`, the next `nextval` gives the value
+    /// after `value`; without, `value` itself.
     pub fn set_value(
         &self,
         store: &Store,
         name: &str,
         value: i64,
+        called: bool,
         changes: &CatalogChanges,
     ) -> Result<i64> {
-        let key = self.sequence_key(name, changes)?;
-        if value < 1 || value == i64::MAX {
+        let sequence = self
+            .sequence(name, changes)
+            .ok_or_else(|| Error::UnknownTable(name.to_string()))?;
+        let o = sequence.options;
+        if value < o.min || value > o.max {
             return Err(Error::OutOfRange(format!(
-                "setval: value {value} is out of bounds for sequence \"{name}\" (1..{})",
-                i64::MAX - 1
+                "setval: value {value} is out of bounds for sequence \"{name}\" ({}..{})",
+                o.min, o.max
             )));
         }
-        let mut sequences = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
-        let mut txn = store.begin();
-        txn.put(CATALOG_KEYSPACE, &key, (value + 1).to_be_bytes().to_vec())?;
-        txn.commit()?;
-        sequences.insert(
-            key,
-            SequenceBlock {
-                next: value + 1,
-                limit: value + 1,
+        self.put_state(
+            store,
+            &sequence,
+            SequenceState {
+                last: value,
+                called,
             },
-        );
+        )?;
         Ok(value)
+    }
+
+    /// Writes the sequence's state, voiding the values its block kept.
+    fn put_state(&self, store: &Store, sequence: &Sequence, state: SequenceState) -> Result<()> {
+        let mut blocks = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
+        let mut txn = store.begin();
+        txn.put(CATALOG_KEYSPACE, &sequence.key, state.encode())?;
+        txn.commit()?;
+        blocks.remove(&sequence.key);
+        Ok(())
+    }
+
+    /// ALTER SEQUENCE … RESTART: the next `nextval` gives `from`.
+    pub fn restart_sequence(&self, store: &Store, sequence: &Sequence, from: i64) -> Result<()> {
+        self.put_state(store, sequence, SequenceState::at(from))
+    }
+
+    /// Before the sequence's options change: the values its block kept but did not hand
+    /// out are given back, so the new options go on from the last value handed out.
+    pub fn settle_sequence(&self, store: &Store, sequence: &Sequence) -> Result<()> {
+        let block = self
+            .sequences
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&sequence.key)
+            .copied();
+        match block {
+            Some(block) => self.put_state(store, sequence, block.state),
+            None => Ok(()),
+        }
+    }
+
+    /// The sequence's state as `SELECT … FROM sequence` shows it: the value last handed out
+    /// (by any session) and whether it was.
+    pub fn sequence_state(&self, store: &Store, sequence: &Sequence) -> Result<SequenceState> {
+        let blocks = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(block) = blocks.get(&sequence.key)
+            && block.options == sequence.options
+        {
+            return Ok(block.state);
+        }
+        let mut txn = store.begin();
+        stored_state(&mut txn, sequence)
+    }
+
+    /// Creates a sequence's record in `txn`, numbering it.
+    pub fn create_sequence(
+        &self,
+        txn: &mut Transaction,
+        changes: &mut CatalogChanges,
+        mut def: SequenceDef,
+    ) -> Result<()> {
+        if self.relation_exists(&def.name, changes)
+            || txn.get(CATALOG_KEYSPACE, &record_key(&def.name))?.is_some()
+            || txn
+                .get(CATALOG_KEYSPACE, &sequence_record_key(&def.name))?
+                .is_some()
+        {
+            return Err(Error::DuplicateTable(def.name));
+        }
+        let last = match txn.get(CATALOG_KEYSPACE, SEQUENCE_ID_KEY)? {
+            Some(row) => u64::from_be_bytes(
+                row.value
+                    .as_ref()
+                    .try_into()
+                    .map_err(|_| Error::CorruptCatalog("sequence number".into()))?,
+            ),
+            None => 0,
+        };
+        def.id = last + 1;
+        txn.put(
+            CATALOG_KEYSPACE,
+            SEQUENCE_ID_KEY,
+            def.id.to_be_bytes().to_vec(),
+        )?;
+        self.write_sequence(txn, changes, def)
+    }
+
+    /// Writes a sequence's record in `txn` (CREATE or ALTER SEQUENCE).
+    pub fn write_sequence(
+        &self,
+        txn: &mut Transaction,
+        changes: &mut CatalogChanges,
+        def: SequenceDef,
+    ) -> Result<()> {
+        let json = serde_json::to_vec(&def).map_err(|e| Error::CorruptCatalog(e.to_string()))?;
+        txn.put(CATALOG_KEYSPACE, &sequence_record_key(&def.name), json)?;
+        changes
+            .sequences
+            .insert(def.name.clone(), Some(Arc::new(def)));
+        Ok(())
+    }
+
+    /// Deletes a sequence's record in `txn`. Its state record stays, as a table's sequences'
+    /// do (see `drop_table`); its number is not given again.
+    pub fn drop_sequence(
+        &self,
+        txn: &mut Transaction,
+        changes: &mut CatalogChanges,
+        name: &str,
+    ) -> Result<()> {
+        txn.delete(CATALOG_KEYSPACE, &sequence_record_key(name))?;
+        changes.sequences.insert(name.to_string(), None);
+        Ok(())
     }
 
     /// The table `name` as `changes` (the caller's transaction) sees it.
@@ -577,6 +792,9 @@ impl Catalog {
             || txn.get(CATALOG_KEYSPACE, &record_key(&def.name))?.is_some()
             || txn
                 .get(CATALOG_KEYSPACE, &view_record_key(&def.name))?
+                .is_some()
+            || txn
+                .get(CATALOG_KEYSPACE, &sequence_record_key(&def.name))?
                 .is_some()
         {
             return Err(Error::DuplicateTable(def.name));
@@ -669,6 +887,7 @@ impl Catalog {
         self.table(name, changes).is_some()
             || self.find_index(name, changes).is_some()
             || self.view(name, changes).is_some()
+            || self.sequence_exists(name, changes)
     }
 
     /// The plain view `name` as `changes` sees it.
@@ -730,6 +949,10 @@ impl Catalog {
         }
         let mut tables = self.tables.write().unwrap_or_else(|e| e.into_inner());
         let mut views = self.views.write().unwrap_or_else(|e| e.into_inner());
+        let mut sequences = self
+            .sequence_defs
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
         let out = commit()?;
         self.generation
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
@@ -745,6 +968,12 @@ impl Catalog {
                 None => views.remove(&name),
             };
         }
+        for (name, change) in changes.sequences {
+            match change {
+                Some(def) => sequences.insert(name, def),
+                None => sequences.remove(&name),
+            };
+        }
         Ok(out)
     }
 
@@ -758,6 +987,7 @@ impl Catalog {
     pub fn track_relation(&self, txn: &mut Transaction, name: &str) -> Result<()> {
         txn.get(CATALOG_KEYSPACE, &record_key(name))?;
         txn.get(CATALOG_KEYSPACE, &view_record_key(name))?;
+        txn.get(CATALOG_KEYSPACE, &sequence_record_key(name))?;
         Ok(())
     }
 

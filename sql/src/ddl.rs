@@ -145,12 +145,13 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
             identity: None,
             sequence_column: None,
             sequence: None,
+            sequence_options: None,
         };
         for opt in &col.options {
             match &opt.option {
                 ColumnOption::Null => def.nullable = true,
                 ColumnOption::NotNull => def.nullable = false,
-                ColumnOption::Default(expr) => def.default = Some(expr.to_string()),
+                ColumnOption::Default(expr) => def.default = Some(default_text(expr)),
                 ColumnOption::PrimaryKey(_) => {
                     def.nullable = false;
                     set_primary(vec![IndexColumn::from(col.name.clone())])?;
@@ -172,10 +173,11 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
                     sequence_options,
                     ..
                 } => {
-                    if sequence_options.as_ref().is_some_and(|o| !o.is_empty()) {
-                        return Err(Error::Unsupported(
-                            "identity column options (START WITH, INCREMENT BY, …)".into(),
-                        ));
+                    if let Some(given) = sequence_options.as_ref().filter(|o| !o.is_empty()) {
+                        let given = crate::sequence::from_ast(given)?;
+                        let (options, _) =
+                            crate::SequenceOptions::of_type(def.ty).with(&given, true)?;
+                        def.sequence_options = Some(options);
                     }
                     def.nullable = false;
                     def.default = Some(crate::catalog::serial_default(&name, &col_name));
@@ -252,6 +254,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
                 identity: None,
                 sequence_column: None,
                 sequence: None,
+                sequence_options: None,
             });
             partition_key.push(columns.len() - 1);
             hash_buckets = DEFAULT_HASH_BUCKETS;
@@ -552,6 +555,53 @@ pub fn foreign_key(fk: &ast::ForeignKeyConstraint) -> Result<ForeignKeySpec> {
         on_update: action(fk.on_update),
         match_full: fk.match_kind == Some(ast::ConstraintReferenceMatchKind::Full),
     })
+}
+
+/// A DEFAULT expression as the catalog keeps it: `nextval('s'::regclass)`, as PostgreSQL
+/// prints a sequence's default, is kept as `nextval('s')`, the form serial columns have.
+pub fn default_text(expr: &ast::Expr) -> String {
+    let mut expr = expr.clone();
+    let _ = ast::visit_expressions_mut(&mut expr, |e| {
+        if let ast::Expr::Function(f) = e
+            && f.name.to_string().eq_ignore_ascii_case("nextval")
+            && let ast::FunctionArguments::List(list) = &mut f.args
+            && let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] =
+                list.args.as_mut_slice()
+        {
+            // `'s'::regclass`, or the call the catalog rewrite made of it.
+            let inner = match arg {
+                ast::Expr::Cast {
+                    expr: inner,
+                    data_type: ast::DataType::Regclass,
+                    ..
+                } => Some((**inner).clone()),
+                ast::Expr::Function(g) if g.name.to_string() == "partita_regclass" => {
+                    match &g.args {
+                        ast::FunctionArguments::List(l) => match l.args.as_slice() {
+                            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))] => {
+                                Some(e.clone())
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if let Some(inner) = inner {
+                *arg = inner;
+            }
+            // `'public.s'`: the catalog names sequences without their schema.
+            if let ast::Expr::Value(v) = arg
+                && let ast::Value::SingleQuotedString(name) = &mut v.value
+                && let Some(bare) = name.strip_prefix("public.")
+            {
+                *name = bare.to_string();
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    expr.to_string()
 }
 
 #[cfg(test)]

@@ -6,8 +6,10 @@
 pub mod catalog;
 pub mod ddl;
 pub mod error;
+pub mod sequence;
 pub mod types;
 
 pub use catalog::{Catalog, CatalogChanges, ColumnDef, Identity, PlainView, TableDef};
 pub use error::{Error, Result};
+pub use sequence::{SequenceOption, SequenceOptions};
 pub use types::SqlType;

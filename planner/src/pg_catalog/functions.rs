@@ -541,11 +541,7 @@ pub fn register(
             if let Ok(n) = bare.parse::<i32>() {
                 return Ok(ScalarValue::Int32(Some(n)));
             }
-            match s
-                .relation_named(&bare)
-                .map(|r| r.oid())
-                .or_else(|| catalog_table_oid(&bare))
-            {
+            match s.oid_named(&bare).or_else(|| catalog_table_oid(&bare)) {
                 Some(oid) => Ok(ScalarValue::Int32(Some(oid))),
                 None => Err(DataFusionError::External(Box::new(
                     crate::error::Error::Sql(sql::Error::UnknownTable(bare)),
@@ -558,8 +554,7 @@ pub fn register(
         Utf8,
         Box::new(|s, a| {
             Ok(utf8(int(a.first()).map(|o| {
-                s.relation(o as i32)
-                    .map_or_else(|| o.to_string(), |r| r.name())
+                s.name_of(o as i32).unwrap_or_else(|| o.to_string())
             })))
         }),
     );
@@ -587,9 +582,7 @@ pub fn register(
             let name = string(a.first()).unwrap_or_default();
             let bare = name.rsplit('.').next().unwrap_or("").trim_matches('"');
             Ok(ScalarValue::Int32(
-                s.relation_named(bare)
-                    .map(|r| r.oid())
-                    .or_else(|| catalog_table_oid(bare)),
+                s.oid_named(bare).or_else(|| catalog_table_oid(bare)),
             ))
         }),
     );

@@ -87,6 +87,14 @@ pub struct Snapshot {
     pub relations: Vec<Relation>,
     /// Plain views (they store nothing, so they are not among `relations`).
     pub views: Vec<Arc<sql::PlainView>>,
+    /// Sequences, CREATE SEQUENCE's and serial and identity columns'.
+    pub sequences: Vec<sql::catalog::Sequence>,
+}
+
+/// A sequence's OID, from its name as a plain view's is (`plain_view_oid`), in a range of
+/// its own.
+pub fn sequence_oid(name: &str) -> i32 {
+    0x1000_0000 + plain_view_oid(name) - 0x5000_0000
 }
 
 /// A plain view's OID, in a range of its own: views have no keyspace, so the OID comes from
@@ -119,6 +127,7 @@ impl Snapshot {
             tables,
             relations,
             views: Vec::new(),
+            sequences: Vec::new(),
         }
     }
 
@@ -130,7 +139,44 @@ impl Snapshot {
             .clone();
         let mut snapshot = Snapshot::new(catalog.tables(&changes));
         snapshot.views = catalog.views(&changes);
+        snapshot.sequences = catalog.sequences(&changes);
         snapshot
+    }
+
+    /// The OID of relation `name` of any kind: a table, index, view or sequence.
+    pub fn oid_named(&self, name: &str) -> Option<i32> {
+        self.relation_named(name)
+            .map(Relation::oid)
+            .or_else(|| {
+                self.views
+                    .iter()
+                    .find(|v| v.name == name)
+                    .map(|v| plain_view_oid(&v.name))
+            })
+            .or_else(|| {
+                self.sequences
+                    .iter()
+                    .find(|q| q.name == name)
+                    .map(|q| sequence_oid(&q.name))
+            })
+    }
+
+    /// The name of the relation of any kind with OID `oid`.
+    pub fn name_of(&self, oid: i32) -> Option<String> {
+        self.relation(oid)
+            .map(Relation::name)
+            .or_else(|| {
+                self.views
+                    .iter()
+                    .find(|v| plain_view_oid(&v.name) == oid)
+                    .map(|v| v.name.clone())
+            })
+            .or_else(|| {
+                self.sequences
+                    .iter()
+                    .find(|q| sequence_oid(&q.name) == oid)
+                    .map(|q| q.name.clone())
+            })
     }
 
     pub fn relation(&self, oid: i32) -> Option<&Relation> {
@@ -509,6 +555,8 @@ pub struct CatalogSchema {
     pub information_schema: bool,
     /// The session's settings, as `pg_settings` lists them.
     pub(crate) settings: crate::session::Settings,
+    /// Where `pg_sequences` reads the sequences' last values.
+    pub store: storage::Store,
 }
 
 impl std::fmt::Debug for CatalogSchema {
@@ -536,6 +584,8 @@ impl SchemaProvider for CatalogSchema {
         let snapshot = Snapshot::of(&self.catalog, &self.scope);
         let batch = if !self.information_schema && name == "pg_settings" {
             Some(settings_table(&self.settings)?)
+        } else if !self.information_schema && name == "pg_sequences" {
+            Some(sequences_view(&snapshot, &self.catalog, &self.store)?)
         } else if self.information_schema {
             information_schema_table(name, &snapshot)?
         } else {
@@ -563,6 +613,7 @@ pub const PG_CATALOG_TABLES: &[&str] = &[
     "pg_collation",
     "pg_constraint",
     "pg_database",
+    "pg_depend",
     "pg_description",
     "pg_enum",
     "pg_extension",
@@ -580,6 +631,7 @@ pub const PG_CATALOG_TABLES: &[&str] = &[
     "pg_rewrite",
     "pg_roles",
     "pg_sequence",
+    "pg_sequences",
     "pg_settings",
     "pg_shdescription",
     "pg_statistic_ext",
@@ -619,6 +671,7 @@ const INFORMATION_SCHEMA_TABLES: &[&str] = &[
     "key_column_usage",
     "referential_constraints",
     "schemata",
+    "sequences",
     "table_constraints",
     "tables",
     "views",
@@ -730,6 +783,10 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                         0,
                     )
                 }))
+                .chain(s.sequences.iter().map(|q| {
+                    // A sequence reads as a one-row table (last_value, log_cnt, is_called).
+                    class_row(sequence_oid(&q.name), &q.name, 0, 0, false, "S", 3, 0)
+                }))
                 .collect(),
         ),
         "pg_attribute" => (
@@ -818,7 +875,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                             oid((1 << 30) + ((t.keyspace as i32) << 10) + i32::from(num)),
                             oid(relation_oid(t.keyspace)),
                             i16v(num),
-                            text(default.clone()),
+                            text(shown_default(default)),
                         ])
                     })
                 })
@@ -1312,6 +1369,38 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
             ],
             vec![],
         ),
+        // The dependencies clients look up: a sequence's on the column that owns it
+        // (`a` for serial and OWNED BY, `i` for identity), as psql's `\d` of a sequence
+        // and ORMs' primary-key sequence lookups read them.
+        "pg_depend" => (
+            &[
+                ("classid", Oid),
+                ("objid", Oid),
+                ("objsubid", I32),
+                ("refclassid", Oid),
+                ("refobjid", Oid),
+                ("refobjsubid", I32),
+                ("deptype", Char),
+            ],
+            s.sequences
+                .iter()
+                .filter_map(|q| {
+                    let (table, column) = q.owner.as_ref()?;
+                    let t = s.tables.iter().find(|t| t.name == *table)?;
+                    let i = t.column_index(column)?;
+                    let identity = q.def.is_none() && t.columns[i].identity.is_some();
+                    Some(vec![
+                        oid(1259),
+                        oid(sequence_oid(&q.name)),
+                        i32v(0),
+                        oid(1259),
+                        oid(relation_oid(t.keyspace)),
+                        i32v(i32::from(attnum(t, i))),
+                        text(if identity { "i" } else { "a" }),
+                    ])
+                })
+                .collect(),
+        ),
         "pg_description" => (
             &[
                 ("objoid", Oid),
@@ -1448,7 +1537,22 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 ("seqcache", Kind::I64),
                 ("seqcycle", Bool),
             ],
-            vec![],
+            s.sequences
+                .iter()
+                .map(|q| {
+                    let o = &q.options;
+                    vec![
+                        oid(sequence_oid(&q.name)),
+                        oid(o.ty.pg_oid()),
+                        ScalarValue::Int64(Some(o.start)),
+                        ScalarValue::Int64(Some(o.increment)),
+                        ScalarValue::Int64(Some(o.max)),
+                        ScalarValue::Int64(Some(o.min)),
+                        ScalarValue::Int64(Some(o.cache)),
+                        boolean(o.cycle),
+                    ]
+                })
+                .collect(),
         ),
         "pg_range" => (
             &[
@@ -1482,6 +1586,49 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
         _ => return Ok(None),
     };
     Ok(Some(batch(columns, rows)?))
+}
+
+/// `pg_sequences`: a row per sequence, with the value it last handed out (NULL before
+/// the first).
+fn sequences_view(
+    s: &Snapshot,
+    catalog: &Catalog,
+    store: &storage::Store,
+) -> DfResult<RecordBatch> {
+    let columns: &[(&str, Kind)] = &[
+        ("schemaname", Name),
+        ("sequencename", Name),
+        ("sequenceowner", Name),
+        ("data_type", Text),
+        ("start_value", Kind::I64),
+        ("min_value", Kind::I64),
+        ("max_value", Kind::I64),
+        ("increment_by", Kind::I64),
+        ("cycle", Bool),
+        ("cache_size", Kind::I64),
+        ("last_value", Kind::I64),
+    ];
+    let mut rows = Vec::new();
+    for q in &s.sequences {
+        let o = &q.options;
+        let state = catalog
+            .sequence_state(store, q)
+            .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+        rows.push(vec![
+            text("public"),
+            text(q.name.clone()),
+            text(OWNER_NAME),
+            text(o.type_name()),
+            ScalarValue::Int64(Some(o.start)),
+            ScalarValue::Int64(Some(o.min)),
+            ScalarValue::Int64(Some(o.max)),
+            ScalarValue::Int64(Some(o.increment)),
+            boolean(o.cycle),
+            ScalarValue::Int64(Some(o.cache)),
+            ScalarValue::Int64(state.called.then_some(state.last)),
+        ]);
+    }
+    batch(columns, rows)
 }
 
 /// `pg_settings`: a row per parameter of the session, with its value now and its default.
@@ -1612,6 +1759,60 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                 .collect(),
         ),
         // As in PostgreSQL, materialized views are not in information_schema.
+        "sequences" => (
+            &[
+                ("sequence_catalog", Name),
+                ("sequence_schema", Name),
+                ("sequence_name", Name),
+                ("data_type", Text),
+                ("numeric_precision", I32),
+                ("numeric_precision_radix", I32),
+                ("numeric_scale", I32),
+                ("start_value", Text),
+                ("minimum_value", Text),
+                ("maximum_value", Text),
+                ("increment", Text),
+                ("cycle_option", Text),
+            ],
+            s.sequences
+                .iter()
+                // Not identity columns' (PostgreSQL leaves out the sequences its
+                // pg_depend marks as internal).
+                .filter(|q| {
+                    q.def.is_some()
+                        || !q.owner.as_ref().is_some_and(|(t, c)| {
+                            s.tables.iter().any(|d| {
+                                d.name == *t
+                                    && d.columns
+                                        .iter()
+                                        .any(|x| x.name == *c && x.identity.is_some())
+                            })
+                        })
+                })
+                .map(|q| {
+                    let o = &q.options;
+                    let bits = match o.ty {
+                        SqlType::Int2 => 16,
+                        SqlType::Int4 => 32,
+                        _ => 64,
+                    };
+                    vec![
+                        text(DATABASE_NAME),
+                        text("public"),
+                        text(q.name.clone()),
+                        text(o.type_name()),
+                        i32v(bits),
+                        i32v(2),
+                        i32v(0),
+                        text(o.start.to_string()),
+                        text(o.min.to_string()),
+                        text(o.max.to_string()),
+                        text(o.increment.to_string()),
+                        text(if o.cycle { "YES" } else { "NO" }),
+                    ]
+                })
+                .collect(),
+        ),
         "tables" => (
             &[
                 ("table_catalog", Name),
@@ -1681,7 +1882,10 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                                 &t.name,
                                 &c.name,
                                 attnum(t, i),
-                                c.default.clone().filter(|_| has_default(c)),
+                                c.default
+                                    .as_deref()
+                                    .filter(|_| has_default(c))
+                                    .map(shown_default),
                                 c.nullable,
                                 c.ty,
                                 c.identity,
@@ -1922,6 +2126,19 @@ fn column_sizes(
 
 /// Whether `column` has a default PostgreSQL's catalogs show: an identity column's sequence
 /// is shown as the identity instead, and the hidden row id has none.
+/// A default as PostgreSQL prints it: a sequence's name in `nextval` is a regclass
+/// constant (`nextval('t_id_seq'::regclass)`).
+fn shown_default(default: &str) -> String {
+    match default
+        .strip_prefix("nextval('")
+        .and_then(|rest| rest.strip_suffix("')"))
+        .filter(|name| !name.contains('\''))
+    {
+        Some(name) => format!("nextval('{name}'::regclass)"),
+        None => default.to_string(),
+    }
+}
+
 fn has_default(column: &sql::ColumnDef) -> bool {
     column.default.is_some() && column.identity.is_none() && !column.hidden
 }

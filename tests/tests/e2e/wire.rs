@@ -681,6 +681,14 @@ async fn data_survives_a_restart() {
             )
             .await
             .unwrap();
+        // A sequence made by CREATE SEQUENCE keeps its options and its place.
+        client
+            .batch_execute(
+                "CREATE SEQUENCE tickets START 100 INCREMENT BY 10; \
+                 SELECT nextval('tickets'); SELECT nextval('tickets')",
+            )
+            .await
+            .unwrap();
     }
     server.stop();
     let again = TestServer::start_in(server.data_dir.clone());
@@ -712,6 +720,19 @@ async fn data_survives_a_restart() {
         "a value after the two before the restart: {ids:?}"
     );
     assert_eq!(ids[1..], [1, 2]);
+    let row = client
+        .query_one(
+            "SELECT nextval('tickets'), increment_by FROM pg_sequences WHERE sequencename = 'tickets'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let (next, increment): (i64, i64) = (row.get(0), row.get(1));
+    assert_eq!(increment, 10);
+    assert!(
+        next > 110 && (next - 100) % 10 == 0,
+        "a value after 110 on the sequence's steps: {next}"
+    );
 }
 
 /// `numeric` in PostgreSQL's binary format (base-10000 digits), decoded to text and encoded
