@@ -40,7 +40,7 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
             }
             let mut name = base.clone();
             let mut n = 0;
-            while catalog.sequence_exists(&name, &scope.changes) {
+            while catalog.relation_exists(&name, &scope.changes) {
                 n += 1;
                 name = format!("{base}{n}");
             }
@@ -128,10 +128,19 @@ pub async fn drop_tables(
     for name in names {
         let name = table_name(name)?;
         let Ok(def) = session.table_def(&name) else {
-            let is_view = {
+            let (is_view, is_sequence) = {
                 let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
-                session.db.catalog.view(&name, &scope.changes).is_some()
+                (
+                    session.db.catalog.view(&name, &scope.changes).is_some(),
+                    session.db.catalog.sequence_exists(&name, &scope.changes),
+                )
             };
+            if is_sequence {
+                return Err(Error::WrongObjectKind {
+                    message: format!("\"{name}\" is not a table"),
+                    hint: "Use DROP SEQUENCE to remove a sequence.".into(),
+                });
+            }
             if is_view {
                 return Err(Error::WrongObjectType(format!(
                     "\"{name}\" is not a table; use DROP VIEW"
@@ -177,7 +186,7 @@ pub async fn drop_tables(
         }
         let listed: Vec<String> = names.iter().filter_map(|n| table_name(n).ok()).collect();
         drop_foreign_keys(session, &txn, &def, cascade, &listed)?;
-        crate::sequences::drop_owned(session, &txn, &name, None)?;
+        crate::sequences::drop_owned(session, &txn, &name, None, cascade)?;
         let catalog = session.db.catalog.clone();
         let scope = std::sync::Arc::clone(&session.scope);
         with_txn(&txn, |t| {
@@ -334,7 +343,15 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                 new_column_name,
             } => {
                 refuse_if_views_read(session, &def, "renaming a column of a table")?;
-                rename_column(&mut def, old_column_name, new_column_name)?;
+                let standalone = |name: &str| {
+                    let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
+                    session
+                        .db
+                        .catalog
+                        .sequence_def(name, &scope.changes)
+                        .is_some()
+                };
+                rename_column(&mut def, old_column_name, new_column_name, &standalone)?;
                 let (old, new) = (
                     normalize_ident(old_column_name),
                     normalize_ident(new_column_name),
@@ -372,7 +389,7 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                         });
                     }
                     drop_column(session, &txn, &mut def, column, *if_exists, cascade)?;
-                    crate::sequences::drop_owned(session, &txn, &def.name, Some(&name))?;
+                    crate::sequences::drop_owned(session, &txn, &def.name, Some(&name), cascade)?;
                 }
             }
             AlterTableOperation::AlterColumn { column_name, op } => {
@@ -617,7 +634,12 @@ async fn add_column(
 
 /// `RENAME COLUMN a TO b`: the column keeps its place, values and sequence; CHECK
 /// conditions are rewritten to the new name.
-fn rename_column(def: &mut TableDef, old: &ast::Ident, new: &ast::Ident) -> Result<()> {
+fn rename_column(
+    def: &mut TableDef,
+    old: &ast::Ident,
+    new: &ast::Ident,
+    standalone: &dyn Fn(&str) -> bool,
+) -> Result<()> {
     let (old, new) = (normalize_ident(old), normalize_ident(new));
     let (i, _) = def.column(&old)?;
     if def.columns[i].hidden {
@@ -643,7 +665,9 @@ fn rename_column(def: &mut TableDef, old: &ast::Ident, new: &ast::Ident) -> Resu
         column.sequence_column = Some(old.clone());
     }
     if column.sequence.is_none() {
-        column.sequence = column.owned_sequence(&table);
+        column.sequence = column
+            .owned_sequence(&table)
+            .filter(|name| !standalone(name));
     }
     column.name = new.clone();
     for check in &mut def.checks {
@@ -843,10 +867,20 @@ fn rename_table(session: &mut Session, def: &TableDef, to: &str) -> Result<Write
     let catalog = session.db.catalog.clone();
     let scope = std::sync::Arc::clone(&session.scope);
     let mut renamed = def.clone();
-    // Sequences keep their names, as in PostgreSQL.
+    // Sequences keep their names, as in PostgreSQL. A default that calls a CREATE
+    // SEQUENCE sequence (`nextval('t_id_seq')` as pg_dump writes it) keeps calling it.
+    let changes = session
+        .scope
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .changes
+        .clone();
     for column in &mut renamed.columns {
-        if column.sequence.is_none() {
-            column.sequence = column.owned_sequence(&def.name);
+        if column.sequence.is_none()
+            && let Some(name) = column.owned_sequence(&def.name)
+            && catalog.sequence_def(&name, &changes).is_none()
+        {
+            column.sequence = Some(name);
         }
     }
     renamed.name = to.to_string();
@@ -951,6 +985,9 @@ pub async fn truncate(session: &mut Session, truncate: &ast::Truncate) -> Result
     let catalog = session.db.catalog.clone();
     let scope = std::sync::Arc::clone(&session.scope);
     for def in defs {
+        if restart {
+            crate::sequences::restart_owned(session, &def.name)?;
+        }
         crate::provider::in_txn(&txn, |t| {
             let mut new = emptied(t, &def)?;
             new.sequence_keyspace = if restart {

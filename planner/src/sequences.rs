@@ -126,10 +126,42 @@ impl std::hash::Hash for SequenceFunction {
     }
 }
 
-/// A sequence's name as `nextval` takes it: `t_id_seq` or `public.t_id_seq`.
-fn sequence_name(text: &str) -> String {
-    let name = text.trim().trim_matches('"');
-    name.strip_prefix("public.").unwrap_or(name).to_string()
+impl SequenceFunction {
+    /// The sequence `text` names as a regclass does (`s`, `public.s`, `"S"`), or its OID
+    /// when `'s'::regclass` gave that; 42809 for a relation of another kind.
+    fn resolve(
+        &self,
+        text: &str,
+        changes: &CatalogChanges,
+    ) -> datafusion::common::Result<Sequence> {
+        let mut name = sql::sequence::regclass_name(text);
+        if let Ok(oid) = name.parse::<i32>() {
+            let tables = self.catalog.tables(changes);
+            let sequence = self
+                .catalog
+                .sequences(changes)
+                .into_iter()
+                .find(|s| crate::pg_catalog::sequence_oid(&s.name) == oid);
+            if let Some(sequence) = sequence {
+                return Ok(sequence);
+            }
+            if let Some(t) = tables
+                .iter()
+                .find(|t| crate::pg_catalog::relation_oid(t.keyspace) == oid)
+            {
+                name = t.name.clone();
+            }
+        }
+        if let Some(sequence) = self.catalog.sequence(&name, changes) {
+            return Ok(sequence);
+        }
+        if self.catalog.relation_exists(&name, changes) {
+            return Err(DataFusionError::External(Box::new(
+                crate::Error::WrongObjectType(format!("\"{name}\" is not a sequence")),
+            )));
+        }
+        Err(external(sql::Error::UnknownTable(name)))
+    }
 }
 
 fn external(e: sql::Error) -> DataFusionError {
@@ -183,30 +215,24 @@ impl ScalarUDFImpl for SequenceFunction {
         };
         let changes = changes(&self.scope);
         let mut out = Int64Builder::with_capacity(n);
+        // Each name is looked up once per batch (a multi-row INSERT's defaults call the
+        // same sequence for every row).
+        let mut found: std::collections::HashMap<String, Sequence> = Default::default();
         for r in 0..n {
             if names.is_null(r) {
                 out.append_null();
                 continue;
             }
-            let mut name = sequence_name(names.value(r));
-            // `nextval('s'::regclass)`: the regclass cast gave the sequence's OID.
-            if let Ok(oid) = name.parse::<i32>()
-                && let Some(sequence) = self
-                    .catalog
-                    .sequences(&changes)
-                    .into_iter()
-                    .find(|s| crate::pg_catalog::sequence_oid(&s.name) == oid)
-            {
-                name = sequence.name;
-            }
-            if !self.catalog.sequence_exists(&name, &changes) {
-                if self.catalog.relation_exists(&name, &changes) {
-                    return Err(DataFusionError::External(Box::new(
-                        crate::Error::WrongObjectType(format!("\"{name}\" is not a sequence")),
-                    )));
+            let text = names.value(r);
+            let sequence = match found.get(text) {
+                Some(sequence) => sequence.clone(),
+                None => {
+                    let sequence = self.resolve(text, &changes)?;
+                    found.insert(text.to_string(), sequence.clone());
+                    sequence
                 }
-                return Err(external(sql::Error::UnknownTable(name)));
-            }
+            };
+            let name = sequence.name.clone();
             let mut is_called = true;
             let value = match (&values, self.op) {
                 (_, Op::Current) => {
@@ -219,7 +245,7 @@ impl ScalarUDFImpl for SequenceFunction {
                     out.append_value(value);
                     continue;
                 }
-                (None, _) => self.catalog.next_value(&self.store, &name, &changes),
+                (None, _) => self.catalog.next_of(&self.store, &sequence),
                 (Some(values), _) => {
                     let values = values.as_primitive::<Int64Type>();
                     if values.is_null(r) {
@@ -235,7 +261,7 @@ impl ScalarUDFImpl for SequenceFunction {
                         is_called = called.value(r);
                     }
                     self.catalog
-                        .set_value(&self.store, &name, values.value(r), is_called, &changes)
+                        .set_value(&self.store, &sequence, values.value(r), is_called)
                 }
             };
             let value = value.map_err(external)?;
@@ -309,7 +335,7 @@ impl ScalarUDFImpl for SerialSequence {
                 out.append_null();
                 continue;
             }
-            let table = sequence_name(tables.value(r));
+            let table = sql::sequence::regclass_name(tables.value(r));
             let column = columns.value(r).trim_matches('"');
             let def = self
                 .catalog
@@ -601,6 +627,7 @@ pub async fn create(session: &mut Session, stmt: &ast::Statement) -> Result<Writ
         return Err(sql::Error::DuplicateTable(name).into());
     }
     let catalog = session.db.catalog.clone();
+    let store = session.db.store.clone();
     let scope = Arc::clone(&session.scope);
     in_txn(&txn, |t| {
         let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
@@ -610,7 +637,7 @@ pub async fn create(session: &mut Session, stmt: &ast::Statement) -> Result<Writ
             options,
             owned_by,
         };
-        Ok(catalog.create_sequence(t, &mut scope.changes, def)?)
+        Ok(catalog.create_sequence(&store, t, &mut scope.changes, def)?)
     })?;
     Ok(WriteResult::command("CREATE SEQUENCE"))
 }
@@ -663,7 +690,22 @@ pub async fn alter(session: &mut Session, text: &str) -> Result<WriteResult> {
             };
             let catalog = session.db.catalog.clone();
             if defining(&given) {
-                catalog.settle_sequence(&session.db.store, &sequence)?;
+                let state = catalog.settle_sequence(&session.db.store, &sequence)?;
+                // Where it stands must be within the new bounds (unless it restarts).
+                if restart.is_none() {
+                    let bound = match state.last < options.min {
+                        true => Some(("less than MINVALUE", options.min)),
+                        false => (state.last > options.max)
+                            .then_some(("greater than MAXVALUE", options.max)),
+                    };
+                    if let Some((what, limit)) = bound {
+                        return Err(sql::Error::InvalidParameter(format!(
+                            "RESTART value ({}) cannot be {what} ({limit})",
+                            state.last
+                        ))
+                        .into());
+                    }
+                }
             }
             match &sequence.def {
                 Some(def) => {
@@ -720,6 +762,10 @@ fn rename(session: &mut Session, txn: &SharedTxn, sequence: &Sequence, to: &str)
         for column in &mut def.columns {
             let owns = sequence.def.is_none()
                 && column.owned_sequence(&table.name).as_deref() == Some(sequence.name.as_str());
+            if column.sequence.as_deref() == Some(sequence.name.as_str()) {
+                column.sequence = Some(to.to_string());
+                changed = true;
+            }
             if let Some(default) = column.default.as_deref()
                 && let Some(new) = renamed_default(default, &sequence.name, to)
             {
@@ -784,9 +830,23 @@ pub async fn drop(
             }
             Ok(None) => return Err(crate::Error::UnknownSequence(name)),
             Err(crate::Error::WrongObjectType(message)) => {
+                let changes = session_changes(session);
+                let catalog = &session.db.catalog;
+                let hint = if catalog.view(&name, &changes).is_some() {
+                    "Use DROP VIEW to remove a view."
+                } else if catalog.find_index(&name, &changes).is_some() {
+                    "Use DROP INDEX to remove an index."
+                } else if catalog
+                    .table(&name, &changes)
+                    .is_some_and(|t| t.view.is_some())
+                {
+                    "Use DROP MATERIALIZED VIEW to remove a materialized view."
+                } else {
+                    "Use DROP TABLE to remove a table."
+                };
                 return Err(crate::Error::WrongObjectKind {
                     message,
-                    hint: "Use DROP TABLE to remove a table.".into(),
+                    hint: hint.into(),
                 });
             }
             Err(e) => return Err(e),
@@ -852,12 +912,14 @@ fn drop_defs(session: &Session, txn: &SharedTxn, names: &[String]) -> Result<()>
 }
 
 /// Drops the CREATE SEQUENCE sequences owned by `table` (by its `column`, when given), as
-/// DROP TABLE and DROP COLUMN do in PostgreSQL.
+/// DROP TABLE and DROP COLUMN do in PostgreSQL. Defaults elsewhere that call one need
+/// CASCADE (2BP01 otherwise), which drops them.
 pub(crate) fn drop_owned(
-    session: &Session,
+    session: &mut Session,
     txn: &SharedTxn,
     table: &str,
     column: Option<&str>,
+    cascade: bool,
 ) -> Result<()> {
     let owned: Vec<String> = session
         .db
@@ -872,7 +934,54 @@ pub(crate) fn drop_owned(
         })
         .map(|s| s.name)
         .collect();
+    for name in &owned {
+        // The callers the drop itself does not take away.
+        let others: Vec<(String, String)> = callers(session, name)
+            .into_iter()
+            .filter(|(t, c)| t != table || column.is_some_and(|column| c != column))
+            .collect();
+        if others.is_empty() {
+            continue;
+        }
+        let what = match column {
+            Some(column) => format!("column {column} of table {table}"),
+            None => format!("table {table}"),
+        };
+        if !cascade {
+            return Err(crate::Error::DependentObjects {
+                message: format!("cannot drop {what} because other objects depend on it"),
+                detail: others
+                    .iter()
+                    .map(|(t, c)| {
+                        format!(
+                            "default value for column {c} of table {t} depends on sequence {name}"
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            });
+        }
+        for (t, c) in &others {
+            session.cascades_to(format!("default value for column {c} of table {t}"));
+            let mut def = (*session.table_def(t)?).clone();
+            let (i, _) = def.column(c)?;
+            def.columns[i].default = None;
+            def.columns[i].sequence = None;
+            crate::ddl::store_def(session, txn, def)?;
+        }
+    }
     drop_defs(session, txn, &owned)
+}
+
+/// TRUNCATE … RESTART IDENTITY: the CREATE SEQUENCE sequences `table` owns start again.
+pub(crate) fn restart_owned(session: &Session, table: &str) -> Result<()> {
+    let catalog = &session.db.catalog;
+    for sequence in catalog.sequences(&session_changes(session)) {
+        if sequence.def.is_some() && sequence.owner.as_ref().is_some_and(|(t, _)| t == table) {
+            catalog.restart_sequence(&session.db.store, &sequence, sequence.options.start)?;
+        }
+    }
+    Ok(())
 }
 
 /// After a rename of table `old` to `new` (or of its column `old_column`): the CREATE

@@ -220,8 +220,10 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         .with_unescape(true)
         .tokenize_with_location()
         .map_err(|e| syntax(e.into()))?;
-    let overrides = crate::dml::take_overriding(&mut tokens);
+    // Identity options are put in order first: that changes the number of tokens, and
+    // the OVERRIDING clauses are found by their places.
     crate::sequences::order_identity_options(&mut tokens);
+    let overrides = crate::dml::take_overriding(&mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut statements = Vec::new();
     loop {

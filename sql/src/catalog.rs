@@ -460,6 +460,28 @@ fn column_sequence_key(table: &TableDef, column: &ColumnDef) -> Vec<u8> {
     format!("s/{keyspace}/{name}").into_bytes()
 }
 
+/// A sequence made by CREATE SEQUENCE.
+fn standalone(def: Arc<SequenceDef>) -> Sequence {
+    Sequence {
+        name: def.name.clone(),
+        options: def.options,
+        owner: def.owned_by.clone(),
+        key: format!("s/q/{}", def.id).into_bytes(),
+        def: Some(def),
+    }
+}
+
+/// The sequence `name` of `table`'s serial or identity column `column`.
+fn column_sequence(table: &TableDef, column: &ColumnDef, name: &str) -> Sequence {
+    Sequence {
+        name: name.to_string(),
+        options: column.sequence_options(),
+        owner: Some((table.name.clone(), column.name.clone())),
+        key: column_sequence_key(table, column),
+        def: None,
+    }
+}
+
 /// The stored state of the sequence kept at `key`, read in `txn`; a sequence never used
 /// is at its start.
 fn stored_state(txn: &mut Transaction, sequence: &Sequence) -> Result<SequenceState> {
@@ -529,13 +551,7 @@ impl Catalog {
     /// keyspace, so a table made again under the same name has a sequence of its own.
     pub fn sequence(&self, name: &str, changes: &CatalogChanges) -> Option<Sequence> {
         if let Some(def) = self.sequence_def(name, changes) {
-            return Some(Sequence {
-                name: def.name.clone(),
-                options: def.options,
-                owner: def.owned_by.clone(),
-                key: format!("s/q/{}", def.id).into_bytes(),
-                def: Some(def),
-            });
+            return Some(standalone(def));
         }
         let default = format!("nextval('{name}')");
         let mut found: Option<(bool, Sequence)> = None;
@@ -545,40 +561,31 @@ impl Catalog {
                 if (owner || column.default.as_deref() == Some(default.as_str()))
                     && found.as_ref().is_none_or(|(named, _)| owner && !named)
                 {
-                    found = Some((
-                        owner,
-                        Sequence {
-                            name: name.to_string(),
-                            options: column.sequence_options(),
-                            owner: Some((table.name.clone(), column.name.clone())),
-                            key: column_sequence_key(&table, column),
-                            def: None,
-                        },
-                    ));
+                    found = Some((owner, column_sequence(&table, column, name)));
                 }
             }
         }
         found.map(|(_, s)| s)
     }
 
-    /// Every sequence `changes` sees: those made by CREATE SEQUENCE and the columns' own.
+    /// Every sequence `changes` sees: those made by CREATE SEQUENCE and the columns' own,
+    /// by name.
     pub fn sequences(&self, changes: &CatalogChanges) -> Vec<Sequence> {
-        let mut all: Vec<Sequence> = merged(&self.sequence_defs, &changes.sequences)
-            .into_iter()
-            .filter_map(|def| self.sequence(&def.name, changes))
-            .collect();
+        let mut all: BTreeMap<String, Sequence> = BTreeMap::new();
+        for def in merged(&self.sequence_defs, &changes.sequences) {
+            all.insert(def.name.clone(), standalone(def));
+        }
         for table in self.tables(changes) {
             for column in &table.columns {
                 if let Some(name) = column.owned_sequence(&table.name)
-                    && let Some(sequence) = self.sequence(&name, changes)
-                    && sequence.def.is_none()
+                    && !all.contains_key(&name)
                 {
-                    all.push(sequence);
+                    let sequence = column_sequence(&table, column, &name);
+                    all.insert(name, sequence);
                 }
             }
         }
-        all.sort_by(|a, b| a.name.cmp(&b.name));
-        all
+        all.into_values().collect()
     }
 
     /// Whether sequence `name` exists, as `changes` sees the tables.
@@ -586,13 +593,18 @@ impl Catalog {
         self.sequence(name, changes).is_some()
     }
 
-    /// `nextval(name)`: the sequence's next value. Values are reserved in blocks, each with
-    /// a commit of its own that no transaction rolls back, so a value handed out is not
-    /// handed out again by that sequence (unless it cycles), as in PostgreSQL.
+    /// `nextval(name)`: the sequence's next value.
     pub fn next_value(&self, store: &Store, name: &str, changes: &CatalogChanges) -> Result<i64> {
         let sequence = self
             .sequence(name, changes)
             .ok_or_else(|| Error::UnknownTable(name.to_string()))?;
+        self.next_of(store, &sequence)
+    }
+
+    /// `nextval` of a sequence looked up. Values are reserved in blocks, each with a commit
+    /// of its own that no transaction rolls back, so a value handed out is not handed out
+    /// again by that sequence (unless it cycles), as in PostgreSQL.
+    pub fn next_of(&self, store: &Store, sequence: &Sequence) -> Result<i64> {
         let mut blocks = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(block) = blocks.get_mut(&sequence.key)
             && block.remaining > 0
@@ -605,7 +617,7 @@ impl Catalog {
         }
         let options = sequence.options;
         let mut txn = store.begin();
-        let stored = stored_state(&mut txn, &sequence)?;
+        let stored = stored_state(&mut txn, sequence)?;
         let first = stored
             .next(&options)
             .ok_or_else(|| SequenceState::exhausted(&sequence.name, &options))?;
@@ -620,7 +632,7 @@ impl Catalog {
         txn.put(CATALOG_KEYSPACE, &sequence.key, end.encode())?;
         txn.commit()?;
         blocks.insert(
-            sequence.key,
+            sequence.key.clone(),
             SequenceBlock {
                 state: first,
                 remaining: count - 1,
@@ -630,29 +642,25 @@ impl Catalog {
         Ok(first.last)
     }
 
-    /// `setval(name, value, called)`: with `called`, the next `nextval` gives the value
+    /// `setval(sequence, value, called)`: with `called`, the next `nextval` gives the value
     /// after `value`; without, `value` itself.
     pub fn set_value(
         &self,
         store: &Store,
-        name: &str,
+        sequence: &Sequence,
         value: i64,
         called: bool,
-        changes: &CatalogChanges,
     ) -> Result<i64> {
-        let sequence = self
-            .sequence(name, changes)
-            .ok_or_else(|| Error::UnknownTable(name.to_string()))?;
         let o = sequence.options;
         if value < o.min || value > o.max {
             return Err(Error::OutOfRange(format!(
-                "setval: value {value} is out of bounds for sequence \"{name}\" ({}..{})",
-                o.min, o.max
+                "setval: value {value} is out of bounds for sequence \"{}\" ({}..{})",
+                sequence.name, o.min, o.max
             )));
         }
         self.put_state(
             store,
-            &sequence,
+            sequence,
             SequenceState {
                 last: value,
                 called,
@@ -677,18 +685,19 @@ impl Catalog {
     }
 
     /// Before the sequence's options change: the values its block kept but did not hand
-    /// out are given back, so the new options go on from the last value handed out.
-    pub fn settle_sequence(&self, store: &Store, sequence: &Sequence) -> Result<()> {
-        let block = self
-            .sequences
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&sequence.key)
-            .copied();
-        match block {
-            Some(block) => self.put_state(store, sequence, block.state),
-            None => Ok(()),
-        }
+    /// out are given back, so the new options go on from the last value handed out, and a
+    /// sequence never used keeps the start it was made with. Returns where it stands.
+    pub fn settle_sequence(&self, store: &Store, sequence: &Sequence) -> Result<SequenceState> {
+        let mut blocks = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
+        let mut txn = store.begin();
+        let state = match blocks.get(&sequence.key) {
+            Some(block) if block.options == sequence.options => block.state,
+            _ => stored_state(&mut txn, sequence)?,
+        };
+        txn.put(CATALOG_KEYSPACE, &sequence.key, state.encode())?;
+        txn.commit()?;
+        blocks.remove(&sequence.key);
+        Ok(state)
     }
 
     /// The sequence's state as `SELECT … FROM sequence` shows it: the value last handed out
@@ -704,9 +713,12 @@ impl Catalog {
         stored_state(&mut txn, sequence)
     }
 
-    /// Creates a sequence's record in `txn`, numbering it.
+    /// Creates a sequence's record in `txn`. Its number is taken with a commit of its own,
+    /// so a rolled-back CREATE never lets another sequence reuse it (and the values the
+    /// first handed out).
     pub fn create_sequence(
         &self,
+        store: &Store,
         txn: &mut Transaction,
         changes: &mut CatalogChanges,
         mut def: SequenceDef,
@@ -714,26 +726,35 @@ impl Catalog {
         if self.relation_exists(&def.name, changes)
             || txn.get(CATALOG_KEYSPACE, &record_key(&def.name))?.is_some()
             || txn
+                .get(CATALOG_KEYSPACE, &view_record_key(&def.name))?
+                .is_some()
+            || txn
                 .get(CATALOG_KEYSPACE, &sequence_record_key(&def.name))?
                 .is_some()
         {
             return Err(Error::DuplicateTable(def.name));
         }
-        let last = match txn.get(CATALOG_KEYSPACE, SEQUENCE_ID_KEY)? {
-            Some(row) => u64::from_be_bytes(
-                row.value
-                    .as_ref()
-                    .try_into()
-                    .map_err(|_| Error::CorruptCatalog("sequence number".into()))?,
-            ),
-            None => 0,
-        };
-        def.id = last + 1;
-        txn.put(
-            CATALOG_KEYSPACE,
-            SEQUENCE_ID_KEY,
-            def.id.to_be_bytes().to_vec(),
-        )?;
+        {
+            // Under the sequences' lock: one number at a time.
+            let _blocks = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
+            let mut numbering = store.begin();
+            let last = match numbering.get(CATALOG_KEYSPACE, SEQUENCE_ID_KEY)? {
+                Some(row) => u64::from_be_bytes(
+                    row.value
+                        .as_ref()
+                        .try_into()
+                        .map_err(|_| Error::CorruptCatalog("sequence number".into()))?,
+                ),
+                None => 0,
+            };
+            def.id = last + 1;
+            numbering.put(
+                CATALOG_KEYSPACE,
+                SEQUENCE_ID_KEY,
+                def.id.to_be_bytes().to_vec(),
+            )?;
+            numbering.commit()?;
+        }
         self.write_sequence(txn, changes, def)
     }
 

@@ -591,12 +591,11 @@ pub fn default_text(expr: &ast::Expr) -> String {
             if let Some(inner) = inner {
                 *arg = inner;
             }
-            // `'public.s'`: the catalog names sequences without their schema.
+            // The sequence's name as the catalog spells it (`'public.S'` is `s`).
             if let ast::Expr::Value(v) = arg
                 && let ast::Value::SingleQuotedString(name) = &mut v.value
-                && let Some(bare) = name.strip_prefix("public.")
             {
-                *name = bare.to_string();
+                *name = crate::sequence::regclass_name(name);
             }
         }
         std::ops::ControlFlow::<()>::Continue(())

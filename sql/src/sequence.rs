@@ -147,19 +147,21 @@ impl SequenceOptions {
         let (old_low, old_high) = type_bounds(self.ty);
         let ty = new_type.unwrap_or(self.ty);
         let (low, high) = type_bounds(ty);
-        let reset_max = is_new || (new_type.is_some() && self.max == old_high);
-        let reset_min = is_new || (new_type.is_some() && self.min == old_low);
+        // As PostgreSQL's init_params: a bound at its old type's limit moves to the new
+        // type's limit; other defaults follow the direction.
+        let type_max = !is_new && new_type.is_some() && self.max == old_high;
+        let type_min = !is_new && new_type.is_some() && self.min == old_low;
         out.ty = ty;
         out.max = match max {
             Some(Some(n)) => n,
-            Some(None) => default_max(ascending, high),
-            None if reset_max => default_max(ascending, high),
+            Some(None) => default_max(ascending || type_max, high),
+            None if is_new || type_max => default_max(ascending || type_max, high),
             None => out.max,
         };
         out.min = match min {
             Some(Some(n)) => n,
-            Some(None) => default_min(ascending, low),
-            None if reset_min => default_min(ascending, low),
+            Some(None) => default_min(ascending && !type_min, low),
+            None if is_new || type_min => default_min(ascending && !type_min, low),
             None => out.min,
         };
         let type_name = out.type_name();
@@ -220,6 +222,48 @@ fn bounded(what: &str, n: i64, o: &SequenceOptions) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The sequence a `regclass` text names, as PostgreSQL reads it: `s`, `public.s`,
+/// `"MixedCase"`; unquoted names fold to lower case.
+pub fn regclass_name(text: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut rest = text.trim();
+    loop {
+        let (part, after) = match rest.strip_prefix('"') {
+            Some(quoted) => {
+                let mut part = String::new();
+                let mut end = quoted.len();
+                let mut chars = quoted.char_indices().peekable();
+                while let Some((i, c)) = chars.next() {
+                    if c == '"' {
+                        if chars.peek().is_some_and(|(_, n)| *n == '"') {
+                            part.push('"');
+                            chars.next();
+                            continue;
+                        }
+                        end = i + 1;
+                        break;
+                    }
+                    part.push(c);
+                }
+                (part, &quoted[end..])
+            }
+            None => {
+                let end = rest.find('.').unwrap_or(rest.len());
+                (rest[..end].trim().to_lowercase(), &rest[end..])
+            }
+        };
+        parts.push(part);
+        match after.trim_start().strip_prefix('.') {
+            Some(next) => rest = next.trim_start(),
+            None => break,
+        }
+    }
+    match parts.as_slice() {
+        [schema, name] if schema == "public" => name.clone(),
+        _ => parts.join("."),
+    }
 }
 
 /// Where a sequence stands.
@@ -516,6 +560,19 @@ mod tests {
             SequenceState::decode(&7i64.to_be_bytes(), "s").unwrap(),
             SequenceState::at(7)
         );
+    }
+
+    #[test]
+    fn regclass_names_fold_unless_quoted() {
+        assert_eq!(regclass_name("Person_SEQ"), "person_seq");
+        assert_eq!(regclass_name("public.Person_SEQ"), "person_seq");
+        assert_eq!(regclass_name("\"Person_SEQ\""), "Person_SEQ");
+        assert_eq!(regclass_name("public.\"a.b\""), "a.b");
+        let (o, _) = SequenceOptions::of_type(SqlType::Int4)
+            .with(&opts("MINVALUE -2147483648", OptionsOf::Create), true)
+            .unwrap();
+        let (o, _) = o.with(&opts("AS bigint", OptionsOf::Alter), false).unwrap();
+        assert_eq!((o.min, o.max), (i64::MIN, i64::MAX));
     }
 
     #[test]

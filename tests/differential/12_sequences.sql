@@ -63,3 +63,30 @@ CREATE SEQUENCE laps;
 SELECT nextval('laps');
 ROLLBACK;
 SELECT nextval('laps');
+-- A number a rolled-back sequence took is not given again; names fold as regclass reads them.
+CREATE SEQUENCE fresh MAXVALUE 100;
+SELECT nextval('fresh');
+CREATE SEQUENCE runner_SEQ START 1 INCREMENT 50;
+SELECT nextval('runner_SEQ'), nextval('public.RUNNER_seq');
+-- Bounds are checked against where the sequence stands; a type change moves the bounds.
+SELECT setval('runner_seq', 40000, false);
+ALTER SEQUENCE runner_seq AS smallint;
+CREATE SEQUENCE wide AS integer MINVALUE -2147483648;
+ALTER SEQUENCE wide AS bigint;
+SELECT min_value, max_value FROM pg_sequences WHERE sequencename = 'wide';
+CREATE SEQUENCE unused;
+ALTER SEQUENCE unused START 100;
+SELECT nextval('unused');
+-- pg_dump's form: a sequence, a default calling it as regclass, then OWNED BY.
+CREATE SEQUENCE entries_id_seq AS integer START WITH 1 INCREMENT BY 1 NO MINVALUE NO MAXVALUE CACHE 1;
+CREATE TABLE entries (id integer DEFAULT nextval('public.entries_id_seq'::regclass) NOT NULL PRIMARY KEY, runner text);
+ALTER SEQUENCE public.entries_id_seq OWNED BY public.entries.id;
+INSERT INTO entries (runner) VALUES ('ann'), ('bob') RETURNING id;
+SELECT pg_get_serial_sequence('entries', 'id');
+CREATE TABLE results (id int PRIMARY KEY DEFAULT nextval('entries_id_seq'), time_s int);
+DROP TABLE entries;
+TRUNCATE entries RESTART IDENTITY;
+INSERT INTO entries (runner) VALUES ('cy') RETURNING id;
+DROP TABLE entries CASCADE;
+INSERT INTO results (time_s) VALUES (1);
+SELECT count(*) FROM pg_class WHERE relname = 'entries_id_seq';

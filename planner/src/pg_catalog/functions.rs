@@ -531,13 +531,9 @@ pub fn register(
             let Some(name) = string(a.first()) else {
                 return Ok(ScalarValue::Int32(None));
             };
-            let bare = name
-                .trim_matches('"')
-                .rsplit('.')
-                .next()
-                .unwrap_or("")
-                .trim_matches('"')
-                .to_string();
+            // As the regclass type reads a name: unquoted parts fold to lower case.
+            let folded = sql::sequence::regclass_name(&name);
+            let bare = folded.rsplit('.').next().unwrap_or("").to_string();
             if let Ok(n) = bare.parse::<i32>() {
                 return Ok(ScalarValue::Int32(Some(n)));
             }
@@ -579,8 +575,8 @@ pub fn register(
         "to_regclass",
         Int32,
         Box::new(|s, a| {
-            let name = string(a.first()).unwrap_or_default();
-            let bare = name.rsplit('.').next().unwrap_or("").trim_matches('"');
+            let name = sql::sequence::regclass_name(&string(a.first()).unwrap_or_default());
+            let bare = name.rsplit('.').next().unwrap_or("");
             Ok(ScalarValue::Int32(
                 s.oid_named(bare).or_else(|| catalog_table_oid(bare)),
             ))
