@@ -22,7 +22,7 @@ use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
 use sql::SqlType;
 use sql::catalog::{Sequence, SequenceDef};
-use sql::sequence::{OptionsOf, SequenceOption, SequenceOptions, parse_options};
+use sql::sequence::{OptionsOf, SequenceOption, SequenceOptions, parse_option, parse_options};
 use sql::{Catalog, CatalogChanges};
 use std::sync::{Arc, Mutex};
 use storage::Store;
@@ -412,14 +412,121 @@ pub(crate) fn parse_create(
 
 /// What an ALTER SEQUENCE does.
 enum AlterAction {
-    Options(Vec<SequenceOption>),
+    /// The options, and for an identity column (`ALTER TABLE … ALTER COLUMN … SET
+    /// GENERATED …`) how it takes explicit values.
+    Options(Vec<SequenceOption>, Option<sql::Identity>),
     Rename(String),
 }
 
+/// The sequence an ALTER changes.
+enum AlterTarget {
+    Sequence(String),
+    /// `ALTER TABLE t ALTER COLUMN c …`: an identity column's.
+    Column {
+        table: String,
+        column: String,
+    },
+}
+
 struct AlterSequence {
-    name: String,
+    target: AlterTarget,
     if_exists: bool,
     action: AlterAction,
+}
+
+/// Whether `parser` is at `ALTER TABLE … ALTER [COLUMN] c` followed by `RESTART` or by
+/// `SET` and a sequence option or GENERATED: an identity column's sequence change, which
+/// sqlparser does not read.
+pub(crate) fn at_identity_alter(parser: &Parser) -> bool {
+    let tokens: [Token; 16] = parser.peek_tokens();
+    let word = |i: usize, k: Keyword| matches!(&tokens[i], Token::Word(w) if w.keyword == k);
+    let name = |i: usize| matches!(&tokens[i], Token::Word(_));
+    if !(word(0, Keyword::ALTER) && word(1, Keyword::TABLE)) {
+        return false;
+    }
+    let mut i = 2;
+    if word(i, Keyword::IF) && word(i + 1, Keyword::EXISTS) {
+        i += 2;
+    }
+    if word(i, Keyword::ONLY) {
+        i += 1;
+    }
+    if !name(i) {
+        return false;
+    }
+    i += 1;
+    while i + 1 < tokens.len() && tokens[i] == Token::Period && name(i + 1) {
+        i += 2;
+    }
+    if i + 4 >= tokens.len() || !word(i, Keyword::ALTER) {
+        return false;
+    }
+    i += 1;
+    if word(i, Keyword::COLUMN) {
+        i += 1;
+    }
+    if !name(i) {
+        return false;
+    }
+    i += 1;
+    word(i, Keyword::RESTART)
+        || (word(i, Keyword::SET)
+            && [
+                Keyword::GENERATED,
+                Keyword::INCREMENT,
+                Keyword::START,
+                Keyword::MINVALUE,
+                Keyword::MAXVALUE,
+                Keyword::NO,
+                Keyword::CYCLE,
+                Keyword::CACHE,
+            ]
+            .iter()
+            .any(|k| word(i + 1, *k)))
+}
+
+/// `ALTER TABLE [IF EXISTS] [ONLY] t ALTER [COLUMN] c {RESTART [[WITH] n] | SET GENERATED
+/// {ALWAYS | BY DEFAULT} | SET option} …`, the parser after TABLE.
+fn parse_identity_alter(parser: &mut Parser) -> std::result::Result<AlterSequence, ParserError> {
+    let if_exists = parser.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let _ = parser.parse_keyword(Keyword::ONLY);
+    let table = parser.parse_object_name(false)?;
+    let table =
+        sql::ddl::table_name(&table).map_err(|e| ParserError::ParserError(e.to_string()))?;
+    parser.expect_keyword_is(Keyword::ALTER)?;
+    let _ = parser.parse_keyword(Keyword::COLUMN);
+    let column = sql::ddl::normalize_ident(&parser.parse_identifier()?);
+    let (mut options, mut generated) = (Vec::new(), None);
+    loop {
+        let option = if parser.peek_keyword(Keyword::RESTART) {
+            parse_option(parser, OptionsOf::Alter)?
+        } else if parser.parse_keywords(&[Keyword::SET, Keyword::GENERATED]) {
+            generated = Some(if parser.parse_keyword(Keyword::ALWAYS) {
+                sql::Identity::Always
+            } else {
+                parser.expect_keywords(&[Keyword::BY, Keyword::DEFAULT])?;
+                sql::Identity::ByDefault
+            });
+            continue;
+        } else if parser.parse_keyword(Keyword::SET) {
+            match parse_option(parser, OptionsOf::Identity)? {
+                Some(option) => Some(option),
+                None => return parser.expected("a sequence option", parser.peek_token()),
+            }
+        } else {
+            None
+        };
+        let Some(option) = option else {
+            break;
+        };
+        sql::sequence::check_repeat(&options, &option)?;
+        options.push(option);
+    }
+    Ok(AlterSequence {
+        target: AlterTarget::Column { table, column },
+        if_exists,
+        action: AlterAction::Options(options, generated),
+    })
 }
 
 /// `ALTER SEQUENCE [IF EXISTS] name {options | RENAME TO new}`, the parser after SEQUENCE.
@@ -437,10 +544,10 @@ fn parse_alter(parser: &mut Parser) -> std::result::Result<AlterSequence, Parser
         if options.is_empty() {
             return parser.expected("a sequence option", parser.peek_token());
         }
-        AlterAction::Options(options)
+        AlterAction::Options(options, None)
     };
     Ok(AlterSequence {
-        name,
+        target: AlterTarget::Sequence(name),
         if_exists,
         action,
     })
@@ -461,48 +568,29 @@ pub(crate) fn option_error(
 
 const REDUNDANT: &str = sql::sequence::REDUNDANT_OPTIONS;
 
-/// Reads an ALTER SEQUENCE statement from `parser` (after SEQUENCE), to check it.
+/// Reads an ALTER SEQUENCE statement, or an identity column's ALTER TABLE (see
+/// `at_identity_alter`), from `parser` (after ALTER), to check it.
 pub(crate) fn check_alter(parser: &mut Parser) -> std::result::Result<(), ParserError> {
-    parse_alter(parser).map(|_| ())
+    parse_any_alter(parser).map(|_| ())
+}
+
+fn parse_any_alter(parser: &mut Parser) -> std::result::Result<AlterSequence, ParserError> {
+    if parser.parse_keyword(Keyword::TABLE) {
+        return parse_identity_alter(parser);
+    }
+    parser.expect_keyword_is(Keyword::SEQUENCE)?;
+    parse_alter(parser)
 }
 
 /// `ALTER SEQUENCE …` as the CALL it is carried as: `text` is the statement's text, read
 /// again when it runs.
 pub(crate) fn alter_call(text: &str) -> ast::Statement {
-    let text = ast::Expr::value(ast::Value::SingleQuotedString(text.to_string()));
-    ast::Statement::Call(ast::Function {
-        name: ast::ObjectName::from(vec![ast::Ident::new(ALTER_PROCEDURE)]),
-        uses_odbc_syntax: false,
-        parameters: ast::FunctionArguments::None,
-        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
-            duplicate_treatment: None,
-            args: vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(text))],
-            clauses: vec![],
-        }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group: vec![],
-    })
+    crate::session::internal_call(ALTER_PROCEDURE, text)
 }
 
 /// The text of the ALTER SEQUENCE `call` carries, when it is one.
 pub fn altered(call: &ast::Function) -> Option<String> {
-    if !call.name.to_string().eq_ignore_ascii_case(ALTER_PROCEDURE) {
-        return None;
-    }
-    let ast::FunctionArguments::List(list) = &call.args else {
-        return None;
-    };
-    match list.args.as_slice() {
-        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] => {
-            match &v.value {
-                ast::Value::SingleQuotedString(text) => Some(text.clone()),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
+    crate::session::internal_call_text(call, ALTER_PROCEDURE)
 }
 
 /// Puts the options of each `AS IDENTITY (…)` in `tokens` in the order sqlparser reads
@@ -662,22 +750,41 @@ pub async fn alter(session: &mut Session, text: &str) -> Result<WriteResult> {
         .try_with_sql(text)
         .map_err(|e| crate::Error::Syntax(e.to_string()))?;
     parser
-        .expect_keywords(&[Keyword::ALTER, Keyword::SEQUENCE])
+        .expect_keyword_is(Keyword::ALTER)
         .map_err(|e| crate::Error::Syntax(e.to_string()))?;
-    let alter = parse_alter(&mut parser).map_err(|e| crate::Error::Syntax(e.to_string()))?;
-    let Some(sequence) = find(session, &alter.name)? else {
-        if alter.if_exists {
-            session.notice(format!(
-                "relation \"{}\" does not exist, skipping",
-                alter.name
-            ));
-            return Ok(WriteResult::command("ALTER SEQUENCE"));
+    let alter = parse_any_alter(&mut parser).map_err(|e| crate::Error::Syntax(e.to_string()))?;
+    let (name, tag) = match &alter.target {
+        AlterTarget::Sequence(name) => (name.clone(), "ALTER SEQUENCE"),
+        AlterTarget::Column { table, column } => {
+            let def = match session.table_def(table) {
+                Ok(def) => def,
+                Err(_) if alter.if_exists => {
+                    session.notice(format!("relation \"{table}\" does not exist, skipping"));
+                    return Ok(WriteResult::command("ALTER TABLE"));
+                }
+                Err(e) => return Err(e),
+            };
+            let (_, c) = def.column(column)?;
+            match (c.identity, c.owned_sequence(table)) {
+                (Some(_), Some(name)) => (name, "ALTER TABLE"),
+                _ => {
+                    return Err(crate::Error::NotInPrerequisiteState(format!(
+                        "column \"{column}\" of relation \"{table}\" is not an identity column"
+                    )));
+                }
+            }
         }
-        return Err(sql::Error::UnknownTable(alter.name).into());
+    };
+    let Some(sequence) = find(session, &name)? else {
+        if alter.if_exists {
+            session.notice(format!("relation \"{name}\" does not exist, skipping"));
+            return Ok(WriteResult::command(tag));
+        }
+        return Err(sql::Error::UnknownTable(name).into());
     };
     let txn = session.open_txn()?;
     match alter.action {
-        AlterAction::Options(given) => {
+        AlterAction::Options(given, generated) => {
             let (options, restart) = sequence.options.with(&given, false)?;
             let owned_by = given.iter().find_map(|o| match o {
                 SequenceOption::OwnedBy(target) => Some(target.clone()),
@@ -730,6 +837,9 @@ pub async fn alter(session: &mut Session, text: &str) -> Result<WriteResult> {
                     let mut def = (*session.table_def(&table)?).clone();
                     let (i, _) = def.column(&column)?;
                     def.columns[i].sequence_options = Some(options);
+                    if let Some(generated) = generated {
+                        def.columns[i].identity = Some(generated);
+                    }
                     crate::ddl::store_def(session, &txn, def)?;
                 }
             }
@@ -739,7 +849,7 @@ pub async fn alter(session: &mut Session, text: &str) -> Result<WriteResult> {
         }
         AlterAction::Rename(to) => rename(session, &txn, &sequence, &to)?,
     }
-    Ok(WriteResult::command("ALTER SEQUENCE"))
+    Ok(WriteResult::command(tag))
 }
 
 /// `nextval('old')` in a column default, as it reads after a rename of sequence `old`.
@@ -880,16 +990,7 @@ pub async fn drop(
                         .join("\n"),
                 });
             }
-            for (table, column) in &callers {
-                session.cascades_to(format!(
-                    "default value for column {column} of table {table}"
-                ));
-                let mut def = (*session.table_def(table)?).clone();
-                let (i, _) = def.column(column)?;
-                def.columns[i].default = None;
-                def.columns[i].sequence = None;
-                crate::ddl::store_def(session, &txn, def)?;
-            }
+            drop_defaults(session, &txn, &callers)?;
         }
         if sequence.def.is_some() {
             drop_defs(session, &txn, &[name])?;
@@ -961,16 +1062,29 @@ pub(crate) fn drop_owned(
                     .join("\n"),
             });
         }
-        for (t, c) in &others {
-            session.cascades_to(format!("default value for column {c} of table {t}"));
-            let mut def = (*session.table_def(t)?).clone();
-            let (i, _) = def.column(c)?;
-            def.columns[i].default = None;
-            def.columns[i].sequence = None;
-            crate::ddl::store_def(session, txn, def)?;
-        }
+        drop_defaults(session, txn, &others)?;
     }
     drop_defs(session, txn, &owned)
+}
+
+/// DROP … CASCADE of a sequence: the defaults of `columns` (table, column) that call it go,
+/// each told in the cascade notice.
+fn drop_defaults(
+    session: &mut Session,
+    txn: &SharedTxn,
+    columns: &[(String, String)],
+) -> Result<()> {
+    for (table, column) in columns {
+        session.cascades_to(format!(
+            "default value for column {column} of table {table}"
+        ));
+        let mut def = (*session.table_def(table)?).clone();
+        let (i, _) = def.column(column)?;
+        def.columns[i].default = None;
+        def.columns[i].sequence = None;
+        crate::ddl::store_def(session, txn, def)?;
+    }
+    Ok(())
 }
 
 /// TRUNCATE … RESTART IDENTITY: the CREATE SEQUENCE sequences `table` owns start again.

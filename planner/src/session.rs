@@ -210,6 +210,46 @@ fn byte_offset(text: &str, line: u64, column: u64) -> Option<usize> {
     None
 }
 
+/// `CALL procedure('text')`: how a statement sqlparser does not know (REFRESH MATERIALIZED
+/// VIEW, ALTER SEQUENCE) is carried from `parse_sql` to the session, `text` saying what
+/// it does.
+pub(crate) fn internal_call(procedure: &str, text: &str) -> Statement {
+    let text = ast::Expr::value(ast::Value::SingleQuotedString(text.to_string()));
+    Statement::Call(ast::Function {
+        name: ast::ObjectName::from(vec![ast::Ident::new(procedure)]),
+        uses_odbc_syntax: false,
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(text))],
+            clauses: vec![],
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: vec![],
+    })
+}
+
+/// The text of an `internal_call` of `procedure`, when `call` is one.
+pub(crate) fn internal_call_text(call: &ast::Function, procedure: &str) -> Option<String> {
+    if !call.name.to_string().eq_ignore_ascii_case(procedure) {
+        return None;
+    }
+    let ast::FunctionArguments::List(list) = &call.args else {
+        return None;
+    };
+    match list.args.as_slice() {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] => {
+            match &v.value {
+                ast::Value::SingleQuotedString(text) => Some(text.clone()),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// Parses SQL text with PostgreSQL's dialect.
 pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     use datafusion::sql::sqlparser::keywords::Keyword;
@@ -257,7 +297,12 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
                     .map_err(crate::sequences::option_error(syntax))?
             } else if parser.peek_keyword(Keyword::ALTER) {
                 let from = parser.peek_token().span.start;
-                if parser.parse_keywords(&[Keyword::ALTER, Keyword::SEQUENCE]) {
+                let sequence = matches!(
+                    &parser.peek_tokens::<2>()[1],
+                    Token::Word(w) if w.keyword == Keyword::SEQUENCE
+                ) || crate::sequences::at_identity_alter(&parser);
+                if sequence {
+                    parser.expect_keyword_is(Keyword::ALTER).map_err(syntax)?;
                     let Some(from) = byte_offset(text, from.line, from.column) else {
                         return Err(Error::Syntax("ALTER SEQUENCE".into()));
                     };

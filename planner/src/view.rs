@@ -244,44 +244,15 @@ pub const REFRESH_PROCEDURE: &str = "partita_refresh_materialized_view";
 /// `CALL partita_refresh_materialized_view('v')`, what `REFRESH MATERIALIZED VIEW v` means
 /// (the name as the catalog spells it).
 pub fn refresh_call(view: &ast::ObjectName) -> Result<ast::Statement> {
-    let name = ast::Expr::value(ast::Value::SingleQuotedString(sql::ddl::table_name(view)?));
-    Ok(ast::Statement::Call(ast::Function {
-        name: ast::ObjectName::from(vec![ast::Ident::new(REFRESH_PROCEDURE)]),
-        uses_odbc_syntax: false,
-        parameters: ast::FunctionArguments::None,
-        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
-            duplicate_treatment: None,
-            args: vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(name))],
-            clauses: vec![],
-        }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group: vec![],
-    }))
+    Ok(crate::session::internal_call(
+        REFRESH_PROCEDURE,
+        &sql::ddl::table_name(view)?,
+    ))
 }
 
 /// The view a refresh CALL names.
 pub fn refreshed_view(call: &ast::Function) -> Option<String> {
-    if !call
-        .name
-        .to_string()
-        .eq_ignore_ascii_case(REFRESH_PROCEDURE)
-    {
-        return None;
-    }
-    let ast::FunctionArguments::List(list) = &call.args else {
-        return None;
-    };
-    match list.args.as_slice() {
-        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] => {
-            match &v.value {
-                ast::Value::SingleQuotedString(name) => Some(name.clone()),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
+    crate::session::internal_call_text(call, REFRESH_PROCEDURE)
 }
 
 /// `REFRESH MATERIALIZED VIEW v`: rebuilds the view's rows from its base rows. The view is

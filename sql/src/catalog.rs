@@ -460,6 +460,33 @@ fn column_sequence_key(table: &TableDef, column: &ColumnDef) -> Vec<u8> {
     format!("s/{keyspace}/{name}").into_bytes()
 }
 
+/// Writes a view's or sequence's record at `key` in `txn`, and the definition among the
+/// transaction's `changes` of its kind.
+fn put_record<T: Serialize>(
+    txn: &mut Transaction,
+    key: &[u8],
+    changes: &mut BTreeMap<String, Option<Arc<T>>>,
+    name: String,
+    def: T,
+) -> Result<()> {
+    let json = serde_json::to_vec(&def).map_err(|e| Error::CorruptCatalog(e.to_string()))?;
+    txn.put(CATALOG_KEYSPACE, key, json)?;
+    changes.insert(name, Some(Arc::new(def)));
+    Ok(())
+}
+
+/// Deletes the record at `key` in `txn`; `name` is gone from the transaction's `changes`.
+fn delete_record<T>(
+    txn: &mut Transaction,
+    key: &[u8],
+    changes: &mut BTreeMap<String, Option<Arc<T>>>,
+    name: &str,
+) -> Result<()> {
+    txn.delete(CATALOG_KEYSPACE, key)?;
+    changes.insert(name.to_string(), None);
+    Ok(())
+}
+
 /// A sequence made by CREATE SEQUENCE.
 fn standalone(def: Arc<SequenceDef>) -> Sequence {
     Sequence {
@@ -765,12 +792,8 @@ impl Catalog {
         changes: &mut CatalogChanges,
         def: SequenceDef,
     ) -> Result<()> {
-        let json = serde_json::to_vec(&def).map_err(|e| Error::CorruptCatalog(e.to_string()))?;
-        txn.put(CATALOG_KEYSPACE, &sequence_record_key(&def.name), json)?;
-        changes
-            .sequences
-            .insert(def.name.clone(), Some(Arc::new(def)));
-        Ok(())
+        let (key, name) = (sequence_record_key(&def.name), def.name.clone());
+        put_record(txn, &key, &mut changes.sequences, name, def)
     }
 
     /// Deletes a sequence's record in `txn`. Its state record stays, as a table's sequences'
@@ -781,9 +804,12 @@ impl Catalog {
         changes: &mut CatalogChanges,
         name: &str,
     ) -> Result<()> {
-        txn.delete(CATALOG_KEYSPACE, &sequence_record_key(name))?;
-        changes.sequences.insert(name.to_string(), None);
-        Ok(())
+        delete_record(
+            txn,
+            &sequence_record_key(name),
+            &mut changes.sequences,
+            name,
+        )
     }
 
     /// The table `name` as `changes` (the caller's transaction) sees it.
@@ -937,12 +963,8 @@ impl Catalog {
         changes: &mut CatalogChanges,
         view: PlainView,
     ) -> Result<()> {
-        let json = serde_json::to_vec(&view).map_err(|e| Error::CorruptCatalog(e.to_string()))?;
-        txn.put(CATALOG_KEYSPACE, &view_record_key(&view.name), json)?;
-        changes
-            .views
-            .insert(view.name.clone(), Some(Arc::new(view)));
-        Ok(())
+        let (key, name) = (view_record_key(&view.name), view.name.clone());
+        put_record(txn, &key, &mut changes.views, name, view)
     }
 
     /// Deletes a plain view's record in `txn`.
@@ -952,9 +974,7 @@ impl Catalog {
         changes: &mut CatalogChanges,
         name: &str,
     ) -> Result<()> {
-        txn.delete(CATALOG_KEYSPACE, &view_record_key(name))?;
-        changes.views.insert(name.to_string(), None);
-        Ok(())
+        delete_record(txn, &view_record_key(name), &mut changes.views, name)
     }
 
     /// Runs `commit` for a transaction that changed the catalog and applies the changes

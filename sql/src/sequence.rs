@@ -352,54 +352,71 @@ pub fn parse_options(
     let mut options: Vec<(SequenceOption, std::ops::Range<usize>)> = Vec::new();
     loop {
         let start = parser.index();
-        let option = if parser.parse_keyword(Keyword::AS) {
-            SequenceOption::As(parser.parse_data_type()?)
-        } else if parser.parse_keyword(Keyword::INCREMENT) {
-            let _ = parser.parse_keyword(Keyword::BY);
-            SequenceOption::Increment(signed(parser)?)
-        } else if parser.parse_keyword(Keyword::MINVALUE) {
-            SequenceOption::MinValue(Some(signed(parser)?))
-        } else if parser.parse_keyword(Keyword::MAXVALUE) {
-            SequenceOption::MaxValue(Some(signed(parser)?))
-        } else if parser.parse_keywords(&[Keyword::NO, Keyword::MINVALUE]) {
-            SequenceOption::MinValue(None)
-        } else if parser.parse_keywords(&[Keyword::NO, Keyword::MAXVALUE]) {
-            SequenceOption::MaxValue(None)
-        } else if parser.parse_keywords(&[Keyword::NO, Keyword::CYCLE]) {
-            SequenceOption::Cycle(false)
-        } else if parser.parse_keyword(Keyword::CYCLE) {
-            SequenceOption::Cycle(true)
-        } else if parser.parse_keyword(Keyword::START) {
-            let _ = parser.parse_keyword(Keyword::WITH);
-            SequenceOption::Start(signed(parser)?)
-        } else if of == OptionsOf::Alter && parser.parse_keyword(Keyword::RESTART) {
-            let with = parser.parse_keyword(Keyword::WITH);
-            let number = matches!(
-                parser.peek_token().token,
-                Token::Number(..) | Token::Minus | Token::Plus
-            );
-            SequenceOption::Restart(match with || number {
-                true => Some(signed(parser)?),
-                false => None,
-            })
-        } else if parser.parse_keyword(Keyword::CACHE) {
-            SequenceOption::Cache(signed(parser)?)
-        } else if of != OptionsOf::Identity && parser.parse_keywords(&[Keyword::OWNED, Keyword::BY])
-        {
-            SequenceOption::OwnedBy(match parser.parse_keyword(Keyword::NONE) {
-                true => None,
-                false => Some(parser.parse_object_name(false)?),
-            })
-        } else {
+        let Some(option) = parse_option(parser, of)? else {
             return Ok(options);
         };
-        let same =
-            |o: &SequenceOption| std::mem::discriminant(o) == std::mem::discriminant(&option);
-        if options.iter().any(|(o, _)| same(o)) {
-            return Err(ParserError::ParserError(REDUNDANT_OPTIONS.into()));
-        }
+        check_repeat(options.iter().map(|(o, _)| o), &option)?;
         options.push((option, start..parser.index()));
     }
+}
+
+/// PostgreSQL's error for an option given twice.
+pub fn check_repeat<'a>(
+    given: impl IntoIterator<Item = &'a SequenceOption>,
+    option: &SequenceOption,
+) -> Result<(), ParserError> {
+    let same = |o: &SequenceOption| std::mem::discriminant(o) == std::mem::discriminant(option);
+    match given.into_iter().any(same) {
+        true => Err(ParserError::ParserError(REDUNDANT_OPTIONS.into())),
+        false => Ok(()),
+    }
+}
+
+/// Reads one option, or none when the next token starts none.
+pub fn parse_option(
+    parser: &mut Parser,
+    of: OptionsOf,
+) -> Result<Option<SequenceOption>, ParserError> {
+    Ok(Some(if parser.parse_keyword(Keyword::AS) {
+        SequenceOption::As(parser.parse_data_type()?)
+    } else if parser.parse_keyword(Keyword::INCREMENT) {
+        let _ = parser.parse_keyword(Keyword::BY);
+        SequenceOption::Increment(signed(parser)?)
+    } else if parser.parse_keyword(Keyword::MINVALUE) {
+        SequenceOption::MinValue(Some(signed(parser)?))
+    } else if parser.parse_keyword(Keyword::MAXVALUE) {
+        SequenceOption::MaxValue(Some(signed(parser)?))
+    } else if parser.parse_keywords(&[Keyword::NO, Keyword::MINVALUE]) {
+        SequenceOption::MinValue(None)
+    } else if parser.parse_keywords(&[Keyword::NO, Keyword::MAXVALUE]) {
+        SequenceOption::MaxValue(None)
+    } else if parser.parse_keywords(&[Keyword::NO, Keyword::CYCLE]) {
+        SequenceOption::Cycle(false)
+    } else if parser.parse_keyword(Keyword::CYCLE) {
+        SequenceOption::Cycle(true)
+    } else if parser.parse_keyword(Keyword::START) {
+        let _ = parser.parse_keyword(Keyword::WITH);
+        SequenceOption::Start(signed(parser)?)
+    } else if of == OptionsOf::Alter && parser.parse_keyword(Keyword::RESTART) {
+        let with = parser.parse_keyword(Keyword::WITH);
+        let number = matches!(
+            parser.peek_token().token,
+            Token::Number(..) | Token::Minus | Token::Plus
+        );
+        SequenceOption::Restart(match with || number {
+            true => Some(signed(parser)?),
+            false => None,
+        })
+    } else if parser.parse_keyword(Keyword::CACHE) {
+        SequenceOption::Cache(signed(parser)?)
+    } else if of != OptionsOf::Identity && parser.parse_keywords(&[Keyword::OWNED, Keyword::BY]) {
+        SequenceOption::OwnedBy(match parser.parse_keyword(Keyword::NONE) {
+            true => None,
+            false => Some(parser.parse_object_name(false)?),
+        })
+    } else {
+        return Ok(None);
+    }))
 }
 
 /// The error of an option given twice.
