@@ -501,6 +501,9 @@ fn parse_identity_alter(parser: &mut Parser) -> std::result::Result<AlterSequenc
         let option = if parser.peek_keyword(Keyword::RESTART) {
             parse_option(parser, OptionsOf::Alter)?
         } else if parser.parse_keywords(&[Keyword::SET, Keyword::GENERATED]) {
+            if generated.is_some() {
+                return Err(ParserError::ParserError(REDUNDANT.into()));
+            }
             generated = Some(if parser.parse_keyword(Keyword::ALWAYS) {
                 sql::Identity::Always
             } else {
@@ -510,6 +513,11 @@ fn parse_identity_alter(parser: &mut Parser) -> std::result::Result<AlterSequenc
             continue;
         } else if parser.parse_keyword(Keyword::SET) {
             match parse_option(parser, OptionsOf::Identity)? {
+                Some(SequenceOption::As(_)) => {
+                    return Err(ParserError::ParserError(
+                        "sequence option \"as\" not supported here".into(),
+                    ));
+                }
                 Some(option) => Some(option),
                 None => return parser.expected("a sequence option", parser.peek_token()),
             }
@@ -553,14 +561,15 @@ fn parse_alter(parser: &mut Parser) -> std::result::Result<AlterSequence, Parser
     })
 }
 
-/// A parser error of a sequence statement: an option given twice is PostgreSQL's
-/// "conflicting or redundant options" (42601), others go to `syntax`.
+/// A parser error of a sequence statement: an option given twice ("conflicting or
+/// redundant options") or where it cannot be is PostgreSQL's 42601 with its own message;
+/// others go to `syntax`.
 pub(crate) fn option_error(
     syntax: impl Fn(ParserError) -> crate::Error,
 ) -> impl Fn(ParserError) -> crate::Error {
     move |e| match &e {
-        ParserError::ParserError(m) if m == REDUNDANT => {
-            crate::Error::InvalidStatement(REDUNDANT.into())
+        ParserError::ParserError(m) if m == REDUNDANT || m.starts_with("sequence option ") => {
+            crate::Error::InvalidStatement(m.clone())
         }
         _ => syntax(e),
     }
@@ -764,7 +773,21 @@ pub async fn alter(session: &mut Session, text: &str) -> Result<WriteResult> {
                 }
                 Err(e) => return Err(e),
             };
-            let (_, c) = def.column(column)?;
+            if def.view.is_some() {
+                return Err(crate::Error::WrongObjectType(format!(
+                    "\"{table}\" is not a table"
+                )));
+            }
+            let c = match def.column(column)? {
+                (_, c) if !c.hidden => c,
+                _ => {
+                    return Err(sql::Error::UnknownColumn {
+                        table: table.clone(),
+                        column: column.clone(),
+                    }
+                    .into());
+                }
+            };
             match (c.identity, c.owned_sequence(table)) {
                 (Some(_), Some(name)) => (name, "ALTER TABLE"),
                 _ => {
