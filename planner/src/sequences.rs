@@ -136,7 +136,6 @@ impl SequenceFunction {
     ) -> datafusion::common::Result<Sequence> {
         let mut name = sql::sequence::regclass_name(text);
         if let Ok(oid) = name.parse::<i32>() {
-            let tables = self.catalog.tables(changes);
             let sequence = self
                 .catalog
                 .sequences(changes)
@@ -145,8 +144,10 @@ impl SequenceFunction {
             if let Some(sequence) = sequence {
                 return Ok(sequence);
             }
-            if let Some(t) = tables
-                .iter()
+            if let Some(t) = self
+                .catalog
+                .tables(changes)
+                .into_iter()
                 .find(|t| crate::pg_catalog::relation_oid(t.keyspace) == oid)
             {
                 name = t.name.clone();

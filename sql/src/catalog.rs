@@ -620,14 +620,6 @@ impl Catalog {
         self.sequence(name, changes).is_some()
     }
 
-    /// `nextval(name)`: the sequence's next value.
-    pub fn next_value(&self, store: &Store, name: &str, changes: &CatalogChanges) -> Result<i64> {
-        let sequence = self
-            .sequence(name, changes)
-            .ok_or_else(|| Error::UnknownTable(name.to_string()))?;
-        self.next_of(store, &sequence)
-    }
-
     /// `nextval` of a sequence looked up. Values are reserved in blocks, each with a commit
     /// of its own that no transaction rolls back, so a value handed out is not handed out
     /// again by that sequence (unless it cycles), as in PostgreSQL.

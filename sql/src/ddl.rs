@@ -568,28 +568,14 @@ pub fn default_text(expr: &ast::Expr) -> String {
             && let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] =
                 list.args.as_mut_slice()
         {
-            // `'s'::regclass`, or the call the catalog rewrite made of it.
-            let inner = match arg {
-                ast::Expr::Cast {
-                    expr: inner,
-                    data_type: ast::DataType::Regclass,
-                    ..
-                } => Some((**inner).clone()),
-                ast::Expr::Function(g) if g.name.to_string() == "partita_regclass" => {
-                    match &g.args {
-                        ast::FunctionArguments::List(l) => match l.args.as_slice() {
-                            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))] => {
-                                Some(e.clone())
-                            }
-                            _ => None,
-                        },
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            if let Some(inner) = inner {
-                *arg = inner;
+            // `'s'::regclass` (the planner's catalog rewrite has already made it `'s'`).
+            if let ast::Expr::Cast {
+                expr: inner,
+                data_type: ast::DataType::Regclass,
+                ..
+            } = arg
+            {
+                *arg = (**inner).clone();
             }
             // The sequence's name as the catalog spells it (`'public.S'` is `s`).
             if let ast::Expr::Value(v) = arg

@@ -38,7 +38,6 @@ const EMPTY_CATALOGS: &[&str] = &[
     "pg_publication_rel",
     "pg_range",
     "pg_rewrite",
-    "pg_sequence",
     "pg_shdescription",
     "pg_statistic_ext",
     "pg_trigger",
@@ -545,6 +544,23 @@ impl VisitorMut for Normalizer {
                     let length = call("array_length", vec![array.clone(), dim.clone()]);
                     let one = Expr::value(Value::Number("1".into(), false));
                     *e = call("unnest", vec![call("generate_series", vec![one, length])]);
+                    return ControlFlow::Continue(());
+                }
+                // nextval('s'::regclass): the sequence functions read a name as regclass
+                // does, so the constant stays a name rather than an OID to look up again.
+                if idents(&f.name)
+                    .last()
+                    .is_some_and(|n| ["nextval", "currval", "setval"].contains(&n.as_str()))
+                    && let FunctionArguments::List(list) = &mut f.args
+                    && let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(first))) =
+                        list.args.first_mut()
+                    && let Expr::Function(cast) = first
+                    && idents(&cast.name) == ["partita_regclass"]
+                    && let FunctionArguments::List(inner) = &cast.args
+                    && let [FunctionArg::Unnamed(FunctionArgExpr::Expr(name))] =
+                        inner.args.as_slice()
+                {
+                    *first = name.clone();
                     return ControlFlow::Continue(());
                 }
                 if let FunctionArguments::Subquery(q) = &f.args
