@@ -5,7 +5,7 @@
 //! An error while data is still arriving is kept, the rest of the data is read and dropped,
 //! and the error is reported at CopyDone, as PostgreSQL's protocol expects.
 
-use crate::encode::unconstrained_numeric_columns;
+use crate::encode::own_digit_columns;
 use crate::errors::to_pg_error;
 use crate::handler::{Handler, status};
 use async_trait::async_trait;
@@ -85,7 +85,7 @@ where
             vec![0; columns],
         )))
         .await?;
-    let trim = unconstrained_numeric_columns(&schema);
+    let trim = own_digit_columns(&schema);
     let zone: Tz = zone
         .arrow
         .parse()
@@ -123,8 +123,8 @@ where
                 text.clear();
                 write_text(column, r, &zone, &mut text)
                     .map_err(|e| to_pg_error(&planner::Error::Internal(e)))?;
-                if trim[c] {
-                    crate::encode::trim_fraction(&mut text);
+                if let Some(least) = trim[c] {
+                    planner::output::trim_fraction(&mut text, least);
                 }
                 planner::copy::encode_field(format, Some(&text), &mut out);
             }

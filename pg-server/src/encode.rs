@@ -14,7 +14,7 @@ use datafusion::arrow::datatypes::{
 use pgwire::api::Type;
 use pgwire::api::results::{FieldFormat, FieldInfo};
 use pgwire::messages::data::DataRow;
-use planner::output::write_text;
+use planner::output::{trim_fraction, write_text};
 use sql::types::declared_type_name;
 
 /// Days from 1970-01-01 to 2000-01-01 (PostgreSQL's epoch).
@@ -75,35 +75,25 @@ pub fn field_infos(
         .collect()
 }
 
-/// Which result columns are unconstrained `numeric` columns. Arrow stores them at a fixed
-/// scale; they are shown without the trailing zeros that scale adds, so a stored 1.5 reads
-/// back as 1.5 (PostgreSQL keeps each value's own scale; Partita keeps its digits).
-pub fn unconstrained_numeric_columns(schema: &datafusion::arrow::datatypes::Schema) -> Vec<bool> {
+/// For each result column: when it is an unconstrained `numeric` shown with its values' own
+/// digits, the fractional digits each value shows at least (`sql::types::own_digits`). Arrow
+/// stores such a column at a fixed scale, and its values are sent without the trailing
+/// zeros that scale adds, so a stored 1.5 reads back as 1.5.
+pub fn own_digit_columns(schema: &datafusion::arrow::datatypes::Schema) -> Vec<Option<usize>> {
     schema
         .fields()
         .iter()
-        .map(|f| {
-            matches!(f.data_type(), DataType::Decimal128(..))
-                && declared_type_name(f) == Some("numeric")
-        })
+        .map(|f| sql::types::own_digits(f))
         .collect()
 }
 
-/// Drops a decimal text's trailing fractional zeros ("1.500" → "1.5", "2.00" → "2").
-pub(crate) fn trim_fraction(text: &mut String) {
-    if text.contains('.') {
-        let kept = text.trim_end_matches('0').trim_end_matches('.').len();
-        text.truncate(kept);
-    }
-}
-
-/// Encodes every row of `batch` as DataRow messages; `trim` marks the columns shown without
-/// trailing fractional zeros (see `unconstrained_numeric_columns`), timestamptz values are
+/// Encodes every row of `batch` as DataRow messages; `trim` gives the columns shown with
+/// their values' own digits (see `own_digit_columns`), timestamptz values are
 /// shown in `zone`.
 pub fn encode_batch(
     batch: &RecordBatch,
     fields: &[FieldInfo],
-    trim: &[bool],
+    trim: &[Option<usize>],
     zone: &Tz,
 ) -> Result<Vec<DataRow>, String> {
     let mut rows = Vec::with_capacity(batch.num_rows());
@@ -120,10 +110,10 @@ pub fn encode_batch(
                 .get(c)
                 .map(|f| f.format() == FieldFormat::Binary)
                 .unwrap_or(false);
-            if trim.get(c).copied().unwrap_or(false) {
+            if let Some(least) = trim.get(c).copied().flatten() {
                 scratch.clear();
                 write_text(array, r, zone, &mut scratch)?;
-                trim_fraction(&mut scratch);
+                trim_fraction(&mut scratch, least);
                 if binary {
                     let start = data.len();
                     data.put_i32(0);

@@ -33,7 +33,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::NotNull { .. } => "23502",
         Error::UniqueViolation { .. } => "23505",
         Error::StringTooLong(_) => "22001",
-        Error::NumericOverflow(_) => "22003",
+        Error::NumericOverflow(_) | Error::FieldOverflow { .. } => "22003",
         Error::InvalidText { .. } => "22P02",
         Error::InFailedTransaction => "25P02",
         Error::SerializationFailure => "40001",
@@ -283,6 +283,21 @@ impl<'a> CastFailure<'a> {
     }
 }
 
+/// Arrow's failure to fit a number to a decimal type ("123.00 is too large to store in a
+/// Decimal128 of precision 4. Max is 99.99"): PostgreSQL's "numeric field overflow".
+/// The field's precision and scale are those of the DETAIL.
+fn decimal_overflow(m: &str) -> Option<(u8, u8)> {
+    let (_, rest) = m
+        .lines()
+        .find_map(|line| line.split_once(" is too large to store in a Decimal128 of precision "))?;
+    let (precision, max) = rest.split_once(". Max is ")?;
+    let precision: u8 = precision.trim().parse().ok()?;
+    let scale = max
+        .split_once('.')
+        .map_or(0, |(_, fraction)| fraction.len() as u8);
+    Some((precision, scale))
+}
+
 /// Arrow's failure to narrow a number to an integer type ("Can't cast value 2147483648 to
 /// type Int32", "value of 1e20 is out of range Int64"): PostgreSQL's "integer out of range".
 fn integer_overflow(m: &str) -> Option<String> {
@@ -342,6 +357,9 @@ fn postgres_wording(m: &str) -> Option<String> {
     if let Some(message) = integer_overflow(m) {
         return Some(message);
     }
+    if decimal_overflow(first_line).is_some() {
+        return Some("numeric field overflow".into());
+    }
     if first_line.contains("does not support logical expression OuterReferenceColumn") {
         return Some(
             "a reference to another FROM item's column that Partita cannot run here (a LATERAL \
@@ -387,7 +405,29 @@ pub fn locate(e: PgWireError, sql: &str) -> PgWireError {
     {
         info.position = Some(position.to_string());
     }
+    // A string constant the type's input function refuses: PostgreSQL points at it.
+    if info.position.is_none()
+        && (info.code == "22P02" || info.code == "22003")
+        && let Some(position) = literal_at(&info.message, sql)
+    {
+        info.position = Some(position.to_string());
+    }
     PgWireError::UserError(info)
+}
+
+/// Where (in characters from 1) `sql` writes, as a string constant, the value an input
+/// error quotes (`invalid input syntax for type numeric: "x1"`, `value "9e9" is out of range
+/// for type integer`).
+fn literal_at(message: &str, sql: &str) -> Option<usize> {
+    let value = if let Some(rest) = message.strip_prefix("invalid input syntax for type ") {
+        rest.split_once(": \"")?.1.strip_suffix('"')?
+    } else {
+        let rest = message.strip_prefix("value \"")?;
+        rest.split_once("\" is out of range for type ")?.0
+    };
+    let literal = format!("'{}'", value.replace('\'', "''"));
+    let at = sql.find(&literal)?;
+    Some(sql[..at].chars().count() + 1)
 }
 
 /// Where (in characters from 1) `sql` first names the object `message` is about: `column
@@ -469,6 +509,14 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
     let code = sql_state(e);
     let mut err = info(code, clean_message(e));
     match innermost(e) {
+        Error::FieldOverflow { precision, scale } => {
+            err.detail = Some(planner::convert::field_overflow_detail(*precision, *scale))
+        }
+        Error::DataFusion(inner) => {
+            if let Some((precision, scale)) = decimal_overflow(&inner.to_string()) {
+                err.detail = Some(planner::convert::field_overflow_detail(precision, scale))
+            }
+        }
         Error::ScanClassNotAllowed { .. } => {
             err.hint = Some(
                 "Bind the partition key with = in the WHERE clause (and a row key prefix for a \

@@ -6,7 +6,7 @@
 //! rows go to the socket as batches arrive, and a CancelRequest interrupts the statement at
 //! any point, planning or streaming (57014).
 
-use crate::encode::{encode_batch, field_infos, pg_type, unconstrained_numeric_columns};
+use crate::encode::{encode_batch, field_infos, own_digit_columns, pg_type};
 use crate::errors::to_pg_error;
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -314,7 +314,7 @@ fn row_stream(
     fields: Arc<Vec<FieldInfo>>,
     zone: &planner::zone::Zone,
 ) -> pgwire::api::results::SendableRowStream {
-    let trim = unconstrained_numeric_columns(schema);
+    let trim = own_digit_columns(schema);
     let zone: Tz = zone
         .arrow
         .parse()

@@ -252,10 +252,7 @@ pub fn value_from_array(array: &ArrayRef, row: usize, ty: SqlType, column: &str)
                 _ => d,
             };
             if d.mantissa.unsigned_abs() >= 10u128.pow(u32::from(precision)) {
-                return Err(Error::NumericOverflow(format!(
-                    "numeric field overflow: a field with precision {precision}, scale {scale} must round to an absolute value less than 10^{}",
-                    precision - scale
-                )));
+                return Err(field_overflow(precision, scale));
             }
             Value::Numeric(d)
         }
@@ -402,6 +399,19 @@ pub fn parse_bytea(text: &str) -> Option<Vec<u8>> {
         }
     }
     Some(out)
+}
+
+/// A value too large for `numeric(precision, scale)`, in PostgreSQL's words.
+pub fn field_overflow(precision: u8, scale: u8) -> Error {
+    Error::FieldOverflow { precision, scale }
+}
+
+/// The DETAIL of a [`field_overflow`] error, as PostgreSQL words it.
+pub fn field_overflow_detail(precision: u8, scale: u8) -> String {
+    format!(
+        "A field with precision {precision}, scale {scale} must round to an absolute value less than 10^{}.",
+        precision.saturating_sub(scale)
+    )
 }
 
 /// Rounds half away from zero to `scale` digits, as PostgreSQL's numeric does.

@@ -506,25 +506,30 @@ impl Session {
             // Checked once the batch's rows are in (PostgreSQL: once all are): no line.
             Err(e @ Error::ForeignKeyViolation { .. }) => Err(e),
             Err(e) => {
-                let line = self.failing_line(target, &rows).await;
-                Err(match line {
-                    Some(line) => Error::Context {
-                        context: context(line),
-                        source: Box::new(e),
-                    },
-                    None => e,
+                let failing = self.failing_value(target, &rows).await;
+                let context = match failing {
+                    Some((line, Some((column, text)))) => {
+                        format!("{}, column {column}: \"{text}\"", context(line))
+                    }
+                    Some((line, None)) => context(line),
+                    None => return Err(e),
+                };
+                Err(Error::Context {
+                    context,
+                    source: Box::new(e),
                 })
             }
         }
     }
 
-    /// The first line of a failed batch whose values do not convert to their columns' types,
-    /// found by converting them one at a time.
-    async fn failing_line(
+    /// The first line of a failed batch with a value that does not convert to its column's
+    /// type, with that column and value, found by converting them one at a time; else the
+    /// batch's first line.
+    async fn failing_value<'r>(
         &mut self,
-        target: &CopyIn,
-        rows: &[(usize, Vec<Option<String>>)],
-    ) -> Option<usize> {
+        target: &'r CopyIn,
+        rows: &'r [(usize, Vec<Option<String>>)],
+    ) -> Option<(usize, Option<(&'r str, &'r str)>)> {
         let def = self.table_def(&target.table).ok()?;
         let types: Vec<sql::SqlType> = target
             .columns
@@ -533,14 +538,14 @@ impl Session {
             .collect::<std::result::Result<_, _>>()
             .ok()?;
         for (line, fields) in rows {
-            for (field, ty) in fields.iter().zip(&types) {
+            for ((field, ty), column) in fields.iter().zip(&types).zip(&target.columns) {
                 let Some(text) = field else { continue };
                 if !converts(text, *ty) {
-                    return Some(*line);
+                    return Some((*line, Some((column.as_str(), text.as_str()))));
                 }
             }
         }
-        rows.first().map(|(line, _)| *line)
+        rows.first().map(|(line, _)| (*line, None))
     }
 }
 
@@ -560,6 +565,15 @@ fn converts(text: &str, ty: sql::SqlType) -> bool {
     );
     let array = if string_like {
         array
+    } else if matches!(ty, sql::SqlType::Numeric { .. }) {
+        let text = datafusion::logical_expr::ColumnarValue::Array(array);
+        match crate::numeric::numeric_from_text(&text, 1, &ty.arrow()) {
+            Ok(values) => match values.to_array(1) {
+                Ok(a) => a,
+                Err(_) => return false,
+            },
+            Err(_) => return false,
+        }
     } else {
         match datafusion::arrow::compute::cast_with_options(
             &array,

@@ -35,6 +35,10 @@ pub enum Error {
     #[error("{0}")]
     NumericOverflow(String),
 
+    /// A value too large for `numeric(precision, scale)`.
+    #[error("numeric field overflow")]
+    FieldOverflow { precision: u8, scale: u8 },
+
     #[error("invalid input syntax for type {ty}: \"{value}\"")]
     InvalidText { ty: String, value: String },
 

@@ -14,6 +14,7 @@ pub mod copy;
 pub mod cursor;
 mod datetime_input;
 pub mod ddl;
+pub mod digits;
 pub mod dml;
 pub mod error;
 pub mod executor;

@@ -1,6 +1,6 @@
 //! Result column names as PostgreSQL chooses them (its FigureColname): a column reference
-//! names the column, a function call the function, CASE "case", a scalar subquery its own
-//! first column, anything else "?column?". Unnamed expressions of the top-level SELECT are
+//! names the column, a function call the function, CASE its ELSE's name or "case", a scalar
+//! subquery its own first column, anything else "?column?". Unnamed expressions of the top-level SELECT are
 //! given unique internal aliases before planning (DataFusion refuses two projections with the
 //! same name, such as two sub-selects) and renamed back in the result schema.
 
@@ -32,7 +32,11 @@ fn figure_name(expr: &Expr) -> Option<(String, u8)> {
             Some((name, 2)) => (name, 2),
             _ => (cast_type_name(&data_type.to_string()), 1),
         },
-        Expr::Case { .. } => ("case".into(), 2),
+        // A CASE is named by its ELSE result when that names itself for good.
+        Expr::Case { else_result, .. } => match else_result.as_deref().and_then(figure_name) {
+            Some((name, 2)) => (name, 2),
+            _ => ("case".into(), 2),
+        },
         Expr::Tuple(_) => ("row".into(), 2),
         // The SQL-syntax forms of functions are named by the function PostgreSQL calls.
         Expr::Position { .. } => ("position".into(), 2),

@@ -174,11 +174,189 @@ impl ScalarUDFImpl for ToNumeric {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let target = args.return_field.data_type();
+        if matches!(
+            args.args[0].data_type(),
+            DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+        ) {
+            return numeric_from_text(&args.args[0], args.number_rows, target);
+        }
         match &args.args[0] {
             ColumnarValue::Scalar(v) => Ok(ColumnarValue::Scalar(v.cast_to(target)?)),
             ColumnarValue::Array(a) => Ok(ColumnarValue::Array(cast(a, target)?)),
         }
     }
+}
+
+/// A cast of text to a decimal (`'1.5e3'::numeric(10,2)`, an INSERT's or COPY's text for a
+/// numeric column) becomes `numeric_in`, PostgreSQL's input function, where Arrow's cast
+/// knows no exponents and gives NULL for bad text under `numeric(x)`.
+pub fn text_input(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    let Expr::Cast(datafusion::logical_expr::Cast { expr: inner, field }) = &expr else {
+        return Ok(Transformed::no(expr));
+    };
+    let DataType::Decimal128(precision, scale) = field.data_type() else {
+        return Ok(Transformed::no(expr));
+    };
+    if !matches!(
+        inner.get_type(schema)?,
+        DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+    ) {
+        return Ok(Transformed::no(expr));
+    }
+    let input = NumericInput::new(*precision, *scale);
+    Ok(Transformed::yes(
+        ScalarUDF::new_from_impl(input).call(vec![inner.as_ref().clone()]),
+    ))
+}
+
+/// `numeric_in(text)`: PostgreSQL's numeric input function, to `numeric(precision, scale)`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct NumericInput {
+    signature: Signature,
+    precision: u8,
+    scale: i8,
+}
+
+impl NumericInput {
+    fn new(precision: u8, scale: i8) -> NumericInput {
+        NumericInput {
+            signature: Signature::any(1, Volatility::Immutable),
+            precision,
+            scale,
+        }
+    }
+}
+
+impl ScalarUDFImpl for NumericInput {
+    fn name(&self) -> &str {
+        "numeric_in"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Decimal128(self.precision, self.scale))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let target = DataType::Decimal128(self.precision, self.scale);
+        numeric_from_text(&args.args[0], args.number_rows, &target)
+    }
+}
+
+/// Text values read as decimals of type `target` by PostgreSQL's numeric input rules.
+pub(crate) fn numeric_from_text(
+    arg: &ColumnarValue,
+    rows: usize,
+    target: &DataType,
+) -> Result<ColumnarValue> {
+    let DataType::Decimal128(precision, scale) = *target else {
+        return exec_err!("numeric input to {target}");
+    };
+    let scalar = matches!(arg, ColumnarValue::Scalar(_));
+    let texts = cast(
+        &arg.to_array(if scalar { 1 } else { rows })?,
+        &DataType::Utf8,
+    )?;
+    let limit = 10i128.pow(u32::from(precision));
+    let values = texts
+        .as_string::<i32>()
+        .iter()
+        .map(|text| {
+            let Some(text) = text else {
+                return Ok(None);
+            };
+            let value = parse_numeric(text, scale)?;
+            if value.unsigned_abs() >= limit.unsigned_abs() {
+                let scale = scale.max(0) as u8;
+                let error = crate::convert::field_overflow(precision, scale);
+                return Err(DataFusionError::External(Box::new(error)));
+            }
+            Ok(Some(value))
+        })
+        .collect::<Result<Decimal128Array>>()?
+        .with_precision_and_scale(precision, scale)?;
+    Ok(if scalar {
+        ColumnarValue::Scalar(ScalarValue::try_from_array(&values, 0)?)
+    } else {
+        ColumnarValue::Array(Arc::new(values))
+    })
+}
+
+/// PostgreSQL's numeric input: blanks around, a sign, digits with or without a point, an
+/// exponent (`-1.5e3`), as a mantissa at `scale` places rounded half away from zero.
+pub(crate) fn parse_numeric(text: &str, scale: i8) -> Result<i128> {
+    let invalid = || {
+        DataFusionError::External(Box::new(crate::Error::InvalidText {
+            ty: "numeric".into(),
+            value: text.into(),
+        }))
+    };
+    let trimmed = text.trim_matches(|c: char| c.is_ascii_whitespace());
+    let lower = trimmed.trim_start_matches(['+', '-']).to_ascii_lowercase();
+    if matches!(lower.as_str(), "nan" | "infinity" | "inf") {
+        let what = "numeric NaN and infinity".to_string();
+        return Err(DataFusionError::External(Box::new(
+            crate::Error::Unsupported(what),
+        )));
+    }
+    let (negative, unsigned) = match trimmed.as_bytes().first() {
+        Some(b'-') => (true, &trimmed[1..]),
+        Some(b'+') => (false, &trimmed[1..]),
+        _ => (false, trimmed),
+    };
+    let (number, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => {
+            let exponent: i32 = unsigned[at + 1..].parse().map_err(|_| invalid())?;
+            (&unsigned[..at], exponent)
+        }
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && fraction.is_empty() || !all_digits(whole) || !all_digits(fraction) {
+        return Err(invalid());
+    }
+    // Its digits without leading zeros, and the place of the last: value = digits × 10^-places.
+    let digits = format!("{whole}{fraction}");
+    let digits = digits.trim_start_matches('0');
+    let places = fraction.len() as i64 - i64::from(exponent);
+    let shift = i64::from(scale) - places;
+    let (kept, round_up) = if shift >= 0 {
+        (digits, false)
+    } else {
+        let cut = digits.len() as i64 + shift;
+        let next = |at: i64| {
+            usize::try_from(at)
+                .ok()
+                .and_then(|i| digits.as_bytes().get(i))
+        };
+        let round_up = next(cut).is_some_and(|d| *d >= b'5');
+        (
+            &digits[..cut.clamp(0, digits.len() as i64) as usize],
+            round_up,
+        )
+    };
+    let mut value: i128 = 0;
+    for d in kept.bytes() {
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(i128::from(d - b'0')))
+            .ok_or_else(overflow)?;
+    }
+    if shift > 0 && value != 0 {
+        let factor = u32::try_from(shift)
+            .ok()
+            .and_then(|s| 10i128.checked_pow(s))
+            .ok_or_else(overflow)?;
+        value = value.checked_mul(factor).ok_or_else(overflow)?;
+    }
+    if round_up {
+        value = value.checked_add(1).ok_or_else(overflow)?;
+    }
+    Ok(if negative { -value } else { value })
 }
 
 /// Scale of `numeric(x)` when `x`'s digits are not known at planning time (a float or a
@@ -976,6 +1154,26 @@ impl GroupsAccumulator for Adapted<dyn GroupsAccumulator> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numeric_input_reads_what_postgres_reads() {
+        assert_eq!(parse_numeric("1e2", 0).unwrap(), 100);
+        assert_eq!(parse_numeric(" -1.5E-3 ", 4).unwrap(), -15);
+        assert_eq!(parse_numeric("+.5", 2).unwrap(), 50);
+        assert_eq!(parse_numeric("7.", 0).unwrap(), 7);
+        // Rounded half away from zero at the scale, also past every digit.
+        assert_eq!(parse_numeric("2.555", 2).unwrap(), 256);
+        assert_eq!(parse_numeric("-2.5", 0).unwrap(), -3);
+        assert_eq!(parse_numeric("0.004", 2).unwrap(), 0);
+        assert_eq!(parse_numeric("5e-3", 2).unwrap(), 1);
+        assert_eq!(parse_numeric("0005e-4", 2).unwrap(), 0);
+        assert_eq!(parse_numeric("0.000", 16).unwrap(), 0);
+        for bad in ["", ".", "e5", "1e", "1.2.3", "--1", "1 2", "x1", "1e2.5"] {
+            assert!(parse_numeric(bad, 2).is_err(), "{bad:?}");
+        }
+        assert!(parse_numeric("1e40", 0).is_err());
+        assert!(parse_numeric("NaN", 0).is_err());
+    }
 
     #[test]
     fn division_scale_follows_postgres() {

@@ -415,23 +415,50 @@ pub fn write_text(array: &ArrayRef, r: usize, zone: &Tz, out: &mut String) -> Re
     Ok(())
 }
 
+/// Drops a decimal text's trailing fractional zeros beyond `least` digits after the point
+/// ("1.500" → "1.5" or, with `least` 2, "1.50"; "2.00" → "2").
+pub fn trim_fraction(text: &mut String, least: usize) {
+    let Some(point) = text.find('.') else {
+        return;
+    };
+    let digits = text[point + 1..].trim_end_matches('0').len().max(least);
+    text.truncate(if digits == 0 {
+        point
+    } else {
+        point + 1 + digits
+    });
+}
+
 /// `partita_text(x)`: `x` as PostgreSQL's output function writes it, for the casts to text
 /// whose Arrow form differs (timestamps, intervals, floats, bytea); a timestamptz in the
 /// zone its type carries, the session's.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct OutputText {
     signature: Signature,
+    /// For an unconstrained numeric: shown with its own digits, at least these many after
+    /// the point (see `digits`).
+    own_digits: Option<i8>,
 }
 
 impl Default for OutputText {
     fn default() -> Self {
         OutputText {
             signature: Signature::any(1, Volatility::Stable),
+            own_digits: None,
         }
     }
 }
 
 impl OutputText {
+    /// The text of unconstrained numerics, without the trailing zeros beyond `least`
+    /// fractional digits.
+    pub fn own_digits(least: i8) -> OutputText {
+        OutputText {
+            own_digits: Some(least),
+            ..OutputText::default()
+        }
+    }
+
     /// Whether a cast from `from` to text goes through this function.
     pub fn handles(from: &DataType) -> bool {
         matches!(
@@ -477,6 +504,9 @@ impl ScalarUDFImpl for OutputText {
             }
             text.clear();
             write_text(&array, r, &zone, &mut text).map_err(DataFusionError::Execution)?;
+            if let Some(least) = self.own_digits {
+                trim_fraction(&mut text, least.max(0) as usize);
+            }
             texts.append_value(&text);
         }
         let texts: ArrayRef = Arc::new(texts.finish());
@@ -509,6 +539,21 @@ mod tests {
         assert_eq!(f(f64::NAN), "NaN");
         assert_eq!(f(f64::NEG_INFINITY), "-Infinity");
         assert_eq!(f(0.0001), "0.0001");
+    }
+
+    #[test]
+    fn own_digits_keep_the_least_scale() {
+        let trimmed = |text: &str, least| {
+            let mut text = text.to_string();
+            trim_fraction(&mut text, least);
+            text
+        };
+        assert_eq!(trimmed("3.7500000000000000", 0), "3.75");
+        assert_eq!(trimmed("13.0000000000000000", 0), "13");
+        assert_eq!(trimmed("11.0000000000000000", 2), "11.00");
+        assert_eq!(trimmed("99.8650000000000000", 2), "99.865");
+        assert_eq!(trimmed("-0.1250", 1), "-0.125");
+        assert_eq!(trimmed("100", 0), "100");
     }
 
     #[test]

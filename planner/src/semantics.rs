@@ -35,6 +35,7 @@ impl AnalyzerRule for PostgresSemantics {
                 .transform_data(|e| checked_arithmetic(e, schema))?
                 .transform_data(typeof_constant)?
                 .transform_data(|e| crate::casts::typed_input(e, schema))?
+                .transform_data(|e| crate::numeric::text_input(e, schema))?
                 .transform_data(|e| crate::interval_input::interval_casts(e, schema))?
                 .transform_data(|e| crate::casts::char_semantics(e, schema))?
                 .transform_data(|e| crate::json::equality(e, schema))?
@@ -44,7 +45,9 @@ impl AnalyzerRule for PostgresSemantics {
                 .transform_data(nullable_scalar_subquery)
         })?
         .transform_up_with_subqueries(|plan| {
-            crate::interval::sort_by_span(plan)?.transform_data(crate::json::sort_by_value)
+            crate::interval::sort_by_span(plan)?
+                .transform_data(crate::json::sort_by_value)?
+                .transform_data(crate::digits::own_digit_text)
         })
         .map(|t| t.data)
     }

@@ -2231,7 +2231,13 @@ fn _transaction_modifier_is_ignored(_: TransactionModifier) {}
 /// names its type (`x::jsonb`, `x::text`, see `casts`) or a function that gives its result
 /// a type (`doc -> 'a'` is jsonb); DataFusion carries metadata through other expressions,
 /// where it no longer holds (`u || ''` is text, not uuid).
+///
+/// Decimal columns say whether they show their values' own digits (see `digits`).
 pub fn result_schema(plan: &LogicalPlan) -> SchemaRef {
+    crate::digits::mark_own_digits(typed_result_schema(plan), plan)
+}
+
+fn typed_result_schema(plan: &LogicalPlan) -> SchemaRef {
     let arrow = plan.schema().as_arrow();
     let mut node = plan;
     let projection = loop {

@@ -16,6 +16,9 @@ use storage::ScalarType;
 
 /// Arrow field metadata key holding the declared SQL type.
 pub const FIELD_TYPE_KEY: &str = "partita.type";
+/// Arrow field metadata key of a result column of unconstrained `numeric` computed from
+/// values of known scales: the fractional digits each of its values shows at least.
+pub const LEAST_SCALE_KEY: &str = "partita.least_scale";
 
 /// Scale used for `numeric` declared without precision and scale (Arrow needs one): as many
 /// fractional digits as PostgreSQL's quotients and averages show, leaving 22 integer digits.
@@ -305,4 +308,17 @@ impl fmt::Display for SqlType {
 /// Parses the `FIELD_TYPE_KEY` metadata value back (for the wire layer).
 pub fn declared_type_name(field: &Field) -> Option<&str> {
     field.metadata().get(FIELD_TYPE_KEY).map(String::as_str)
+}
+
+/// For a decimal column of unconstrained `numeric`, whose values are shown with their own
+/// digits rather than at the column's Arrow scale: the fractional digits each value shows at
+/// least (`LEAST_SCALE_KEY`, 0 when absent). `None` for every other column.
+pub fn own_digits(field: &Field) -> Option<usize> {
+    if !matches!(field.data_type(), DataType::Decimal128(..))
+        || declared_type_name(field) != Some("numeric")
+    {
+        return None;
+    }
+    let least = field.metadata().get(LEAST_SCALE_KEY);
+    Some(least.and_then(|s| s.parse().ok()).unwrap_or(0))
 }

@@ -27,3 +27,17 @@ SELECT 1 / 0.0;
 SELECT 'abc'::numeric;
 SELECT to_number('12,454.8-', '99G999D9S'), to_number('$1,234.56', 'L9,999.99'), to_number('1,234', '9999'), to_number('  -7', '999'), to_number('12.3456', '99.99');
 SELECT to_number('abc', '999');
+-- Unconstrained numerics computed from values of their own scale show those digits.
+SELECT sku, weight + 1, weight - price, weight * 3, -weight, abs(weight), weight::text, (weight + price)::text FROM prices ORDER BY sku;
+SELECT sum(weight), min(weight), max(weight), sum(weight) - 1.25 FROM prices;
+SELECT sku, greatest(weight, 1), coalesce(weight, 0), CASE WHEN sku = 'a' THEN weight ELSE weight + 1 END FROM prices ORDER BY sku;
+SELECT x, x * 2.5 FROM (VALUES (1.5), (2.25), (3)) v(x) ORDER BY x;
+SELECT sku, weight FROM prices UNION ALL SELECT 'z', 0.5 ORDER BY 1;
+-- Numeric input: blanks, signs, exponents, rounding to the declared scale.
+INSERT INTO prices VALUES ('d', '1.5e1', ' 2e-3 '), ('e', '-.5', '7.');
+SELECT sku, price, weight, weight + 1000 FROM prices WHERE sku >= 'd' ORDER BY sku;
+SELECT '1e2'::numeric, ' 1.5e-3 '::numeric, '-.5'::numeric(3,2), '2.555'::numeric(4,2), '-2.5'::numeric(3,0);
+SELECT 'x1'::numeric;
+SELECT '1e'::numeric;
+SELECT '123.456'::numeric(4,2);
+INSERT INTO prices VALUES ('f', 123456789, 1);

@@ -169,7 +169,7 @@ async fn copy_errors_name_the_line_and_keep_earlier_batches() {
         .unwrap_err();
     assert_eq!(
         code(&e),
-        "22P02 invalid input syntax for type integer: \"oops\" [COPY t, line 12001]"
+        "22P02 invalid input syntax for type integer: \"oops\" [COPY t, line 12001, column k: \"oops\"]"
     );
     let count: i64 = client
         .query_one("SELECT count(*) FROM t", &[])
@@ -297,6 +297,6 @@ async fn psql_backslash_copy() {
     std::fs::write(&input, "4,four\nfive,5\n").unwrap();
     assert_eq!(
         psql(format!("\\copy t from '{}' with csv", input.display())),
-        "ERROR:  invalid input syntax for type integer: \"five\"\nCONTEXT:  COPY t, line 2\n"
+        "ERROR:  invalid input syntax for type integer: \"five\"\nCONTEXT:  COPY t, line 2, column k: \"five\"\n"
     );
 }
