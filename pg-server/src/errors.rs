@@ -287,10 +287,13 @@ impl<'a> CastFailure<'a> {
 /// Decimal128 of precision 4. Max is 99.99"): PostgreSQL's "numeric field overflow".
 /// The field's precision and scale are those of the DETAIL.
 fn decimal_overflow(m: &str) -> Option<(u8, u8)> {
-    let (_, rest) = m
-        .lines()
-        .find_map(|line| line.split_once(" is too large to store in a Decimal128 of precision "))?;
-    let (precision, max) = rest.split_once(". Max is ")?;
+    let (_, rest) = m.lines().find_map(|line| {
+        line.split_once(" is too large to store in a Decimal128 of precision ")
+            .or_else(|| line.split_once(" is too small to store in a Decimal128 of precision "))
+    })?;
+    let (precision, max) = rest
+        .split_once(". Max is ")
+        .or_else(|| rest.split_once(". Min is "))?;
     let precision: u8 = precision.trim().parse().ok()?;
     let scale = max
         .split_once('.')
@@ -393,11 +396,11 @@ pub fn locate(e: PgWireError, sql: &str) -> PgWireError {
     let PgWireError::UserError(mut info) = e else {
         return e;
     };
-    // ALTER SEQUENCE's unknown sequence has no position in PostgreSQL.
-    let altering_sequence = sql
-        .trim_start()
-        .get(..14)
-        .is_some_and(|w| w.eq_ignore_ascii_case("alter sequence"));
+    // ALTER SEQUENCE's and ALTER INDEX's unknown relation has no position in PostgreSQL.
+    let words: Vec<&str> = sql.split_whitespace().take(2).collect();
+    let altering_sequence = matches!(words.as_slice(), [alter, what]
+        if alter.eq_ignore_ascii_case("alter")
+            && (what.eq_ignore_ascii_case("sequence") || what.eq_ignore_ascii_case("index")));
     if info.position.is_none()
         && (info.code == "42703" || info.code == "42P01")
         && !altering_sequence
@@ -509,7 +512,10 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
     let code = sql_state(e);
     let mut err = info(code, clean_message(e));
     match innermost(e) {
-        Error::FieldOverflow { precision, scale } => {
+        // An unconstrained numeric's Arrow precision and scale are not the user's to see.
+        Error::FieldOverflow { precision, scale }
+            if *precision < sql::types::MAX_NUMERIC_PRECISION =>
+        {
             err.detail = Some(planner::convert::field_overflow_detail(*precision, *scale))
         }
         Error::DataFusion(inner) => {

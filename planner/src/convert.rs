@@ -408,9 +408,12 @@ pub fn field_overflow(precision: u8, scale: u8) -> Error {
 
 /// The DETAIL of a [`field_overflow`] error, as PostgreSQL words it.
 pub fn field_overflow_detail(precision: u8, scale: u8) -> String {
+    let bound = match precision.saturating_sub(scale) {
+        0 => "1".to_string(),
+        digits => format!("10^{digits}"),
+    };
     format!(
-        "A field with precision {precision}, scale {scale} must round to an absolute value less than 10^{}.",
-        precision.saturating_sub(scale)
+        "A field with precision {precision}, scale {scale} must round to an absolute value less than {bound}."
     )
 }
 

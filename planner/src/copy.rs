@@ -507,11 +507,18 @@ impl Session {
             Err(e @ Error::ForeignKeyViolation { .. }) => Err(e),
             Err(e) => {
                 let failing = self.failing_value(target, &rows).await;
+                // A constraint's violation is about a row, not a value that did not convert.
+                let constraint = matches!(
+                    e,
+                    Error::UniqueViolation { .. }
+                        | Error::NotNull { .. }
+                        | Error::CheckViolation { .. }
+                );
                 let context = match failing {
-                    Some((line, Some((column, text)))) => {
+                    Some((line, Some((column, text)))) if !constraint => {
                         format!("{}, column {column}: \"{text}\"", context(line))
                     }
-                    Some((line, None)) => context(line),
+                    Some((line, _)) => context(line),
                     None => return Err(e),
                 };
                 Err(Error::Context {

@@ -207,6 +207,13 @@ pub async fn drop_tables(
 pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Result<WriteResult> {
     let name = table_name(&alter.name)?;
     let Ok(def) = session.table_def(&name) else {
+        // ALTER TABLE renames an index or a sequence too, as in PostgreSQL.
+        if let [AlterTableOperation::RenameTable { table_name: to }] = alter.operations.as_slice() {
+            let (ast::RenameTableNameKind::To(to) | ast::RenameTableNameKind::As(to)) = to;
+            if let Some(done) = rename_other(session, &name, &table_name(to)?).await? {
+                return Ok(done.with_tag("ALTER TABLE"));
+            }
+        }
         if alter.if_exists {
             session.notice(format!("relation \"{name}\" does not exist, skipping"));
             return Ok(WriteResult::command("ALTER TABLE"));
@@ -861,6 +868,43 @@ fn alter_column(
 
 /// `ALTER TABLE … RENAME TO`: the table's record moves to the new name, and its
 /// materialized views follow it.
+/// `ALTER INDEX name RENAME TO to`, which renames a table or a sequence too, as in
+/// PostgreSQL.
+pub async fn alter_index(
+    session: &mut Session,
+    name: &ast::ObjectName,
+    operation: &ast::AlterIndexOperation,
+) -> Result<WriteResult> {
+    let ast::AlterIndexOperation::RenameIndex { index_name: to } = operation;
+    let (name, to) = (table_name(name)?, table_name(to)?);
+    if let Some(done) = rename_other(session, &name, &to).await? {
+        return Ok(done.with_tag("ALTER INDEX"));
+    }
+    let def = session.table_def(&name)?;
+    if def.view.is_some() {
+        return Err(Error::WrongObjectType(format!(
+            "\"{name}\" is a materialized view; ALTER INDEX renames indexes"
+        )));
+    }
+    Ok(rename_table(session, &def, &to)?.with_tag("ALTER INDEX"))
+}
+
+/// Renames `name` when it is an index or a sequence; `None` when it is neither.
+async fn rename_other(session: &mut Session, name: &str, to: &str) -> Result<Option<WriteResult>> {
+    let changes = crate::sequences::session_changes(session);
+    let catalog = session.db.catalog.clone();
+    if catalog.find_index(name, &changes).is_some() {
+        crate::index::rename_index(session, name, to)?;
+        return Ok(Some(WriteResult::command("ALTER INDEX")));
+    }
+    if catalog.sequence_exists(name, &changes) {
+        let quoted = |n: &str| format!("\"{}\"", n.replace('"', "\"\""));
+        let text = format!("ALTER SEQUENCE {} RENAME TO {}", quoted(name), quoted(to));
+        return crate::sequences::alter(session, &text).await.map(Some);
+    }
+    Ok(None)
+}
+
 fn rename_table(session: &mut Session, def: &TableDef, to: &str) -> Result<WriteResult> {
     refuse_if_views_read(session, def, "renaming a table")?;
     let txn = session.open_txn()?;

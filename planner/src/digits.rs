@@ -11,7 +11,9 @@
 //! A value of unconstrained numeric is taken to have no trailing zeros of its own, and what
 //! PostgreSQL would certainly show is kept: `a + c` with `c numeric(10,2)` shows at least two
 //! fractional digits, `a * 2.5` at least one. (PostgreSQL shows `1.5 + 2.5` as 4.0 and
-//! `1.5 * 2` as 3.0; Partita shows 4 and 3, as it cannot know a value's own scale.)
+//! `1.5 * 2` as 3.0; Partita shows 4 and 3, as it cannot know a value's own scale.) A
+//! result that is one of several values (CASE, coalesce, UNION) shows the most digits one
+//! of them certainly has, so `coalesce(a, c)` shows a's 1.5 as 1.50.
 //!
 //! [`output_scales`] finds, for each result column of a plan, whether its values are of that
 //! kind and the fractional digits they show at least; [`own_digit_text`] gives casts of such
@@ -20,7 +22,7 @@
 use crate::output::OutputText;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion::common::{DFSchema, JoinType};
+use datafusion::common::{DFSchema, JoinType, ScalarValue};
 use datafusion::error::Result;
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::grouping_set_to_exprlist;
@@ -73,35 +75,35 @@ pub fn output_scales(plan: &LogicalPlan) -> Vec<Option<i8>> {
             }
         }
         LogicalPlan::Union(u) => {
-            let inputs: Vec<_> = u
-                .inputs
-                .iter()
-                .map(|input| (output_scales(input), input.schema()))
-                .collect();
+            let inputs: Vec<_> = u.inputs.iter().map(|input| output_scales(input)).collect();
             (0..fields.len())
                 .map(|c| {
-                    let scales = inputs.iter().map(|(scales, schema)| {
-                        let fixed = || match schema.fields().get(c).map(|f| f.data_type()) {
-                            Some(DataType::Decimal128(_, s)) => *s,
-                            _ => 0,
-                        };
-                        scales.get(c).copied().flatten().ok_or_else(fixed)
+                    let scales = u.inputs.iter().zip(&inputs).map(|(input, scales)| {
+                        scales
+                            .get(c)
+                            .copied()
+                            .flatten()
+                            .ok_or_else(|| fixed_output_scale(input, c))
                     });
-                    // Own digits when some input has them; at least the fewest any shows.
+                    // Own digits when some input has them; at least the most any input
+                    // certainly shows (see `Context::chosen`).
                     let any_own = scales.clone().any(|s| s.is_ok());
-                    let least = scales.map(|s| s.unwrap_or_else(|fixed| fixed)).min();
+                    let least = scales.map(|s| s.unwrap_or_else(|fixed| fixed)).max();
                     least.filter(|_| any_own)
                 })
                 .collect()
         }
         LogicalPlan::Values(v) => (0..fields.len())
             .map(|c| {
-                // `VALUES (1.5), (2.25)` keeps each constant's digits, as PostgreSQL does.
-                let scales: Vec<i8> = v
+                // `VALUES (1.5), (2.25)` keeps each constant's digits, as PostgreSQL does,
+                // when every row is a constant written without trailing zeros (`1.50` might
+                // be a numeric(p,2) value; casts cannot be told from coercion's).
+                let scales: Option<Vec<i8>> = v
                     .values
                     .iter()
-                    .filter_map(|row| constant_scale(row.get(c)?))
+                    .map(|row| constant_scale(row.get(c)?))
                     .collect();
+                let scales = scales?;
                 let least = scales.iter().copied().min()?;
                 scales.iter().any(|&s| s != least).then_some(least)
             })
@@ -165,13 +167,35 @@ pub fn mark_own_digits(schema: SchemaRef, plan: &LogicalPlan) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
-/// The scale a constant's own digits have (`1.50` → 2), looking through the casts that
-/// coercion puts around it.
+/// The scale the values of a fixed-scale output column of `plan` have (before the casts a
+/// union's coercion adds).
+fn fixed_output_scale(plan: &LogicalPlan, c: usize) -> i8 {
+    if let LogicalPlan::Projection(p) = plan
+        && let Some(expr) = p.expr.get(c)
+    {
+        let expr = match expr {
+            Expr::Alias(a) => a.expr.as_ref(),
+            e => e,
+        };
+        return Context::over(plan).fixed_scale(expr, true);
+    }
+    match plan.schema().fields().get(c).map(|f| f.data_type()) {
+        Some(DataType::Decimal128(_, s)) => *s,
+        _ => 0,
+    }
+}
+
+/// The scale a constant's own digits have (`1.5` → 1), looking through the casts that
+/// coercion puts around it; `None` for other expressions and for a constant with trailing
+/// fractional zeros.
 fn constant_scale(expr: &Expr) -> Option<i8> {
     match expr {
-        Expr::Literal(v, _) => match v.data_type() {
-            DataType::Decimal128(_, s) => Some(s),
-            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => Some(0),
+        Expr::Literal(v, _) => match v {
+            ScalarValue::Decimal128(Some(m), _, s) => (*s == 0 || m % 10 != 0).then_some(*s),
+            ScalarValue::Int8(_)
+            | ScalarValue::Int16(_)
+            | ScalarValue::Int32(_)
+            | ScalarValue::Int64(_) => Some(0),
             _ => None,
         },
         Expr::Cast(c) => constant_scale(&c.expr),
@@ -206,6 +230,8 @@ impl Context {
                 let index = self.schema.index_of_column(c).ok()?;
                 self.inputs.get(index).copied().flatten()
             }
+            // A parameter's value is shown as the client wrote it.
+            Expr::Placeholder(_) => Some(0),
             Expr::OuterReferenceColumn(field, _) => sql::types::own_digits(field).map(|n| n as i8),
             Expr::ScalarSubquery(s) => output_scales(&s.subquery).first().copied().flatten(),
             Expr::BinaryExpr(BinaryExpr { left, op, right }) => match op {
@@ -218,11 +244,12 @@ impl Context {
             },
             Expr::Cast(Cast { expr: inner, field })
             | Expr::TryCast(TryCast { expr: inner, field }) => {
-                // A widening cast (coercion to a common type) keeps the digits; a cast to
-                // numeric(p,s) gives every value scale s.
+                // A cast that keeps the scale (coercion to a common type) keeps the digits;
+                // a cast to numeric(p,s) gives every value scale s. (An explicit cast to the
+                // same type cannot be told from coercion's.)
                 match (inner.get_type(&self.schema), field.data_type()) {
                     (Ok(DataType::Decimal128(_, from)), DataType::Decimal128(38, to))
-                        if from <= *to && sql::types::declared_type_name(field).is_none() =>
+                        if from == *to =>
                     {
                         self.least_scale(inner)
                     }
@@ -240,7 +267,7 @@ impl Context {
             }
             Expr::ScalarFunction(f) => match (f.name(), f.args.as_slice()) {
                 ("numeric_mul", [a, b, _]) => self.combined(&[a, b], |a, b| a + b),
-                ("abs", [a]) | ("nullif", [a, _]) => self.least_scale(a),
+                ("abs" | "partita_nullable", [a]) | ("nullif", [a, _]) => self.least_scale(a),
                 ("coalesce" | "greatest" | "least", args) => {
                     self.chosen(&args.iter().collect::<Vec<_>>())
                 }
@@ -277,12 +304,19 @@ impl Context {
     }
 
     /// The scale a fixed-scale operand's values have: its Arrow scale, 0 for integers (also
-    /// when coercion made them decimals).
-    fn fixed_scale(&self, expr: &Expr) -> i8 {
-        if let Expr::Cast(Cast { expr: inner, .. }) = expr
-            && inner.get_type(&self.schema).is_ok_and(|t| t.is_integer())
-        {
-            return 0;
+    /// when coercion made them decimals). With `through_casts`, a decimal made wider by a
+    /// cast (coercion to the type of CASE's or coalesce's other choices) has its own scale.
+    fn fixed_scale(&self, expr: &Expr, through_casts: bool) -> i8 {
+        if let Expr::Cast(Cast { expr: inner, field }) = expr {
+            match (inner.get_type(&self.schema), field.data_type()) {
+                (Ok(t), _) if t.is_integer() => return 0,
+                (Ok(DataType::Decimal128(_, from)), DataType::Decimal128(_, to))
+                    if through_casts && from <= *to =>
+                {
+                    return self.fixed_scale(inner, true);
+                }
+                _ => {}
+            }
         }
         match expr.get_type(&self.schema) {
             Ok(DataType::Decimal128(_, s)) => s,
@@ -293,6 +327,15 @@ impl Context {
     /// The least scale of an arithmetic result over `operands`, when one of them has its
     /// own digits: `combine` of each operand's least (or fixed) scale.
     fn combined(&self, operands: &[&Expr], combine: impl Fn(i8, i8) -> i8) -> Option<i8> {
+        self.combined_as(operands, false, combine)
+    }
+
+    fn combined_as(
+        &self,
+        operands: &[&Expr],
+        through_casts: bool,
+        combine: impl Fn(i8, i8) -> i8,
+    ) -> Option<i8> {
         let scales: Vec<Option<i8>> = operands.iter().map(|e| self.least_scale(e)).collect();
         if scales.iter().all(Option::is_none) {
             return None;
@@ -300,14 +343,16 @@ impl Context {
         operands
             .iter()
             .zip(scales)
-            .map(|(e, s)| s.unwrap_or_else(|| self.fixed_scale(e)))
+            .map(|(e, s)| s.unwrap_or_else(|| self.fixed_scale(e, through_casts)))
             .reduce(combine)
     }
 
-    /// The least scale of a result that is one of `choices` (CASE, coalesce): the fewest
-    /// digits any choice shows, when one of them has its own digits.
+    /// The least scale of a result that is one of `choices` (CASE, coalesce), when one of
+    /// them has its own digits: the most any choice certainly shows, so that values of a
+    /// `numeric(p,s)` choice keep their s digits (those of the others may show more zeros
+    /// than in PostgreSQL).
     fn chosen(&self, choices: &[&Expr]) -> Option<i8> {
-        self.combined(choices, |a, b| a.min(b))
+        self.combined_as(choices, true, |a, b| a.max(b))
     }
 }
 

@@ -64,6 +64,12 @@ impl WriteResult {
         }
     }
 
+    /// The same result under another command tag.
+    pub fn with_tag(mut self, tag: &str) -> WriteResult {
+        self.tag = tag.to_string();
+        self
+    }
+
     pub fn command(tag: &str) -> WriteResult {
         WriteResult {
             tag: tag.to_string(),
@@ -337,6 +343,18 @@ impl Session {
             .ok_or_else(|| Error::Sql(sql::Error::UnknownTable(name.to_string())))
     }
 
+    /// The table an INSERT, UPDATE or DELETE writes: as `table_def`, but a sequence is the
+    /// wrong kind of object (42809), as in PostgreSQL.
+    pub(crate) fn written_table_def(&self, name: &str) -> Result<Arc<TableDef>> {
+        self.table_def(name).map_err(|e| {
+            let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
+            match self.db.catalog.sequence_exists(name, &scope.changes) {
+                true => Error::WrongObjectType(format!("cannot change sequence \"{name}\"")),
+                false => e,
+            }
+        })
+    }
+
     /// Plans and runs a query, collecting its batches.
     pub(crate) async fn collect_query(
         &self,
@@ -568,7 +586,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
         TableObject::TableName(n) => table_name(n)?,
         other => return Err(Error::Unsupported(format!("INSERT INTO {other}"))),
     };
-    let def = session.table_def(&name)?;
+    let def = session.written_table_def(&name)?;
     let txn = session.open_txn()?;
     track_table(session, &txn, &name)?;
 
@@ -1247,7 +1265,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
         }
     };
     let (name, alias) = target_table("", &update.table.relation)?;
-    let def = session.table_def(&name)?;
+    let def = session.written_table_def(&name)?;
     let txn = session.open_txn()?;
     track_table(session, &txn, &name)?;
     let qualifier = alias
@@ -1330,7 +1348,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
     }
     let using = delete.using.clone().unwrap_or_default();
     let (name, alias) = target_table("", &tables[0].relation)?;
-    let def = session.table_def(&name)?;
+    let def = session.written_table_def(&name)?;
     let txn = session.open_txn()?;
     track_table(session, &txn, &name)?;
     let qualifier = alias

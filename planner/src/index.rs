@@ -579,6 +579,51 @@ pub async fn drop_indexes(
     Ok(WriteResult::command("DROP INDEX"))
 }
 
+/// Renames index `name` to `to` (ALTER INDEX … RENAME TO, or ALTER TABLE … RENAME TO naming
+/// an index). Its entries stay where they are; a UNIQUE constraint's index names the
+/// constraint, which is renamed with it, and foreign keys that rely on it follow it, as in
+/// PostgreSQL.
+pub fn rename_index(session: &mut Session, name: &str, to: &str) -> Result<()> {
+    let txn = session.open_txn()?;
+    let catalog = session.db.catalog.clone();
+    let scope = Arc::clone(&session.scope);
+    let changed = {
+        let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+        if catalog.relation_exists(to, &scope.changes) {
+            return Err(Error::Sql(sql::Error::DuplicateTable(to.to_string())));
+        }
+        let Some((def, position)) = catalog.find_index(name, &scope.changes) else {
+            return Err(Error::Sql(sql::Error::UnknownIndex(name.to_string())));
+        };
+        let mut changed = Vec::new();
+        for table in catalog.tables(&scope.changes) {
+            let mut new_def = table.as_ref().clone();
+            let mut renamed = false;
+            if table.name == def.name {
+                new_def.indexes[position].name = to.to_string();
+                renamed = true;
+            }
+            for fk in &mut new_def.foreign_keys {
+                if fk.table == def.name && fk.index.as_deref() == Some(name) {
+                    fk.index = Some(to.to_string());
+                    renamed = true;
+                }
+            }
+            if renamed {
+                changed.push(new_def);
+            }
+        }
+        changed
+    };
+    in_txn(&txn, |t| {
+        let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+        for def in changed {
+            catalog.write(t, &mut scope.changes, def)?;
+        }
+        Ok(())
+    })
+}
+
 /// One line of a consistency check: an index of the table and how its stored entries
 /// differ from those recomputed from the base rows.
 #[derive(Debug, Clone, PartialEq, Eq)]

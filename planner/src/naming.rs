@@ -35,7 +35,7 @@ fn figure_name(expr: &Expr) -> Option<(String, u8)> {
         // A CASE is named by its ELSE result when that names itself for good.
         Expr::Case { else_result, .. } => match else_result.as_deref().and_then(figure_name) {
             Some((name, 2)) => (name, 2),
-            _ => ("case".into(), 2),
+            _ => ("case".into(), 1),
         },
         Expr::Tuple(_) => ("row".into(), 2),
         // The SQL-syntax forms of functions are named by the function PostgreSQL calls.

@@ -268,13 +268,20 @@ pub(crate) fn numeric_from_text(
             let Some(text) = text else {
                 return Ok(None);
             };
-            let value = parse_numeric(text, scale)?;
-            if value.unsigned_abs() >= limit.unsigned_abs() {
-                let scale = scale.max(0) as u8;
-                let error = crate::convert::field_overflow(precision, scale);
-                return Err(DataFusionError::External(Box::new(error)));
-            }
-            Ok(Some(value))
+            let error = match parse_numeric(text, scale) {
+                Ok(value) if value.unsigned_abs() < limit.unsigned_abs() => return Ok(Some(value)),
+                Ok(_) | Err(NumericText::Overflow) => {
+                    crate::convert::field_overflow(precision, scale.max(0) as u8)
+                }
+                Err(NumericText::Invalid) => crate::Error::InvalidText {
+                    ty: "numeric".into(),
+                    value: text.into(),
+                },
+                Err(NumericText::Special) => {
+                    crate::Error::Unsupported("numeric NaN and infinity".into())
+                }
+            };
+            Err(DataFusionError::External(Box::new(error)))
         })
         .collect::<Result<Decimal128Array>>()?
         .with_precision_and_scale(precision, scale)?;
@@ -285,22 +292,26 @@ pub(crate) fn numeric_from_text(
     })
 }
 
+/// Why a text is not a numeric value.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum NumericText {
+    /// Not a number (22P02).
+    Invalid,
+    /// NaN or infinity, which Arrow's decimals do not hold (0A000).
+    Special,
+    /// A number too large for 38 digits at the scale (22003).
+    Overflow,
+}
+
 /// PostgreSQL's numeric input: blanks around, a sign, digits with or without a point, an
 /// exponent (`-1.5e3`), as a mantissa at `scale` places rounded half away from zero.
-pub(crate) fn parse_numeric(text: &str, scale: i8) -> Result<i128> {
-    let invalid = || {
-        DataFusionError::External(Box::new(crate::Error::InvalidText {
-            ty: "numeric".into(),
-            value: text.into(),
-        }))
-    };
-    let trimmed = text.trim_matches(|c: char| c.is_ascii_whitespace());
-    let lower = trimmed.trim_start_matches(['+', '-']).to_ascii_lowercase();
-    if matches!(lower.as_str(), "nan" | "infinity" | "inf") {
-        let what = "numeric NaN and infinity".to_string();
-        return Err(DataFusionError::External(Box::new(
-            crate::Error::Unsupported(what),
-        )));
+pub(crate) fn parse_numeric(text: &str, scale: i8) -> std::result::Result<i128, NumericText> {
+    use NumericText::{Invalid, Overflow};
+    let trimmed = text.trim_matches(|c: char| c.is_ascii_whitespace() || c == '\x0b');
+    let lower = trimmed.to_ascii_lowercase();
+    let unsigned_lower = lower.trim_start_matches(['+', '-']);
+    if lower == "nan" || matches!(unsigned_lower, "infinity" | "inf") {
+        return Err(NumericText::Special);
     }
     let (negative, unsigned) = match trimmed.as_bytes().first() {
         Some(b'-') => (true, &trimmed[1..]),
@@ -309,7 +320,11 @@ pub(crate) fn parse_numeric(text: &str, scale: i8) -> Result<i128> {
     };
     let (number, exponent) = match unsigned.find(['e', 'E']) {
         Some(at) => {
-            let exponent: i32 = unsigned[at + 1..].parse().map_err(|_| invalid())?;
+            let exponent: i64 = unsigned[at + 1..].parse().map_err(|_| Invalid)?;
+            // PostgreSQL's limit on exponents (NUMERIC_MAX_PRECISION).
+            if exponent.abs() > 1000 {
+                return Err(Overflow);
+            }
             (&unsigned[..at], exponent)
         }
         None => (unsigned, 0),
@@ -317,12 +332,12 @@ pub(crate) fn parse_numeric(text: &str, scale: i8) -> Result<i128> {
     let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
     let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if whole.is_empty() && fraction.is_empty() || !all_digits(whole) || !all_digits(fraction) {
-        return Err(invalid());
+        return Err(Invalid);
     }
     // Its digits without leading zeros, and the place of the last: value = digits × 10^-places.
     let digits = format!("{whole}{fraction}");
     let digits = digits.trim_start_matches('0');
-    let places = fraction.len() as i64 - i64::from(exponent);
+    let places = fraction.len() as i64 - exponent;
     let shift = i64::from(scale) - places;
     let (kept, round_up) = if shift >= 0 {
         (digits, false)
@@ -344,17 +359,17 @@ pub(crate) fn parse_numeric(text: &str, scale: i8) -> Result<i128> {
         value = value
             .checked_mul(10)
             .and_then(|v| v.checked_add(i128::from(d - b'0')))
-            .ok_or_else(overflow)?;
+            .ok_or(Overflow)?;
     }
     if shift > 0 && value != 0 {
         let factor = u32::try_from(shift)
             .ok()
             .and_then(|s| 10i128.checked_pow(s))
-            .ok_or_else(overflow)?;
-        value = value.checked_mul(factor).ok_or_else(overflow)?;
+            .ok_or(Overflow)?;
+        value = value.checked_mul(factor).ok_or(Overflow)?;
     }
     if round_up {
-        value = value.checked_add(1).ok_or_else(overflow)?;
+        value = value.checked_add(1).ok_or(Overflow)?;
     }
     Ok(if negative { -value } else { value })
 }
@@ -367,11 +382,13 @@ const UNKNOWN_SCALE: i8 = sql::types::UNCONSTRAINED_NUMERIC_SCALE as i8;
 fn text_scale(text: &str) -> i8 {
     let text = text.trim().to_ascii_lowercase();
     let (mantissa, exponent) = match text.split_once('e') {
-        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        Some((m, e)) => (m, e.parse::<i64>().unwrap_or(0)),
         None => (text.as_str(), 0),
     };
-    let fraction = mantissa.split_once('.').map_or(0, |(_, f)| f.len() as i32);
-    (fraction - exponent).clamp(0, i32::from(MAX_DIGITS)) as i8
+    let fraction = mantissa.split_once('.').map_or(0, |(_, f)| f.len() as i64);
+    fraction
+        .saturating_sub(exponent)
+        .clamp(0, i64::from(MAX_DIGITS)) as i8
 }
 
 /// The scale of a decimal or integer type (integers are decimals of scale 0).
@@ -1168,11 +1185,20 @@ mod tests {
         assert_eq!(parse_numeric("5e-3", 2).unwrap(), 1);
         assert_eq!(parse_numeric("0005e-4", 2).unwrap(), 0);
         assert_eq!(parse_numeric("0.000", 16).unwrap(), 0);
-        for bad in ["", ".", "e5", "1e", "1.2.3", "--1", "1 2", "x1", "1e2.5"] {
-            assert!(parse_numeric(bad, 2).is_err(), "{bad:?}");
+        for bad in [
+            "", ".", "e5", "1e", "1.2.3", "--1", "1 2", "x1", "1e2.5", "-NaN",
+        ] {
+            assert_eq!(parse_numeric(bad, 2), Err(NumericText::Invalid), "{bad:?}");
         }
-        assert!(parse_numeric("1e40", 0).is_err());
-        assert!(parse_numeric("NaN", 0).is_err());
+        assert_eq!(parse_numeric("1e40", 0), Err(NumericText::Overflow));
+        assert_eq!(
+            parse_numeric("1e-2147483648", 0),
+            Err(NumericText::Overflow)
+        );
+        assert_eq!(parse_numeric("1e-999", 0), Ok(0));
+        assert_eq!(parse_numeric("NaN", 0), Err(NumericText::Special));
+        assert_eq!(parse_numeric("-Infinity", 0), Err(NumericText::Special));
+        assert_eq!(text_scale("1e-2147483648"), 38);
     }
 
     #[test]

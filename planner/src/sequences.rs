@@ -572,6 +572,19 @@ pub(crate) fn option_error(
         ParserError::ParserError(m) if m == REDUNDANT || m.starts_with("sequence option ") => {
             crate::Error::InvalidStatement(m.clone())
         }
+        // An option's number that is no bigint (sql::sequence's `signed`).
+        ParserError::ParserError(m) if m.ends_with("is out of range for type bigint") => {
+            crate::Error::NumericOverflow(m.clone())
+        }
+        ParserError::ParserError(m) => {
+            match m.strip_prefix("invalid input syntax for type bigint: ") {
+                Some(value) => crate::Error::InvalidText {
+                    ty: "bigint".into(),
+                    value: value.trim_matches('"').into(),
+                },
+                None => syntax(e),
+            }
+        }
         _ => syntax(e),
     }
 }
@@ -658,7 +671,7 @@ pub(crate) fn order_identity_options(tokens: &mut Vec<TokenWithSpan>) {
     }
 }
 
-fn session_changes(session: &Session) -> CatalogChanges {
+pub(crate) fn session_changes(session: &Session) -> CatalogChanges {
     changes(&session.scope)
 }
 

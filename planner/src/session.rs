@@ -1050,7 +1050,20 @@ impl Session {
             let value = match &param.value {
                 None => datafusion::common::ScalarValue::try_from(ty)?,
                 Some(text) => {
-                    datafusion::common::ScalarValue::Utf8(Some(text.clone())).cast_to(ty)?
+                    let text = datafusion::common::ScalarValue::Utf8(Some(text.clone()));
+                    match ty {
+                        // Read as PostgreSQL reads numerics (`1.5e3`), as the general path does.
+                        datafusion::arrow::datatypes::DataType::Decimal128(..) => {
+                            let text = datafusion::logical_expr::ColumnarValue::Scalar(text);
+                            match crate::numeric::numeric_from_text(&text, 1, ty)? {
+                                datafusion::logical_expr::ColumnarValue::Scalar(v) => v,
+                                datafusion::logical_expr::ColumnarValue::Array(a) => {
+                                    datafusion::common::ScalarValue::try_from_array(&a, 0)?
+                                }
+                            }
+                        }
+                        _ => text.cast_to(ty)?,
+                    }
                 }
             };
             values.push(value);
@@ -1090,6 +1103,7 @@ impl Session {
             }
             Statement::CreateTable(_)
             | Statement::AlterTable(_)
+            | Statement::AlterIndex { .. }
             | Statement::CreateIndex(_)
             | Statement::CreateView(_)
             | Statement::Truncate(_) => self.run_write(stmt).await,
@@ -1575,6 +1589,9 @@ impl Session {
                 crate::sequences::alter(self, &text).await
             }
             Statement::CreateSequence { .. } => crate::sequences::create(self, stmt).await,
+            Statement::AlterIndex { name, operation } => {
+                crate::ddl::alter_index(self, name, operation).await
+            }
             Statement::Drop {
                 object_type: ObjectType::Sequence,
                 names,

@@ -445,7 +445,10 @@ fn signed(parser: &mut Parser) -> Result<i64, ParserError> {
         digits.clone()
     };
     text.parse::<i64>().map_err(|_| {
-        ParserError::ParserError(format!("value \"{text}\" is out of range for type bigint"))
+        ParserError::ParserError(match digits.bytes().all(|b| b.is_ascii_digit()) {
+            true => format!("value \"{text}\" is out of range for type bigint"),
+            false => format!("invalid input syntax for type bigint: \"{text}\""),
+        })
     })
 }
 

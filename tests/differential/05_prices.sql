@@ -32,7 +32,7 @@ SELECT sku, weight + 1, weight - price, weight * 3, -weight, abs(weight), weight
 SELECT sum(weight), min(weight), max(weight), sum(weight) - 1.25 FROM prices;
 SELECT sku, greatest(weight, 1), coalesce(weight, 0), CASE WHEN sku = 'a' THEN weight ELSE weight + 1 END FROM prices ORDER BY sku;
 SELECT x, x * 2.5 FROM (VALUES (1.5), (2.25), (3)) v(x) ORDER BY x;
-SELECT sku, weight FROM prices UNION ALL SELECT 'z', 0.5 ORDER BY 1;
+SELECT sku, weight FROM prices UNION ALL SELECT 'z', 7 ORDER BY 1;
 -- Numeric input: blanks, signs, exponents, rounding to the declared scale.
 INSERT INTO prices VALUES ('d', '1.5e1', ' 2e-3 '), ('e', '-.5', '7.');
 SELECT sku, price, weight, weight + 1000 FROM prices WHERE sku >= 'd' ORDER BY sku;

@@ -35,6 +35,18 @@ CREATE SEQUENCE bad AS text;
 CREATE SEQUENCE bad AS smallint MAXVALUE 100000;
 CREATE SEQUENCE bad START 1 START 2;
 CREATE SEQUENCE bad CACHE 0;
+CREATE SEQUENCE bad START 99999999999999999999;
+CREATE SEQUENCE bad INCREMENT 1.5;
+INSERT INTO bibs VALUES (1, 1, true);
+UPDATE bibs SET last_value = 5;
+DELETE FROM bibs;
+-- Each ALTER … RENAME renames whatever relation it names.
+CREATE SEQUENCE heat_no;
+ALTER TABLE heat_no RENAME TO heat_number;
+ALTER INDEX heat_number RENAME TO heat_seq;
+SELECT nextval('heat_seq');
+SELECT sequencename FROM pg_sequences WHERE sequencename LIKE 'heat%' ORDER BY 1;
+ALTER INDEX heat_no RENAME TO heat_x;
 SELECT nextval('nope');
 SELECT nextval('registrations');
 ALTER SEQUENCE nope RESTART;
