@@ -24,7 +24,6 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, JoinType, ScalarValue};
 use datafusion::error::Result;
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::grouping_set_to_exprlist;
 use datafusion::logical_expr::{
     BinaryExpr, Cast, Distinct, Expr, ExprSchemable, LogicalPlan, Operator, ScalarUDF, TryCast,
@@ -374,30 +373,20 @@ pub fn own_digit_text(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
         return Ok(Transformed::no(plan));
     }
     let context = Context::over(&plan);
-    let names = NamePreserver::new(&plan);
-    let rewritten = plan.map_expressions(|expr| {
-        let saved = names.save(&expr);
-        let result = expr.transform_up(|e| {
-            let Some((inner, to)) = text_cast(&e) else {
-                return Ok(Transformed::no(e));
-            };
-            let Some(least) = context.least_scale(inner) else {
-                return Ok(Transformed::no(e));
-            };
-            let text =
-                ScalarUDF::new_from_impl(OutputText::own_digits(least)).call(vec![inner.clone()]);
-            Ok(Transformed::yes(match to {
-                DataType::Utf8 => text,
-                other => datafusion::logical_expr::cast(text, other.clone()),
-            }))
-        })?;
-        Ok(result.update_data(|e| saved.restore(e)))
-    })?;
-    if rewritten.transformed {
-        rewritten.map_data(|p| p.recompute_schema())
-    } else {
-        Ok(rewritten)
-    }
+    crate::semantics::rewrite_node_expressions(plan, |e| {
+        let Some((inner, to)) = text_cast(&e) else {
+            return Ok(Transformed::no(e));
+        };
+        let Some(least) = context.least_scale(inner) else {
+            return Ok(Transformed::no(e));
+        };
+        let text =
+            ScalarUDF::new_from_impl(OutputText::own_digits(least)).call(vec![inner.clone()]);
+        Ok(Transformed::yes(match to {
+            DataType::Utf8 => text,
+            other => datafusion::logical_expr::cast(text, other.clone()),
+        }))
+    })
 }
 
 /// The operand and target type of a cast to text.

@@ -66,19 +66,32 @@ fn rewrite_expressions(
 ) -> Result<LogicalPlan> {
     plan.transform_up_with_subqueries(|plan| {
         let schema = input_schema(&plan);
-        let names = NamePreserver::new(&plan);
-        let rewritten = plan.map_expressions(|expr| {
-            let saved = names.save(&expr);
-            let result = expr.transform_up(|e| rewrite(e, &schema))?;
-            Ok(result.update_data(|e| saved.restore(e)))
-        })?;
-        if rewritten.transformed {
-            rewritten.map_data(|p| p.recompute_schema())
-        } else {
-            Ok(rewritten)
-        }
+        rewrite_node_expressions(plan, |e| rewrite(e, &schema))
     })
     .map(|t| t.data)
+}
+
+/// Rewrites each expression of one plan node bottom-up with `rewrite`; the node's output
+/// columns keep their names.
+pub(crate) fn rewrite_node_expressions(
+    plan: LogicalPlan,
+    rewrite: impl Fn(
+        datafusion::logical_expr::Expr,
+    ) -> Result<
+        datafusion::common::tree_node::Transformed<datafusion::logical_expr::Expr>,
+    >,
+) -> Result<datafusion::common::tree_node::Transformed<LogicalPlan>> {
+    let names = NamePreserver::new(&plan);
+    let rewritten = plan.map_expressions(|expr| {
+        let saved = names.save(&expr);
+        let result = expr.transform_up(&rewrite)?;
+        Ok(result.update_data(|e| saved.restore(e)))
+    })?;
+    if rewritten.transformed {
+        rewritten.map_data(|p| p.recompute_schema())
+    } else {
+        Ok(rewritten)
+    }
 }
 
 /// The analyzer rule that runs before DataFusion's type coercion and gives arithmetic
