@@ -22,6 +22,7 @@ pub fn sql_state(e: &Error) -> &'static str {
             sql::Error::InvalidDefinition(_) => "42P16",
             sql::Error::InvalidParameter(_) => "22023",
             sql::Error::OutOfRange(_) => "22003",
+            sql::Error::InvalidText(_) => "22P02",
             sql::Error::SequenceLimit(_) => "2200H",
             sql::Error::Unsupported(_) => "0A000",
             sql::Error::CorruptCatalog(_) => "XX001",

@@ -227,7 +227,13 @@ fn copy_target(
     else {
         return Err(Error::Syntax("COPY FROM needs a table".into()));
     };
-    let def = session.table_def(&table_name(name)?)?;
+    let name = table_name(name)?;
+    let def = session.written_table_def(&name).map_err(|e| match e {
+        Error::WrongObjectType(_) => {
+            Error::WrongObjectType(format!("cannot copy to sequence \"{name}\""))
+        }
+        e => e,
+    })?;
     if def.view.is_some() {
         return Err(Error::WrongObjectType(format!(
             "cannot copy to materialized view \"{}\"",

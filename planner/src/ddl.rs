@@ -68,6 +68,14 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
         }
         return Err(Error::Sql(sql::Error::DuplicateTable(def.name)));
     }
+    // The primary key's index is a relation too (a renamed table's keeps its name).
+    if !def.has_row_id() {
+        let pkey = def.primary_key_name();
+        let changes = crate::sequences::session_changes(session);
+        if session.db.catalog.relation_exists(&pkey, &changes) {
+            return Err(Error::Sql(sql::Error::DuplicateTable(pkey)));
+        }
+    }
     let def_name = def.name.clone();
     let catalog = session.db.catalog.clone();
     let scope = std::sync::Arc::clone(&session.scope);
@@ -331,7 +339,7 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                     )?;
                     let index = def.indexes.remove(i);
                     with_txn(&txn, |t| t.drop_keyspace(index.keyspace))?;
-                } else if constraint == format!("{}_pkey", def.name) {
+                } else if constraint == def.primary_key_name() {
                     return Err(Error::Unsupported(
                         "dropping a primary key (the key is how rows are stored)".into(),
                     ));
@@ -508,7 +516,7 @@ pub(crate) fn constraint_exists(def: &TableDef, name: &str) -> bool {
     def.checks.iter().any(|c| c.name == name)
         || def.foreign_keys.iter().any(|k| k.name == name)
         || def.indexes.iter().any(|x| x.constraint && x.name == name)
-        || name == format!("{}_pkey", def.name)
+        || name == def.primary_key_name()
 }
 
 /// Calls `f` on every row of `def` the transaction sees, as stored values, one at a time.
@@ -866,8 +874,6 @@ fn alter_column(
     Ok(())
 }
 
-/// `ALTER TABLE … RENAME TO`: the table's record moves to the new name, and its
-/// materialized views follow it.
 /// `ALTER INDEX name RENAME TO to`, which renames a table or a sequence too, as in
 /// PostgreSQL.
 pub async fn alter_index(
@@ -893,7 +899,9 @@ pub async fn alter_index(
 async fn rename_other(session: &mut Session, name: &str, to: &str) -> Result<Option<WriteResult>> {
     let changes = crate::sequences::session_changes(session);
     let catalog = session.db.catalog.clone();
-    if catalog.find_index(name, &changes).is_some() {
+    if catalog.find_index(name, &changes).is_some()
+        || catalog.find_primary_key(name, &changes).is_some()
+    {
         crate::index::rename_index(session, name, to)?;
         return Ok(Some(WriteResult::command("ALTER INDEX")));
     }
@@ -905,6 +913,8 @@ async fn rename_other(session: &mut Session, name: &str, to: &str) -> Result<Opt
     Ok(None)
 }
 
+/// `ALTER TABLE … RENAME TO`: the table's record moves to the new name, and its
+/// materialized views follow it. Its primary key keeps its name, as in PostgreSQL.
 fn rename_table(session: &mut Session, def: &TableDef, to: &str) -> Result<WriteResult> {
     refuse_if_views_read(session, def, "renaming a table")?;
     let txn = session.open_txn()?;
@@ -926,6 +936,9 @@ fn rename_table(session: &mut Session, def: &TableDef, to: &str) -> Result<Write
         {
             column.sequence = Some(name);
         }
+    }
+    if !def.has_row_id() {
+        renamed.pkey_name = Some(def.primary_key_name());
     }
     renamed.name = to.to_string();
     // Foreign keys name tables: the table's own, and those of the tables on either side.

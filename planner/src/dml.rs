@@ -445,7 +445,7 @@ fn duplicate_key(def: &TableDef, values: &[Value]) -> Error {
         .map(|&i| crate::text::value_text(&values[i]))
         .collect();
     Error::UniqueViolation {
-        constraint: format!("{}_pkey", def.name),
+        constraint: def.primary_key_name(),
         detail: format!(
             "Key ({})=({}) already exists.",
             names.join(", "),
@@ -926,7 +926,7 @@ fn conflict_arbiter(def: &TableDef, on_conflict: &ast::OnConflict) -> Result<Opt
         }
         Some(ast::ConflictTarget::OnConstraint(name)) => {
             let name = name.to_string().trim_matches('"').to_string();
-            if name == format!("{}_pkey", def.name) {
+            if name == def.primary_key_name() {
                 return Ok(Some(Arbiter::PrimaryKey));
             }
             // A UNIQUE constraint's index (one made by CREATE UNIQUE INDEX is no constraint).

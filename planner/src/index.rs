@@ -139,6 +139,7 @@ impl IndexShape {
             sequence_keyspace: None,
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
+            pkey_name: None,
         }
     }
 
@@ -592,15 +593,30 @@ pub fn rename_index(session: &mut Session, name: &str, to: &str) -> Result<()> {
         if catalog.relation_exists(to, &scope.changes) {
             return Err(Error::Sql(sql::Error::DuplicateTable(to.to_string())));
         }
-        let Some((def, position)) = catalog.find_index(name, &scope.changes) else {
-            return Err(Error::Sql(sql::Error::UnknownIndex(name.to_string())));
+        // A UNIQUE constraint's index, or the primary key's: the constraint is renamed too.
+        let (def, position) = match catalog.find_index(name, &scope.changes) {
+            Some((def, position)) => (def, Some(position)),
+            None => match catalog.find_primary_key(name, &scope.changes) {
+                Some(def) => (def, None),
+                None => return Err(Error::Sql(sql::Error::UnknownIndex(name.to_string()))),
+            },
         };
+        let constraint = position.is_none_or(|i| def.indexes[i].constraint);
+        if constraint && crate::ddl::constraint_exists(&def, to) {
+            return Err(Error::Sql(sql::Error::DuplicateObject(format!(
+                "constraint \"{to}\" for relation \"{}\" already exists",
+                def.name
+            ))));
+        }
         let mut changed = Vec::new();
         for table in catalog.tables(&scope.changes) {
             let mut new_def = table.as_ref().clone();
             let mut renamed = false;
             if table.name == def.name {
-                new_def.indexes[position].name = to.to_string();
+                match position {
+                    Some(i) => new_def.indexes[i].name = to.to_string(),
+                    None => new_def.pkey_name = Some(to.to_string()),
+                }
                 renamed = true;
             }
             for fk in &mut new_def.foreign_keys {

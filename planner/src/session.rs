@@ -2487,7 +2487,7 @@ impl Session {
                         });
                     }
                 };
-                let def = self.table_def(&name)?;
+                let def = self.written_table_def(&name)?;
                 let targets: Vec<usize> = if insert.columns.is_empty() {
                     (0..def.columns.len())
                         .filter(|&i| !def.columns[i].hidden)
@@ -2537,7 +2537,7 @@ impl Session {
                         schema: None,
                     });
                 };
-                let def = self.table_def(&sql::ddl::table_name(name)?)?;
+                let def = self.written_table_def(&sql::ddl::table_name(name)?)?;
                 for a in &update.assignments {
                     if let (ast::AssignmentTarget::ColumnName(col), Some(i)) =
                         (&a.target, placeholder_index(&a.value))
@@ -2585,7 +2585,7 @@ impl Session {
                         schema: None,
                     });
                 };
-                let def = self.table_def(&sql::ddl::table_name(name)?)?;
+                let def = self.written_table_def(&sql::ddl::table_name(name)?)?;
                 if let Some(selection) = &delete.selection {
                     let probe = where_probe(name, alias.clone(), &[], Some(selection));
                     merge(&self.plan(probe).await?, &mut params, &mut declared_types);

@@ -234,9 +234,22 @@ pub struct TableDef {
     /// other.
     #[serde(default)]
     pub referenced_by: Vec<String>,
+    /// The name of the primary key's constraint and index when it is not `<table>_pkey`
+    /// (a `CONSTRAINT name PRIMARY KEY`, a renamed table's, ALTER INDEX … RENAME's).
+    #[serde(default)]
+    pub pkey_name: Option<String>,
 }
 
 impl TableDef {
+    /// The name of the primary key's constraint and index (tables with a hidden row id have
+    /// neither).
+    pub fn primary_key_name(&self) -> String {
+        match &self.pkey_name {
+            Some(name) => name.clone(),
+            None => format!("{}_pkey", self.name),
+        }
+    }
+
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
     }
@@ -920,11 +933,19 @@ impl Catalog {
         })
     }
 
+    /// The table whose primary key's index is named `name`.
+    pub fn find_primary_key(&self, name: &str, changes: &CatalogChanges) -> Option<Arc<TableDef>> {
+        self.tables(changes)
+            .into_iter()
+            .find(|t| !t.has_row_id() && t.view.is_none() && t.primary_key_name() == name)
+    }
+
     /// Whether `name` is taken by a table or an index (they share one namespace, as
     /// relations do in PostgreSQL).
     pub fn relation_exists(&self, name: &str, changes: &CatalogChanges) -> bool {
         self.table(name, changes).is_some()
             || self.find_index(name, changes).is_some()
+            || self.find_primary_key(name, changes).is_some()
             || self.view(name, changes).is_some()
             || self.sequence_exists(name, changes)
     }

@@ -120,6 +120,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
     let mut columns: Vec<ColumnDef> = Vec::new();
     let mut checks: Vec<(Option<String>, Expr)> = Vec::new();
     let mut primary: Option<Vec<IndexColumn>> = None;
+    let mut pkey_name: Option<String> = None;
     let mut set_primary = |cols: Vec<IndexColumn>| -> Result<()> {
         if primary.replace(cols).is_some() {
             return Err(Error::InvalidDefinition(format!(
@@ -153,6 +154,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
                 ColumnOption::NotNull => def.nullable = false,
                 ColumnOption::Default(expr) => def.default = Some(default_text(expr)),
                 ColumnOption::PrimaryKey(_) => {
+                    pkey_name = opt.name.as_ref().map(normalize_ident);
                     def.nullable = false;
                     set_primary(vec![IndexColumn::from(col.name.clone())])?;
                 }
@@ -193,7 +195,10 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
     }
     for constraint in &create.constraints {
         match constraint {
-            TableConstraint::PrimaryKey(pk) => set_primary(pk.columns.clone())?,
+            TableConstraint::PrimaryKey(pk) => {
+                pkey_name = pk.name.as_ref().map(normalize_ident);
+                set_primary(pk.columns.clone())?
+            }
             TableConstraint::Unique(_) => {}
             TableConstraint::ForeignKey(_) => {}
             TableConstraint::Check(check) => {
@@ -350,6 +355,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
         sequence_keyspace: None,
         foreign_keys: Vec::new(),
         referenced_by: Vec::new(),
+        pkey_name,
     };
     for (name, expr) in checks {
         let check = check_def(&def, name, &expr)?;

@@ -39,6 +39,10 @@ pub enum Error {
     #[error("{0}")]
     OutOfRange(String),
 
+    /// Text that is not a value of its type (22P02).
+    #[error("{0}")]
+    InvalidText(String),
+
     /// A sequence has no values left (2200H).
     #[error("{0}")]
     SequenceLimit(String),

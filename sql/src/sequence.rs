@@ -455,10 +455,21 @@ fn signed(parser: &mut Parser) -> Result<i64, ParserError> {
 /// The options sqlparser's AST keeps (an identity column's), as the statement gave them.
 pub fn from_ast(options: &[ast::SequenceOptions]) -> Result<Vec<SequenceOption>> {
     let number = |e: &ast::Expr| {
-        e.to_string()
-            .replace(' ', "")
-            .parse::<i64>()
-            .map_err(|_| Error::InvalidParameter(format!("invalid sequence option value {e}")))
+        let text = e.to_string().replace(' ', "");
+        text.parse::<i64>().map_err(|_| {
+            match text
+                .trim_start_matches('-')
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+            {
+                true => {
+                    Error::OutOfRange(format!("value \"{text}\" is out of range for type bigint"))
+                }
+                false => {
+                    Error::InvalidText(format!("invalid input syntax for type bigint: \"{text}\""))
+                }
+            }
+        })
     };
     options
         .iter()

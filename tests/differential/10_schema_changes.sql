@@ -88,3 +88,19 @@ INSERT INTO cards VALUES (2, 'b', 7);
 DROP INDEX cards_by_code;
 ALTER INDEX cards_by_code RENAME TO cards;
 ALTER INDEX nope RENAME TO nothing;
+-- A renamed table's primary key keeps its name, and ALTER INDEX renames it, as Rails'
+-- rename_table does; a constraint's index cannot take another constraint's name.
+CREATE TABLE wallets (id int PRIMARY KEY, owner text CONSTRAINT owner_given CHECK (owner <> ''), tag text CONSTRAINT one_tag UNIQUE);
+ALTER TABLE wallets RENAME TO purses;
+SELECT conname, contype FROM pg_constraint WHERE conrelid = 'purses'::regclass ORDER BY 1;
+CREATE TABLE wallets_pkey (a int);
+ALTER INDEX wallets_pkey RENAME TO purses_pkey;
+SELECT indexname FROM pg_indexes WHERE tablename = 'purses' ORDER BY 1;
+ALTER INDEX one_tag RENAME TO owner_given;
+ALTER INDEX one_tag RENAME TO purses_pkey;
+INSERT INTO purses VALUES (1, 'ann', 'x');
+INSERT INTO purses VALUES (1, 'bob', 'y') ON CONFLICT ON CONSTRAINT purses_pkey DO NOTHING;
+SELECT id, owner FROM purses ORDER BY id;
+CREATE TABLE named_key (id int CONSTRAINT named_key_id PRIMARY KEY);
+SELECT conname FROM pg_constraint WHERE conrelid = 'named_key'::regclass;
+INSERT INTO purses VALUES (2, 'cy', 'x');

@@ -38,7 +38,7 @@ impl Relation {
     pub fn name(&self) -> String {
         match self {
             Relation::Table(t) => t.name.clone(),
-            Relation::PrimaryKey(t) => format!("{}_pkey", t.name),
+            Relation::PrimaryKey(t) => t.primary_key_name(),
             Relation::Index(t, i) => t.indexes[*i].name.clone(),
         }
     }
@@ -487,8 +487,8 @@ pub fn index_definition(r: &Relation) -> Option<String> {
     match r {
         Relation::Table(_) => None,
         Relation::PrimaryKey(t) => Some(format!(
-            "CREATE UNIQUE INDEX {}_pkey ON public.{} USING partita {}",
-            t.name,
+            "CREATE UNIQUE INDEX {} ON public.{} USING partita {}",
+            t.primary_key_name(),
             t.name,
             t.key_description()
         )),
@@ -993,7 +993,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 .map(|t| {
                     constraint_row(
                         primary_key_constraint_oid(t.keyspace),
-                        format!("{}_pkey", t.name),
+                        t.primary_key_name(),
                         "p",
                         relation_oid(t.keyspace),
                         primary_key_oid(t.keyspace),
@@ -1918,8 +1918,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
             ],
             base_tables()
                 .flat_map(|t| {
-                    let primary =
-                        has_primary_key(t).then(|| (format!("{}_pkey", t.name), "PRIMARY KEY"));
+                    let primary = has_primary_key(t).then(|| (t.primary_key_name(), "PRIMARY KEY"));
                     let unique = t
                         .indexes
                         .iter()
@@ -1971,7 +1970,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                     // constraint's for a foreign key.
                     let primary = has_primary_key(t).then(|| {
                         let columns = t.key_columns();
-                        (format!("{}_pkey", t.name), columns, None)
+                        (t.primary_key_name(), columns, None)
                     });
                     let unique = t.indexes.iter().filter(|i| i.constraint).map(|i| {
                         let columns = i.columns.iter().map(|p| p.column).collect();
@@ -2031,7 +2030,10 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                 .flat_map(|t| {
                     t.foreign_keys.iter().map(|k| {
                         let unique = match &k.index {
-                            None => format!("{}_pkey", k.table),
+                            None => base_tables().find(|p| p.name == k.table).map_or_else(
+                                || format!("{}_pkey", k.table),
+                                |p| p.primary_key_name(),
+                            ),
                             Some(name) => name.clone(),
                         };
                         vec![
