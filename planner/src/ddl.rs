@@ -38,16 +38,7 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
             {
                 continue;
             }
-            let mut name = base.clone();
-            let mut n = 0;
-            while catalog.relation_exists(&name, &scope.changes) {
-                n += 1;
-                name = format!("{base}{n}");
-            }
-            if n > 0 {
-                column.default = Some(format!("nextval('{name}')"));
-                column.sequence = Some(name);
-            }
+            free_sequence_name(catalog, &scope.changes, &table, column);
         }
     }
     for col in &def.columns {
@@ -533,8 +524,34 @@ pub(crate) fn for_each_stored_row(
     })
 }
 
-/// `ADD COLUMN`: rows already stored get the default, evaluated once now (PostgreSQL does
-/// the same); a CHECK or UNIQUE on the column is added with it.
+/// Gives a serial or identity column of `table` a sequence name no relation has
+/// (`t_id_seq1` when a renamed table still owns `t_id_seq`), as PostgreSQL does.
+fn free_sequence_name(
+    catalog: &sql::Catalog,
+    changes: &sql::catalog::CatalogChanges,
+    table: &str,
+    column: &mut sql::ColumnDef,
+) {
+    let Some(base) = column.owned_sequence(table) else {
+        return;
+    };
+    let mut name = base.clone();
+    let mut n = 0;
+    while catalog.relation_exists(&name, changes) {
+        n += 1;
+        name = format!("{base}{n}");
+    }
+    if n > 0 {
+        column.default = Some(format!("nextval('{name}')"));
+        column.sequence = Some(name);
+    }
+}
+
+/// `ADD COLUMN`: rows already stored get the default, evaluated once now when it is not
+/// volatile (PostgreSQL does the same); a volatile default (a serial or identity column's
+/// `nextval`, `gen_random_uuid()`, `random()`) is evaluated for each stored row, which is
+/// rewritten, as PostgreSQL rewrites the table. A CHECK or UNIQUE on the column is added
+/// with it.
 async fn add_column(
     session: &mut Session,
     txn: &SharedTxn,
@@ -556,60 +573,57 @@ async fn add_column(
             "column \"{col_name}\" of relation \"{name}\" already exists"
         ))));
     }
-    if matches!(&column_def.data_type, ast::DataType::Custom(n, _)
-        if n.to_string().to_ascii_lowercase().contains("serial"))
+    let mut col = sql::ddl::column_from_ast(&name, column_def)?;
     {
-        return Err(Error::Unsupported(
-            "ALTER TABLE ADD COLUMN of a serial column".into(),
-        ));
+        let changes = crate::sequences::session_changes(session);
+        free_sequence_name(&session.db.catalog, &changes, &name, &mut col);
     }
-    let ty = sql::SqlType::from_ast(&column_def.data_type)?;
-    let mut col = sql::ColumnDef {
-        name: col_name.clone(),
-        ty,
-        nullable: true,
-        default: None,
-        hidden: false,
-        identity: None,
-        sequence_column: None,
-        sequence: None,
-        sequence_options: None,
-    };
+    let ty = col.ty;
     let mut checks = Vec::new();
     for opt in &column_def.options {
         match &opt.option {
-            ast::ColumnOption::Null => col.nullable = true,
-            ast::ColumnOption::NotNull => col.nullable = false,
-            ast::ColumnOption::Default(expr) => col.default = Some(sql::ddl::default_text(expr)),
             ast::ColumnOption::Check(check) => {
                 let name = opt.name.as_ref().or(check.name.as_ref());
                 checks.push((name.map(normalize_ident), (*check.expr).clone()));
             }
-            // Resolved by the caller once the column is part of the table.
-            ast::ColumnOption::ForeignKey(_) => {}
             ast::ColumnOption::Unique(_) => uniques.push(sql::ddl::UniqueConstraint {
                 name: opt.name.as_ref().map(normalize_ident),
                 columns: vec![col_name.clone()],
             }),
-            other => return Err(Error::Unsupported(format!("ADD COLUMN with {other}"))),
+            ast::ColumnOption::PrimaryKey(_) if !def.has_row_id() => {
+                return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
+                    "multiple primary keys for table \"{name}\" are not allowed"
+                ))));
+            }
+            // A table's key is how its rows are stored: one without cannot be given one.
+            ast::ColumnOption::PrimaryKey(_) => {
+                return Err(Error::Unsupported(format!(
+                    "ADD COLUMN with {}",
+                    opt.option
+                )));
+            }
+            _ => {}
         }
     }
-    let missing = match &col.default {
-        Some(text) => {
-            let query = format!("SELECT CAST(({text}) AS {}) AS v", ty.to_ast());
-            let stmt = crate::session::parse_sql(&query)?.remove(0);
+    let mut missing = Value::Null;
+    let mut per_row = None;
+    if let Some(text) = &col.default {
+        let query = format!("SELECT CAST(({text}) AS {}) AS v", ty.to_ast());
+        let stmt = crate::session::parse_sql(&query)?.remove(0);
+        let plan = session.plan(stmt.clone()).await?;
+        if plan.expressions().iter().any(|e| e.is_volatile()) {
+            per_row = Some(text.clone());
+        } else {
             let ast::Statement::Query(q) = stmt else {
                 return Err(Error::Internal("default query".into()));
             };
             let batches = session.collect_query(*q, false).await?;
-            match batches.iter().find(|b| b.num_rows() > 0) {
-                Some(b) => value_from_array(b.column(0), 0, ty, &col_name)?,
-                None => Value::Null,
+            if let Some(b) = batches.iter().find(|b| b.num_rows() > 0) {
+                missing = value_from_array(b.column(0), 0, ty, &col_name)?;
             }
         }
-        None => Value::Null,
-    };
-    if !col.nullable && missing.is_null() {
+    }
+    if !col.nullable && missing.is_null() && per_row.is_none() {
         let has_rows = with_txn(txn, |t| {
             Ok(t.scan(def.keyspace, &KeyRange::all(), Direction::Forward)?
                 .next()
@@ -631,8 +645,12 @@ async fn add_column(
     }
     // The hidden row id stays the last stored column only in order of creation; new
     // columns go after it, which is fine: positions are by index, not by visibility.
+    let nullable = col.nullable;
     def.columns.push(col);
     def.schema_version += 1;
+    if let Some(text) = per_row {
+        fill_column(session, txn, def, index, nullable, &text).await?;
+    }
     if !checks.is_empty() {
         let before = def.checks.len();
         for (name, expr) in checks {
@@ -645,6 +663,68 @@ async fn add_column(
         })?;
     }
     Ok(())
+}
+
+/// Gives column `index` of every stored row of `def` a value of its own from the volatile
+/// `default`, one evaluation per row (in key order), and rewrites the rows.
+async fn fill_column(
+    session: &mut Session,
+    txn: &SharedTxn,
+    def: &TableDef,
+    index: usize,
+    nullable: bool,
+    default: &str,
+) -> Result<()> {
+    // Written first, so that the column's own sequence exists for its `nextval`.
+    store_def(session, txn, def.clone())?;
+    let rows = crate::provider::in_txn(txn, |t| {
+        let mut rows = Vec::new();
+        for row in t.scan(def.keyspace, &KeyRange::all(), Direction::Forward)? {
+            let row = row?;
+            rows.push((row.key.to_vec(), stored_values(def, &row.value)?));
+        }
+        Ok(rows)
+    })?;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let column = &def.columns[index];
+    let query = format!(
+        "SELECT CAST(({default}) AS {}) AS v FROM generate_series(1, {})",
+        column.ty.to_ast(),
+        rows.len()
+    );
+    let ast::Statement::Query(q) = crate::session::parse_sql(&query)?.remove(0) else {
+        return Err(Error::Internal("default query".into()));
+    };
+    let mut fresh = Vec::with_capacity(rows.len());
+    for batch in session.collect_query(*q, false).await? {
+        for r in 0..batch.num_rows() {
+            fresh.push(value_from_array(
+                batch.column(0),
+                r,
+                column.ty,
+                &column.name,
+            )?);
+        }
+    }
+    if fresh.len() != rows.len() {
+        return Err(Error::Internal("a default value for each row".into()));
+    }
+    crate::provider::in_txn(txn, |t| {
+        for ((key, mut values), value) in rows.into_iter().zip(fresh) {
+            if !nullable && value.is_null() {
+                return Err(Error::NotNull {
+                    table: def.name.clone(),
+                    column: column.name.clone(),
+                });
+            }
+            values[index] = value;
+            let payload = storage::rowcodec::encode_row(def.schema_version, &values);
+            t.put(def.keyspace, &key, payload)?;
+        }
+        Ok(())
+    })
 }
 
 /// `RENAME COLUMN a TO b`: the column keeps its place, values and sequence; CHECK

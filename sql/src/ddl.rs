@@ -99,6 +99,61 @@ fn key_element(col: &IndexColumn) -> Result<KeyElement> {
     })
 }
 
+/// Column `col` of table `table` as declared: its type, NOT NULL, DEFAULT, and the sequence
+/// of a serial or identity column. Its constraints (PRIMARY KEY, UNIQUE, REFERENCES,
+/// CHECK) are left to the caller.
+pub fn column_from_ast(table: &str, col: &ast::ColumnDef) -> Result<ColumnDef> {
+    let col_name = normalize_ident(&col.name);
+    let ty = SqlType::from_ast(&col.data_type)?;
+    let serial = matches!(&col.data_type, ast::DataType::Custom(n, _)
+        if n.to_string().to_ascii_lowercase().contains("serial"));
+    let mut def = ColumnDef {
+        name: col_name.clone(),
+        ty,
+        nullable: !serial,
+        default: serial.then(|| crate::catalog::serial_default(table, &col_name)),
+        hidden: false,
+        identity: None,
+        sequence_column: None,
+        sequence: None,
+        sequence_options: None,
+    };
+    for opt in &col.options {
+        match &opt.option {
+            ColumnOption::Null => def.nullable = true,
+            ColumnOption::NotNull => def.nullable = false,
+            ColumnOption::Default(expr) => def.default = Some(default_text(expr)),
+            ColumnOption::PrimaryKey(_)
+            | ColumnOption::Unique(_)
+            | ColumnOption::ForeignKey(_)
+            | ColumnOption::Check(_)
+            | ColumnOption::Comment(_) => {}
+            // An identity column takes its values from a sequence, as serial does.
+            ColumnOption::Generated {
+                generated_as,
+                generation_expr: None,
+                sequence_options,
+                ..
+            } => {
+                if let Some(given) = sequence_options.as_ref().filter(|o| !o.is_empty()) {
+                    let given = crate::sequence::from_ast(given)?;
+                    let (options, _) =
+                        crate::SequenceOptions::of_type(def.ty).with(&given, true)?;
+                    def.sequence_options = Some(options);
+                }
+                def.nullable = false;
+                def.default = Some(crate::catalog::serial_default(table, &col_name));
+                def.identity = Some(match generated_as {
+                    ast::GeneratedAs::ByDefault => crate::catalog::Identity::ByDefault,
+                    _ => crate::catalog::Identity::Always,
+                });
+            }
+            other => return Err(Error::Unsupported(format!("column option {other}"))),
+        }
+    }
+    Ok(def)
+}
+
 fn option_text(value: &Expr) -> Option<String> {
     match value {
         Expr::Value(v) => match &v.value {
@@ -134,61 +189,22 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
         if columns.iter().any(|c| c.name == col_name) {
             return Err(Error::DuplicateColumn(col_name));
         }
-        let ty = SqlType::from_ast(&col.data_type)?;
-        let serial = matches!(&col.data_type, ast::DataType::Custom(n, _)
-            if n.to_string().to_ascii_lowercase().contains("serial"));
-        let mut def = ColumnDef {
-            name: col_name.clone(),
-            ty,
-            nullable: !serial,
-            default: serial.then(|| crate::catalog::serial_default(&name, &col_name)),
-            hidden: false,
-            identity: None,
-            sequence_column: None,
-            sequence: None,
-            sequence_options: None,
-        };
+        let mut def = column_from_ast(&name, col)?;
         for opt in &col.options {
             match &opt.option {
-                ColumnOption::Null => def.nullable = true,
-                ColumnOption::NotNull => def.nullable = false,
-                ColumnOption::Default(expr) => def.default = Some(default_text(expr)),
                 ColumnOption::PrimaryKey(_) => {
                     pkey_name = opt.name.as_ref().map(normalize_ident);
                     def.nullable = false;
                     set_primary(vec![IndexColumn::from(col.name.clone())])?;
                 }
-                // A unique index made with the table (`unique_constraints`).
-                ColumnOption::Unique(_) => {}
-                // Resolved against the referenced table once the table exists
-                // (`foreign_keys`).
-                ColumnOption::ForeignKey(_) => {}
                 ColumnOption::Check(check) => {
                     let name = opt.name.as_ref().or(check.name.as_ref());
                     checks.push((name.map(normalize_ident), (*check.expr).clone()));
                 }
-                ColumnOption::Comment(_) => {}
-                // An identity column takes its values from a sequence, as serial does.
-                ColumnOption::Generated {
-                    generated_as,
-                    generation_expr: None,
-                    sequence_options,
-                    ..
-                } => {
-                    if let Some(given) = sequence_options.as_ref().filter(|o| !o.is_empty()) {
-                        let given = crate::sequence::from_ast(given)?;
-                        let (options, _) =
-                            crate::SequenceOptions::of_type(def.ty).with(&given, true)?;
-                        def.sequence_options = Some(options);
-                    }
-                    def.nullable = false;
-                    def.default = Some(crate::catalog::serial_default(&name, &col_name));
-                    def.identity = Some(match generated_as {
-                        ast::GeneratedAs::ByDefault => crate::catalog::Identity::ByDefault,
-                        _ => crate::catalog::Identity::Always,
-                    });
-                }
-                other => return Err(Error::Unsupported(format!("column option {other}"))),
+                // A unique index made with the table (`unique_constraints`); a foreign key,
+                // resolved against the referenced table once the table exists
+                // (`foreign_keys`).
+                _ => {}
             }
         }
         columns.push(def);

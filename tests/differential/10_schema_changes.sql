@@ -104,3 +104,21 @@ SELECT id, owner FROM purses ORDER BY id;
 CREATE TABLE named_key (id int CONSTRAINT named_key_id PRIMARY KEY);
 SELECT conname FROM pg_constraint WHERE conrelid = 'named_key'::regclass;
 INSERT INTO purses VALUES (2, 'cy', 'x');
+-- ADD COLUMN with a volatile default gives each stored row a value of its own: a serial or
+-- identity column numbers them, gen_random_uuid() and random() differ from row to row.
+CREATE TABLE runners (bib int PRIMARY KEY, name text);
+INSERT INTO runners VALUES (3, 'bob'), (5, 'cy'), (7, 'ann');
+ALTER TABLE runners ADD COLUMN seq serial;
+ALTER TABLE runners ADD COLUMN heat bigint GENERATED ALWAYS AS IDENTITY (START 10 INCREMENT 5);
+SELECT bib, seq, heat FROM runners ORDER BY bib;
+INSERT INTO runners (bib, name) VALUES (9, 'dee');
+SELECT bib, seq, heat FROM runners ORDER BY bib;
+ALTER TABLE runners ADD COLUMN token uuid DEFAULT gen_random_uuid(), ADD COLUMN luck float8 NOT NULL DEFAULT random();
+SELECT count(DISTINCT token), count(DISTINCT luck), count(*) FROM runners;
+SELECT column_name, column_default FROM information_schema.columns WHERE table_name = 'runners' AND column_name IN ('seq', 'token') ORDER BY 1;
+BEGIN;
+ALTER TABLE runners ADD COLUMN lane serial;
+SELECT bib, lane FROM runners ORDER BY bib;
+ROLLBACK;
+SELECT count(*) FROM information_schema.columns WHERE table_name = 'runners' AND column_name = 'lane';
+ALTER TABLE runners ADD COLUMN again serial PRIMARY KEY;

@@ -2131,6 +2131,10 @@ fn column_sizes(
 /// A default as PostgreSQL prints it: a sequence's name in `nextval` is a regclass
 /// constant (`nextval('t_id_seq'::regclass)`).
 fn shown_default(default: &str) -> String {
+    // `gen_random_uuid()` is stored as what it is planned as (`functions::rewrite`).
+    if default == "uuid()::UUID" {
+        return "gen_random_uuid()".into();
+    }
     match default
         .strip_prefix("nextval('")
         .and_then(|rest| rest.strip_suffix("')"))
