@@ -102,19 +102,24 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
 
 /// Whether `create` declares column `name` serial or identity (it makes a sequence).
 fn declares_sequence(create: &ast::CreateTable, name: &str) -> bool {
-    create.columns.iter().any(|c| {
-        normalize_ident(&c.name) == name
-            && (c.data_type.to_string().to_lowercase().ends_with("serial")
-                || c.options.iter().any(|o| {
-                    matches!(
-                        o.option,
-                        ast::ColumnOption::Generated {
-                            generation_expr: None,
-                            ..
-                        }
-                    )
-                }))
-    })
+    create
+        .columns
+        .iter()
+        .any(|c| normalize_ident(&c.name) == name && has_own_sequence(c))
+}
+
+/// Whether column `c` is declared serial or identity (not `DEFAULT nextval('s')` written out).
+fn has_own_sequence(c: &ast::ColumnDef) -> bool {
+    c.data_type.to_string().to_lowercase().ends_with("serial")
+        || c.options.iter().any(|o| {
+            matches!(
+                o.option,
+                ast::ColumnOption::Generated {
+                    generation_expr: None,
+                    ..
+                }
+            )
+        })
 }
 
 pub async fn drop_tables(
@@ -574,9 +579,13 @@ async fn add_column(
         ))));
     }
     let mut col = sql::ddl::column_from_ast(&name, column_def)?;
-    {
+    if has_own_sequence(column_def) {
         let changes = crate::sequences::session_changes(session);
         free_sequence_name(&session.db.catalog, &changes, &name, &mut col);
+        // Its values are kept under a number of its own: a dropped or renamed column of
+        // that name, or a rolled back ADD COLUMN, may have left some under the name.
+        let number = session.db.catalog.take_sequence_number(&session.db.store)?;
+        col.sequence_column = Some(format!("{col_name}#{number}"));
     }
     let ty = col.ty;
     let mut checks = Vec::new();
@@ -689,23 +698,41 @@ async fn fill_column(
         return Ok(());
     }
     let column = &def.columns[index];
-    let query = format!(
-        "SELECT CAST(({default}) AS {}) AS v FROM generate_series(1, {})",
-        column.ty.to_ast(),
-        rows.len()
-    );
-    let ast::Statement::Query(q) = crate::session::parse_sql(&query)?.remove(0) else {
-        return Err(Error::Internal("default query".into()));
-    };
     let mut fresh = Vec::with_capacity(rows.len());
-    for batch in session.collect_query(*q, false).await? {
-        for r in 0..batch.num_rows() {
-            fresh.push(value_from_array(
-                batch.column(0),
-                r,
-                column.ty,
-                &column.name,
-            )?);
+    // A sequence numbers the rows in key order (a query's parallel batches would not).
+    let changes = crate::sequences::session_changes(session);
+    let sequence = default
+        .strip_prefix("nextval('")
+        .and_then(|rest| rest.strip_suffix("')"))
+        .and_then(|name| session.db.catalog.sequence(name, &changes));
+    if let Some(sequence) = sequence {
+        let store = &session.db.store;
+        let numbers = (0..rows.len())
+            .map(|_| session.db.catalog.next_of(store, &sequence))
+            .collect::<std::result::Result<Vec<i64>, _>>()?;
+        let numbers: datafusion::arrow::array::ArrayRef =
+            std::sync::Arc::new(datafusion::arrow::array::Int64Array::from(numbers));
+        for r in 0..rows.len() {
+            fresh.push(value_from_array(&numbers, r, column.ty, &column.name)?);
+        }
+    } else {
+        let query = format!(
+            "SELECT CAST(({default}) AS {}) AS v FROM generate_series(1, {})",
+            column.ty.to_ast(),
+            rows.len()
+        );
+        let ast::Statement::Query(q) = crate::session::parse_sql(&query)?.remove(0) else {
+            return Err(Error::Internal("default query".into()));
+        };
+        for batch in session.collect_query(*q, false).await? {
+            for r in 0..batch.num_rows() {
+                fresh.push(value_from_array(
+                    batch.column(0),
+                    r,
+                    column.ty,
+                    &column.name,
+                )?);
+            }
         }
     }
     if fresh.len() != rows.len() {

@@ -766,28 +766,34 @@ impl Catalog {
         {
             return Err(Error::DuplicateTable(def.name));
         }
-        {
-            // Under the sequences' lock: one number at a time.
-            let _blocks = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
-            let mut numbering = store.begin();
-            let last = match numbering.get(CATALOG_KEYSPACE, SEQUENCE_ID_KEY)? {
-                Some(row) => u64::from_be_bytes(
-                    row.value
-                        .as_ref()
-                        .try_into()
-                        .map_err(|_| Error::CorruptCatalog("sequence number".into()))?,
-                ),
-                None => 0,
-            };
-            def.id = last + 1;
-            numbering.put(
-                CATALOG_KEYSPACE,
-                SEQUENCE_ID_KEY,
-                def.id.to_be_bytes().to_vec(),
-            )?;
-            numbering.commit()?;
-        }
+        def.id = self.take_sequence_number(store)?;
         self.write_sequence(txn, changes, def)
+    }
+
+    /// A sequence number no sequence had, taken with a commit of its own, so that a rolled
+    /// back statement never gives its number (or the values its sequence handed out) to a
+    /// later sequence.
+    pub fn take_sequence_number(&self, store: &Store) -> Result<u64> {
+        // Under the sequences' lock: one number at a time.
+        let _blocks = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
+        let mut numbering = store.begin();
+        let last = match numbering.get(CATALOG_KEYSPACE, SEQUENCE_ID_KEY)? {
+            Some(row) => u64::from_be_bytes(
+                row.value
+                    .as_ref()
+                    .try_into()
+                    .map_err(|_| Error::CorruptCatalog("sequence number".into()))?,
+            ),
+            None => 0,
+        };
+        let number = last + 1;
+        numbering.put(
+            CATALOG_KEYSPACE,
+            SEQUENCE_ID_KEY,
+            number.to_be_bytes().to_vec(),
+        )?;
+        numbering.commit()?;
+        Ok(number)
     }
 
     /// Writes a sequence's record in `txn` (CREATE or ALTER SEQUENCE).

@@ -122,3 +122,16 @@ SELECT bib, lane FROM runners ORDER BY bib;
 ROLLBACK;
 SELECT count(*) FROM information_schema.columns WHERE table_name = 'runners' AND column_name = 'lane';
 ALTER TABLE runners ADD COLUMN again serial PRIMARY KEY;
+-- A column added again after a rollback, a drop or a rename starts a sequence of its own;
+-- a default that calls an existing sequence keeps calling it.
+ALTER TABLE runners ADD COLUMN lane serial;
+ALTER TABLE runners DROP COLUMN seq;
+ALTER TABLE runners ADD COLUMN seq serial;
+ALTER TABLE runners RENAME COLUMN lane TO old_lane;
+ALTER TABLE runners ADD COLUMN lane serial;
+INSERT INTO runners (bib, name) VALUES (11, 'eve');
+SELECT bib, seq, old_lane, lane FROM runners ORDER BY bib;
+CREATE SEQUENCE runners_pace_seq START 100;
+ALTER TABLE runners ADD COLUMN pace int DEFAULT nextval('runners_pace_seq'::regclass);
+SELECT bib, pace FROM runners ORDER BY bib;
+SELECT column_default FROM information_schema.columns WHERE table_name = 'runners' AND column_name = 'pace';
