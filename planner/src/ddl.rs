@@ -214,8 +214,8 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
         // ALTER TABLE renames an index or a sequence too, as in PostgreSQL.
         if let [AlterTableOperation::RenameTable { table_name: to }] = alter.operations.as_slice() {
             let (ast::RenameTableNameKind::To(to) | ast::RenameTableNameKind::As(to)) = to;
-            if let Some(done) = rename_other(session, &name, &table_name(to)?).await? {
-                return Ok(done.with_tag("ALTER TABLE"));
+            if rename_other(session, &name, &table_name(to)?)? {
+                return Ok(WriteResult::command("ALTER TABLE"));
             }
         }
         if alter.if_exists {
@@ -990,8 +990,8 @@ pub async fn alter_index(
 ) -> Result<WriteResult> {
     let ast::AlterIndexOperation::RenameIndex { index_name: to } = operation;
     let (name, to) = (table_name(name)?, table_name(to)?);
-    if let Some(done) = rename_other(session, &name, &to).await? {
-        return Ok(done.with_tag("ALTER INDEX"));
+    if rename_other(session, &name, &to)? {
+        return Ok(WriteResult::command("ALTER INDEX"));
     }
     let def = session.table_def(&name)?;
     if def.view.is_some() {
@@ -1002,22 +1002,17 @@ pub async fn alter_index(
     Ok(rename_table(session, &def, &to)?.with_tag("ALTER INDEX"))
 }
 
-/// Renames `name` when it is an index or a sequence; `None` when it is neither.
-async fn rename_other(session: &mut Session, name: &str, to: &str) -> Result<Option<WriteResult>> {
+/// Renames `name` when it is an index or a sequence; `false` when it is neither.
+fn rename_other(session: &mut Session, name: &str, to: &str) -> Result<bool> {
     let changes = crate::sequences::session_changes(session);
     let catalog = session.db.catalog.clone();
     if catalog.find_index(name, &changes).is_some()
         || catalog.find_primary_key(name, &changes).is_some()
     {
         crate::index::rename_index(session, name, to)?;
-        return Ok(Some(WriteResult::command("ALTER INDEX")));
+        return Ok(true);
     }
-    if catalog.sequence_exists(name, &changes) {
-        let quoted = |n: &str| format!("\"{}\"", n.replace('"', "\"\""));
-        let text = format!("ALTER SEQUENCE {} RENAME TO {}", quoted(name), quoted(to));
-        return crate::sequences::alter(session, &text).await.map(Some);
-    }
-    Ok(None)
+    crate::sequences::rename_sequence(session, name, to)
 }
 
 /// `ALTER TABLE … RENAME TO`: the table's record moves to the new name, and its

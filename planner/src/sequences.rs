@@ -754,6 +754,18 @@ pub async fn create(session: &mut Session, stmt: &ast::Statement) -> Result<Writ
 }
 
 /// The sequence `name`, or 42809 when it is another kind of relation, else 42P01.
+/// Renames sequence `name` (ALTER TABLE or ALTER INDEX naming one); `false` when there is
+/// no sequence of that name.
+pub(crate) fn rename_sequence(session: &mut Session, name: &str, to: &str) -> Result<bool> {
+    let changes = session_changes(session);
+    let Some(sequence) = session.db.catalog.sequence(name, &changes) else {
+        return Ok(false);
+    };
+    let txn = session.open_txn()?;
+    rename(session, &txn, &sequence, to)?;
+    Ok(true)
+}
+
 fn find(session: &Session, name: &str) -> Result<Option<Sequence>> {
     let changes = session_changes(session);
     let catalog = &session.db.catalog;
