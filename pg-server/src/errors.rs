@@ -32,13 +32,16 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::DataFusion(e) => datafusion_state(e),
         Error::Syntax(_) => "42601",
         Error::NotNull { .. } => "23502",
-        Error::UniqueViolation { .. } => "23505",
+        Error::UniqueViolation { .. } | Error::DuplicateInNewIndex { .. } => "23505",
         Error::StringTooLong(_) => "22001",
         Error::NumericOverflow(_) | Error::FieldOverflow { .. } => "22003",
         Error::InvalidText { .. } => "22P02",
         Error::InFailedTransaction => "25P02",
         Error::SerializationFailure => "40001",
-        Error::Unsupported(_) => "0A000",
+        Error::Unsupported(_) | Error::NotSupported { .. } => "0A000",
+        Error::Grouping(_) => "42803",
+        Error::Windowing(_) => "42P20",
+        Error::CannotCoerce { .. } => "42804",
         Error::AmbiguousColumn(_) => "42702",
         Error::WrongObjectType(_) | Error::WrongObjectKind { .. } => "42809",
         Error::DependentObjects { .. } => "2BP01",
@@ -402,10 +405,25 @@ pub fn locate(e: PgWireError, sql: &str) -> PgWireError {
     let altering_sequence = matches!(words.as_slice(), [alter, what]
         if alter.eq_ignore_ascii_case("alter")
             && (what.eq_ignore_ascii_case("sequence") || what.eq_ignore_ascii_case("index")));
+    // Nor does the column an ALTER TABLE action names (`column "c" of relation "t" does not
+    // exist`).
+    let altering_table = matches!(words.as_slice(), [alter, what]
+        if alter.eq_ignore_ascii_case("alter") && what.eq_ignore_ascii_case("table"));
+    let of_relation = altering_table && info.message.contains("\" of relation \"");
     if info.position.is_none()
         && (info.code == "42703" || info.code == "42P01")
         && !altering_sequence
+        && !of_relation
         && let Some(position) = named_at(&info.message, sql)
+    {
+        info.position = Some(position.to_string());
+    }
+    // What ALTER COLUMN … TYPE's USING expression may not hold: PostgreSQL points at it.
+    if info.position.is_none()
+        && altering_table
+        && (info.message.ends_with("in transform expression")
+            || info.message.ends_with("in transform expressions"))
+        && let Some(position) = using_at(sql)
     {
         info.position = Some(position.to_string());
     }
@@ -417,6 +435,19 @@ pub fn locate(e: PgWireError, sql: &str) -> PgWireError {
         info.position = Some(position.to_string());
     }
     PgWireError::UserError(info)
+}
+
+/// Where (in characters from 1) the expression after `sql`'s USING keyword starts.
+fn using_at(sql: &str) -> Option<usize> {
+    let lower = sql.to_ascii_lowercase();
+    let at = lower.match_indices("using").map(|(i, _)| i).find(|&i| {
+        let before = lower[..i].chars().next_back();
+        let after = lower[i + 5..].chars().next();
+        before.is_some_and(char::is_whitespace) && after.is_some_and(char::is_whitespace)
+    })?;
+    let rest = &sql[at + 5..];
+    let start = at + 5 + (rest.len() - rest.trim_start().len());
+    Some(sql[..start].chars().count() + 1)
 }
 
 /// Where (in characters from 1) `sql` writes, as a string constant, the value an input
@@ -532,6 +563,7 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
             )
         }
         Error::UniqueViolation { detail, .. }
+        | Error::DuplicateInNewIndex { detail, .. }
         | Error::CheckViolation { detail, .. }
         | Error::ForeignKeyViolation { detail, .. }
         | Error::ForeignKeyTypes { detail, .. } => err.detail = Some(detail.clone()),
@@ -541,9 +573,13 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
                 "Truncate table \"{child}\" at the same time, or use TRUNCATE ... CASCADE."
             ));
         }
-        Error::RequiredObject { hint, .. } | Error::WrongObjectKind { hint, .. } => {
-            err.hint = Some(hint.clone())
-        }
+        Error::NotSupported {
+            detail: Some(detail),
+            ..
+        } => err.detail = Some(detail.clone()),
+        Error::RequiredObject { hint, .. }
+        | Error::WrongObjectKind { hint, .. }
+        | Error::CannotCoerce { hint, .. } => err.hint = Some(hint.clone()),
         Error::DependentObjects { detail, .. } => {
             err.detail = Some(detail.clone());
             err.hint = Some("Use DROP ... CASCADE to drop the dependent objects too.".into());

@@ -189,8 +189,12 @@ pub fn value_from_array(array: &ArrayRef, row: usize, ty: SqlType, column: &str)
         array.data_type(),
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView
     );
-    if array.data_type() != &wanted && !string_like && !(binary_like && wanted == DataType::Binary)
-    {
+    // A decimal of another precision or scale is rounded and checked below: a cast to the
+    // column's would make an overflowing value NULL.
+    let decimal = matches!(array.data_type(), DataType::Decimal128(..))
+        && matches!(wanted, DataType::Decimal128(..));
+    let readable = string_like || decimal || (binary_like && wanted == DataType::Binary);
+    if array.data_type() != &wanted && !readable {
         // DataFusion picked another width or unit (a CAST to timestamp yields nanoseconds).
         let one = datafusion::arrow::compute::cast(&array.slice(row, 1), &wanted)
             .map_err(|e| Error::DataFusion(e.into()))?;

@@ -403,6 +403,23 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                     crate::sequences::drop_owned(session, &txn, &def.name, Some(&name), cascade)?;
                 }
             }
+            AlterTableOperation::AlterColumn {
+                column_name,
+                op:
+                    ast::AlterColumnOperation::SetDataType {
+                        data_type, using, ..
+                    },
+            } => {
+                crate::retype::alter_column_type(
+                    session,
+                    &txn,
+                    &mut def,
+                    column_name,
+                    data_type,
+                    using.as_ref(),
+                )
+                .await?
+            }
             AlterTableOperation::AlterColumn { column_name, op } => {
                 alter_column(&txn, &mut def, column_name, op)?
             }
@@ -907,7 +924,7 @@ fn drop_column(
 }
 
 /// Whether a materialized view holds or filters on base column `i` (named `name`).
-fn view_uses(view: &sql::catalog::ViewDef, i: usize, name: &str) -> bool {
+pub(crate) fn view_uses(view: &sql::catalog::ViewDef, i: usize, name: &str) -> bool {
     view.columns.contains(&i)
         || view
             .predicate
@@ -922,7 +939,7 @@ fn reads_column(text: &str, name: &str) -> Result<bool> {
         .any(|c| c == name))
 }
 
-/// `ALTER COLUMN … SET/DROP DEFAULT`, `SET/DROP NOT NULL`; a type change is refused.
+/// `ALTER COLUMN … SET/DROP DEFAULT`, `SET/DROP NOT NULL` (a type change is `retype`'s).
 fn alter_column(
     txn: &SharedTxn,
     def: &mut TableDef,
@@ -1166,7 +1183,7 @@ pub async fn truncate(session: &mut Session, truncate: &ast::Truncate) -> Result
 }
 
 /// `def` over fresh keyspaces (its own, its indexes', its views'), the old ones dropped.
-fn emptied(t: &mut storage::Transaction, def: &TableDef) -> Result<TableDef> {
+pub(crate) fn emptied(t: &mut storage::Transaction, def: &TableDef) -> Result<TableDef> {
     let kind = if def.view.is_some() {
         storage::KeyspaceKind::View
     } else {

@@ -211,7 +211,7 @@ pub(crate) fn scratch_context(zone: &str) -> SessionContext {
 }
 
 /// Plans a statement over a scratch context's in-memory tables.
-async fn scratch_plan(
+pub(crate) async fn scratch_plan(
     ctx: &SessionContext,
     mut stmt: ast::Statement,
 ) -> Result<datafusion::logical_expr::LogicalPlan> {
@@ -263,7 +263,7 @@ fn null() -> Expr {
     Expr::Value(AstValue::Null.into())
 }
 
-fn table_ref(name: &str, alias: Option<TableAlias>) -> TableWithJoins {
+pub(crate) fn table_ref(name: &str, alias: Option<TableAlias>) -> TableWithJoins {
     TableWithJoins {
         relation: TableFactor::Table {
             name: ObjectName::from(vec![ident(name)]),
@@ -326,7 +326,7 @@ pub(crate) fn select_query(
     }
 }
 
-fn named(expr: Expr, alias: &str) -> SelectItem {
+pub(crate) fn named(expr: Expr, alias: &str) -> SelectItem {
     SelectItem::ExprWithAlias {
         expr,
         alias: ident(alias),
@@ -947,6 +947,38 @@ fn conflict_arbiter(def: &TableDef, on_conflict: &ast::OnConflict) -> Result<Opt
 
 /// ON CONFLICT DO UPDATE: evaluates the assignments over (existing row, `excluded` row) pairs
 /// and writes the rows that pass the optional WHERE. Returns the new rows.
+/// Stored rows of `def` as one batch of every column, in `zone`, with their numbers in a last
+/// column `__partita_row`: an in-memory table to evaluate expressions over.
+pub(crate) fn rows_batch(
+    def: &TableDef,
+    zone: &str,
+    rows: &mut dyn Iterator<Item = &Vec<Value>>,
+) -> Result<RecordBatch> {
+    let mut fields: Vec<Field> = def
+        .columns
+        .iter()
+        .map(|c| c.ty.field_in(&c.name, true, zone))
+        .collect();
+    fields.push(Field::new("__partita_row", DataType::Int64, false));
+    let mut builders: Vec<ColumnBuilder> = def
+        .columns
+        .iter()
+        .map(|c| ColumnBuilder::new(c.ty, 16))
+        .collect();
+    let mut ids = datafusion::arrow::array::Int64Builder::new();
+    for (i, row) in rows.enumerate() {
+        for (b, v) in builders.iter_mut().zip(row) {
+            b.append(v.as_ref())?;
+        }
+        ids.append_value(i as i64);
+    }
+    let mut columns: Vec<_> = builders.into_iter().map(ColumnBuilder::finish).collect();
+    columns.push(Arc::new(ids.finish()));
+    let columns = in_zone(columns, &fields);
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+        .map_err(datafusion::error::DataFusionError::from)?)
+}
+
 async fn upsert(
     session: &mut Session,
     def: &Arc<TableDef>,
@@ -959,33 +991,8 @@ async fn upsert(
     // Two in-memory tables joined by row number: the existing rows (under the table's name
     // or alias) and the proposed ones (as `excluded`).
     let n = def.columns.len();
-    let build = |rows: &mut dyn Iterator<Item = &Vec<Value>>| -> Result<RecordBatch> {
-        let mut fields: Vec<Field> = def
-            .columns
-            .iter()
-            .map(|c| c.ty.field_in(&c.name, true, &zone))
-            .collect();
-        fields.push(Field::new("__partita_row", DataType::Int64, false));
-        let mut builders: Vec<ColumnBuilder> = def
-            .columns
-            .iter()
-            .map(|c| ColumnBuilder::new(c.ty, 16))
-            .collect();
-        let mut ids = datafusion::arrow::array::Int64Builder::new();
-        for (i, row) in rows.enumerate() {
-            for (b, v) in builders.iter_mut().zip(row) {
-                b.append(v.as_ref())?;
-            }
-            ids.append_value(i as i64);
-        }
-        let mut columns: Vec<_> = builders.into_iter().map(ColumnBuilder::finish).collect();
-        columns.push(Arc::new(ids.finish()));
-        let columns = in_zone(columns, &fields);
-        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
-            .map_err(datafusion::error::DataFusionError::from)?)
-    };
-    let existing = build(&mut pairs.iter().map(|(old, _)| old))?;
-    let excluded = build(&mut pairs.iter().map(|(_, new)| new))?;
+    let existing = rows_batch(def, &zone, &mut pairs.iter().map(|(old, _)| old))?;
+    let excluded = rows_batch(def, &zone, &mut pairs.iter().map(|(_, new)| new))?;
     let ctx = scratch_context(&zone);
     let target = alias.unwrap_or(&def.name).to_string();
     ctx.register_table(

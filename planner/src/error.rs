@@ -29,6 +29,11 @@ pub enum Error {
     #[error("duplicate key value violates unique constraint \"{constraint}\"")]
     UniqueViolation { constraint: String, detail: String },
 
+    /// Rows that give a unique index being built (CREATE UNIQUE INDEX, a table rewritten) the
+    /// same key; `detail` names it ("Key (b)=(5) is duplicated.").
+    #[error("could not create unique index \"{index}\"")]
+    DuplicateInNewIndex { index: String, detail: String },
+
     #[error("{0}")]
     StringTooLong(String),
 
@@ -50,6 +55,27 @@ pub enum Error {
 
     #[error("{0} is not supported")]
     Unsupported(String),
+
+    /// A feature PostgreSQL refuses in its own words (0A000), with what it depends on
+    /// ("cannot alter type of a column used by a view or rule").
+    #[error("{message}")]
+    NotSupported {
+        message: String,
+        detail: Option<String>,
+    },
+
+    /// An aggregate where none may be (42803).
+    #[error("{0}")]
+    Grouping(String),
+
+    /// A window function where none may be (42P20).
+    #[error("{0}")]
+    Windowing(String),
+
+    /// A value that needs an explicit cast where only an assignment cast applies (42804), with
+    /// the cast to write.
+    #[error("{message}")]
+    CannotCoerce { message: String, hint: String },
 
     /// A name that could mean more than one column (`ORDER BY a` after `SELECT a, b AS a`).
     #[error("{0}")]

@@ -113,18 +113,7 @@ pub(crate) fn resolve(
             name
         }
     };
-    for (&c, &p) in columns.iter().zip(&referenced) {
-        let (a, b) = (child.columns[c].ty, parent.columns[p].ty);
-        if matches!(a, SqlType::Json | SqlType::Jsonb) || !comparable(a, b) {
-            return Err(Error::ForeignKeyTypes {
-                constraint: name,
-                detail: format!(
-                    "Key columns \"{}\" and \"{}\" are of incompatible types: {a} and {b}.",
-                    child.columns[c].name, parent.columns[p].name
-                ),
-            });
-        }
-    }
+    check_types(&name, child, &columns, parent, &referenced)?;
     Ok(ForeignKeyDef {
         name,
         columns,
@@ -174,6 +163,64 @@ fn matching_index(def: &TableDef, columns: &HashSet<usize>) -> Option<Option<Str
         .iter()
         .find(|i| i.unique && same(&mut i.columns.iter().map(|p| p.column)))
         .map(|i| Some(i.name.clone()))
+}
+
+/// Refuses a foreign key `constraint` whose `columns` of `child` and `referenced` columns of
+/// `parent` pair values that cannot be compared (42804).
+fn check_types(
+    constraint: &str,
+    child: &TableDef,
+    columns: &[usize],
+    parent: &TableDef,
+    referenced: &[usize],
+) -> Result<()> {
+    for (&c, &p) in columns.iter().zip(referenced) {
+        let (a, b) = (child.columns[c].ty, parent.columns[p].ty);
+        if matches!(a, SqlType::Json | SqlType::Jsonb) || !comparable(a, b) {
+            return Err(Error::ForeignKeyTypes {
+                constraint: constraint.to_string(),
+                detail: format!(
+                    "Key columns \"{}\" and \"{}\" are of incompatible types: {a} and {b}.",
+                    child.columns[c].name, parent.columns[p].name
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The foreign keys column `column` of `def` takes part in, on either side, each with its
+/// referencing table, once `def` (given its column's new type) is stored: refuses the new
+/// type when a pair no longer compares (42804).
+pub(crate) fn retyped(
+    session: &Session,
+    def: &TableDef,
+    column: usize,
+) -> Result<Vec<(TableDef, ForeignKeyDef)>> {
+    let mut keys = Vec::new();
+    for fk in def
+        .foreign_keys
+        .iter()
+        .filter(|k| k.columns.contains(&column))
+    {
+        let parent = match fk.table == def.name {
+            true => None,
+            false => Some(session.table_def(&fk.table)?),
+        };
+        let parent = parent.as_deref().unwrap_or(def);
+        check_types(&fk.name, def, &fk.columns, parent, &fk.referenced)?;
+        keys.push((def.clone(), fk.clone()));
+    }
+    for name in def.referenced_by.iter().filter(|n| **n != def.name) {
+        let child = session.table_def(name)?;
+        for fk in child.foreign_keys.iter() {
+            if fk.table == def.name && fk.referenced.contains(&column) {
+                check_types(&fk.name, &child, &fk.columns, def, &fk.referenced)?;
+                keys.push(((*child).clone(), fk.clone()));
+            }
+        }
+    }
+    Ok(keys)
 }
 
 /// Whether values of types `a` and `b` can be compared for a foreign key: the same stored

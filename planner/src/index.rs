@@ -345,6 +345,18 @@ fn unique_violation(def: &TableDef, index: &IndexDef, values: &[Value]) -> Error
     }
 }
 
+/// A unique violation met while an index is built from stored rows, as PostgreSQL words it
+/// ("could not create unique index", the key "is duplicated"); other errors as they are.
+pub(crate) fn in_new_index(e: Error) -> Error {
+    match e {
+        Error::UniqueViolation { constraint, detail } => Error::DuplicateInNewIndex {
+            index: constraint,
+            detail: detail.replace(" already exists.", " is duplicated."),
+        },
+        other => other,
+    }
+}
+
 /// `CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON t (cols [ASC|DESC]) [INCLUDE (cols)]`:
 /// creates the index table and backfills it from the rows the transaction sees.
 pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> Result<WriteResult> {
@@ -524,7 +536,7 @@ fn backfill(def: &TableDef, index: &IndexDef, shape: &IndexShape, txn: &SharedTx
                     .next()
                     .is_some_and(|k: &Vec<u8>| k.starts_with(&prefix));
                 if duplicate {
-                    return Err(unique_violation(def, index, values));
+                    return Err(in_new_index(unique_violation(def, index, values)));
                 }
                 written.insert(key.clone());
             }

@@ -37,6 +37,7 @@ pub mod pg_catalog;
 mod plain_view;
 pub mod provider;
 mod query_forms;
+mod retype;
 mod rows;
 pub mod schema;
 pub mod semantics;

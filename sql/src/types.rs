@@ -141,6 +141,26 @@ impl SqlType {
         })
     }
 
+    /// Whether PostgreSQL converts a value of this type to `to` by an assignment cast (as
+    /// ALTER COLUMN … TYPE does without USING): within a type, between number types, between
+    /// dates and timestamps, json and jsonb, and from any type to a string type.
+    pub fn assigns_to(self, to: SqlType) -> bool {
+        use SqlType as T;
+        let number = |t| {
+            matches!(
+                t,
+                T::Int2 | T::Int4 | T::Int8 | T::Float4 | T::Float8 | T::Numeric { .. }
+            )
+        };
+        let instant = |t| matches!(t, T::Date | T::Timestamp | T::TimestampTz);
+        let json = |t| matches!(t, T::Json | T::Jsonb);
+        std::mem::discriminant(&self) == std::mem::discriminant(&to)
+            || matches!(to, T::Text | T::Varchar { .. } | T::Char { .. })
+            || (number(self) && number(to))
+            || (instant(self) && instant(to))
+            || (json(self) && json(to))
+    }
+
     /// The physical type the store keeps.
     pub fn scalar(self) -> ScalarType {
         match self {

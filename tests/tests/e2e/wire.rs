@@ -674,6 +674,14 @@ async fn data_survives_a_restart() {
             .batch_execute("CREATE TABLE keep (k text PRIMARY KEY, v int); INSERT INTO keep VALUES ('a', 1), ('b', 2)")
             .await
             .unwrap();
+        // A changed column type rewrites the rows into fresh keyspaces: they are what stays.
+        client
+            .batch_execute(
+                "CREATE INDEX keep_v ON keep (v); \
+                 ALTER TABLE keep ALTER COLUMN v TYPE bigint USING v * 10",
+            )
+            .await
+            .unwrap();
         client
             .batch_execute(
                 "CREATE TABLE serials (id serial PRIMARY KEY, v text); \
@@ -697,8 +705,13 @@ async fn data_survives_a_restart() {
         .query("SELECT k, v FROM keep ORDER BY k", &[])
         .await
         .unwrap();
-    let got: Vec<(String, i32)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
-    assert_eq!(got, vec![("a".into(), 1), ("b".into(), 2)]);
+    let got: Vec<(String, i64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(got, vec![("a".into(), 10), ("b".into(), 20)]);
+    let by_index = client
+        .query_one("SELECT k FROM keep WHERE v = 20", &[])
+        .await
+        .unwrap();
+    assert_eq!(by_index.get::<_, String>(0), "b");
     // A serial column goes on after a restart and never hands out a value twice (a
     // restart may skip the values reserved and not used, as PostgreSQL's sequences may).
     let ids: Vec<i32> = client
