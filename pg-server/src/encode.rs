@@ -75,6 +75,18 @@ pub fn field_infos(
         .collect()
 }
 
+/// Whether rows of `a` and `b` have the same columns' PostgreSQL types.
+pub fn same_row_type(
+    a: &datafusion::arrow::datatypes::Schema,
+    b: &datafusion::arrow::datatypes::Schema,
+) -> bool {
+    a.fields().len() == b.fields().len()
+        && a.fields()
+            .iter()
+            .zip(b.fields())
+            .all(|(x, y)| pg_type(x) == pg_type(y))
+}
+
 /// For each result column: when it is an unconstrained `numeric` shown with its values' own
 /// digits, the fractional digits each value shows at least (`sql::types::own_digits`). Arrow
 /// stores such a column at a fixed scale, and its values are sent without the trailing

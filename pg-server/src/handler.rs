@@ -655,6 +655,9 @@ pub struct Prepared {
     pub stmt: Statement,
     pub param_types: Vec<Type>,
     pub schema: Option<SchemaRef>,
+    /// The catalog's generation when `schema` was described: a result of other types after
+    /// a schema change is refused, as PostgreSQL refuses it.
+    pub generation: u64,
     /// What executions learn about the statement (its point plan), for the next ones.
     pub fast: Arc<planner::fastpath::PreparedFast>,
 }
@@ -686,6 +689,7 @@ impl QueryParser for Parser {
             return Ok(None);
         };
         let session = self.conn.session.lock().await;
+        let generation = session.catalog_generation();
         let description = session.describe(&stmt).await.map_err(|e| to_pg_error(&e))?;
         let count = description.params.len().max(types.len());
         let param_types = (0..count)
@@ -718,6 +722,7 @@ impl QueryParser for Parser {
             stmt,
             param_types,
             schema: description.schema,
+            generation,
             fast: Default::default(),
         }))
     }
@@ -1419,6 +1424,7 @@ impl Handler {
             let params = bind_params(portal)?;
             let mut session = self.conn.session.lock().await;
             let prepared = &portal.statement.statement;
+            let catalog_changed = session.catalog_generation() != prepared.generation;
             session.set_implicit_block(true);
             let output =
                 guarded(session.execute_prepared(&prepared.stmt, &params, &prepared.fast)).await;
@@ -1459,6 +1465,18 @@ impl Handler {
                     stream,
                     tag,
                 } => {
+                    // Described rows of other types would be misread (a binary int4
+                    // column sent as int8): the client prepares the statement again.
+                    if catalog_changed
+                        && let Some(described) = &prepared.schema
+                        && !crate::encode::same_row_type(described, &schema)
+                    {
+                        *state = PortalExecutionState::Finished;
+                        return Err(to_pg_error(&planner::Error::NotSupported {
+                            message: "cached plan must not change result type".into(),
+                            detail: None,
+                        }));
+                    }
                     let fields = Arc::new(field_infos(&schema, |i| {
                         portal.result_column_format.format_for(i)
                     }));

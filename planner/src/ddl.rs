@@ -239,6 +239,7 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
     // foreign keys are added after them (they may reference them), with whether stored rows
     // are checked.
     let mut uniques = Vec::new();
+    let mut type_changes = Vec::new();
     let mut foreign_keys: Vec<(sql::ddl::ForeignKeySpec, bool)> = Vec::new();
     for op in &alter.operations {
         match op {
@@ -403,23 +404,18 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                     crate::sequences::drop_owned(session, &txn, &def.name, Some(&name), cascade)?;
                 }
             }
+            // Type changes are made together, after the other actions: one rewrite.
             AlterTableOperation::AlterColumn {
                 column_name,
                 op:
                     ast::AlterColumnOperation::SetDataType {
                         data_type, using, ..
                     },
-            } => {
-                crate::retype::alter_column_type(
-                    session,
-                    &txn,
-                    &mut def,
-                    column_name,
-                    data_type,
-                    using.as_ref(),
-                )
-                .await?
-            }
+            } => type_changes.push(crate::retype::TypeChange {
+                column: column_name,
+                data_type,
+                using: using.as_ref(),
+            }),
             AlterTableOperation::AlterColumn { column_name, op } => {
                 alter_column(&txn, &mut def, column_name, op)?
             }
@@ -430,6 +426,9 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
             }
             other => return Err(Error::Unsupported(format!("ALTER TABLE {other}"))),
         }
+    }
+    if !type_changes.is_empty() {
+        crate::retype::alter_column_types(session, &txn, &mut def, &type_changes).await?;
     }
     store_def(session, &txn, def)?;
     for unique in &uniques {
@@ -933,7 +932,7 @@ pub(crate) fn view_uses(view: &sql::catalog::ViewDef, i: usize, name: &str) -> b
 }
 
 /// Whether expression `text` names column `name`.
-fn reads_column(text: &str, name: &str) -> Result<bool> {
+pub(crate) fn reads_column(text: &str, name: &str) -> Result<bool> {
     Ok(sql::ddl::columns_read(&parse_expr(text)?)
         .iter()
         .any(|c| c == name))

@@ -198,11 +198,11 @@ pub(crate) fn retyped(
     column: usize,
 ) -> Result<Vec<(TableDef, ForeignKeyDef)>> {
     let mut keys = Vec::new();
-    for fk in def
-        .foreign_keys
-        .iter()
-        .filter(|k| k.columns.contains(&column))
-    {
+    // Its own keys over the column, and those of its own that reference it.
+    let own = def.foreign_keys.iter().filter(|k| {
+        k.columns.contains(&column) || (k.table == def.name && k.referenced.contains(&column))
+    });
+    for fk in own {
         let parent = match fk.table == def.name {
             true => None,
             false => Some(session.table_def(&fk.table)?),

@@ -1,6 +1,7 @@
 //! Query forms DataFusion does not plan, written on the parsed statement as ones it does:
 //!
-//! - `FETCH FIRST n ROWS ONLY` is `LIMIT n` (`WITH TIES` and `PERCENT` are refused, 0A000);
+//! - `FETCH FIRST n ROWS ONLY` is `LIMIT n`, `WITH TIES` a QUALIFY on the rows' rank (`PERCENT`
+//!   is refused, 0A000);
 //! - `(a, b) IN (SELECT x, y …)`, as a conjunct of WHERE or HAVING, is `EXISTS (SELECT 1
 //!   FROM (SELECT x, y …) AS s(c1, c2) WHERE s.c1 = a AND s.c2 = b)` (DataFusion's IN takes
 //!   one column; elsewhere, where its NULL would differ from EXISTS's false, it stays).
@@ -32,18 +33,19 @@ impl VisitorMut for Rewriter {
         let Some(fetch) = query.fetch.take() else {
             return ControlFlow::Continue(());
         };
-        if fetch.with_ties || fetch.percent {
-            let form = if fetch.with_ties {
-                "WITH TIES"
-            } else {
-                "PERCENT"
-            };
-            return ControlFlow::Break(Error::Unsupported(format!("FETCH … {form}")));
+        if fetch.percent {
+            return ControlFlow::Break(Error::Unsupported("FETCH … PERCENT".into()));
         }
         // FETCH FIRST ROW ONLY is one row.
         let quantity = fetch
             .quantity
             .unwrap_or_else(|| Expr::value(ast::Value::Number("1".into(), false)));
+        if fetch.with_ties {
+            return match with_ties(query, quantity) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => ControlFlow::Break(e),
+            };
+        }
         match &mut query.limit_clause {
             None => {
                 query.limit_clause = Some(LimitClause::LimitOffset {
@@ -74,6 +76,108 @@ impl VisitorMut for Rewriter {
             conjuncts(condition);
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// `… ORDER BY o OFFSET m FETCH FIRST n ROWS WITH TIES` as `… QUALIFY rank() OVER (ORDER BY
+/// o) <= n + m ORDER BY o OFFSET m`: a row ranks within the first n + m when it is one of them
+/// or ties with the last; OFFSET then skips the first m, as PostgreSQL's does.
+fn with_ties(query: &mut Query, quantity: Expr) -> Result<()> {
+    let order = match &query.order_by {
+        Some(ast::OrderBy {
+            kind: ast::OrderByKind::Expressions(list),
+            ..
+        }) if !list.is_empty() => list.clone(),
+        _ => {
+            return Err(Error::InvalidStatement(
+                "WITH TIES cannot be specified without ORDER BY clause".into(),
+            ));
+        }
+    };
+    let offset = match &query.limit_clause {
+        None => None,
+        Some(LimitClause::LimitOffset {
+            limit: None,
+            offset,
+            ..
+        }) => offset.as_ref().map(|o| o.value.clone()),
+        Some(_) => {
+            return Err(Error::Syntax(
+                "syntax error: LIMIT and FETCH together".into(),
+            ));
+        }
+    };
+    let SetExpr::Select(select) = query.body.as_mut() else {
+        return Err(Error::Unsupported(
+            "FETCH … WITH TIES over a set operation or VALUES".into(),
+        ));
+    };
+    if select.distinct.is_some() {
+        return Err(Error::Unsupported("FETCH … WITH TIES with DISTINCT".into()));
+    }
+    // The window orders by expressions: an output column's number or alias is its expression.
+    let keys: Vec<String> = order
+        .into_iter()
+        .map(|mut o| {
+            o.expr = output_expr(&select.projection, &o.expr).unwrap_or(o.expr);
+            o.to_string()
+        })
+        .collect();
+    let bound = match offset {
+        Some(m) => format!("({quantity}) + ({m})"),
+        None => format!("({quantity})"),
+    };
+    let text = format!(
+        "SELECT rank() OVER (ORDER BY {}) <= {bound}",
+        keys.join(", ")
+    );
+    let Ok(Statement::Query(mut parsed)) =
+        crate::session::parse_sql(&text).map(|mut s| s.remove(0))
+    else {
+        return Err(Error::Internal("WITH TIES rank".into()));
+    };
+    let SetExpr::Select(rank) = parsed.body.as_mut() else {
+        return Err(Error::Internal("WITH TIES rank".into()));
+    };
+    let Some(SelectItem::UnnamedExpr(rank)) = rank.projection.pop() else {
+        return Err(Error::Internal("WITH TIES rank".into()));
+    };
+    select.qualify = Some(match select.qualify.take() {
+        Some(q) => Expr::BinaryOp {
+            left: Box::new(q),
+            op: BinaryOperator::And,
+            right: Box::new(rank),
+        },
+        None => rank,
+    });
+    Ok(())
+}
+
+/// The expression of the select-list item ORDER BY `key` names: by number, or by an alias
+/// that is not also a column.
+fn output_expr(projection: &[SelectItem], key: &Expr) -> Option<Expr> {
+    let item_expr = |item: &SelectItem| match item {
+        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => Some(e.clone()),
+        _ => None,
+    };
+    match key {
+        Expr::Value(v) => {
+            let ast::Value::Number(n, _) = &v.value else {
+                return None;
+            };
+            let n: usize = n.parse().ok()?;
+            projection.get(n.checked_sub(1)?).and_then(item_expr)
+        }
+        Expr::Identifier(id) => projection.iter().find_map(|item| match item {
+            SelectItem::ExprWithAlias { expr, alias }
+                if alias.value == id.value
+                    && !matches!(expr, Expr::Identifier(c) if c.value == id.value) =>
+            {
+                Some(expr.clone())
+            }
+            _ => None,
+        }),
+        _ => None,
     }
 }
 
@@ -176,6 +280,11 @@ mod tests {
             "SELECT a FROM t WHERE EXISTS (SELECT 1 FROM (SELECT x, y FROM u) AS __partita_in \
              (__partita_in_1, __partita_in_2) WHERE __partita_in.__partita_in_1 = a AND \
              __partita_in.__partita_in_2 = b)"
+        );
+        assert_eq!(
+            rewritten("SELECT a AS x FROM t ORDER BY x OFFSET 1 FETCH FIRST 2 ROWS WITH TIES"),
+            "SELECT a AS x FROM t QUALIFY rank() OVER (ORDER BY a) <= (2) + (1) ORDER BY x \
+             OFFSET 1"
         );
         assert!(crate::session::parse_sql("SELECT a FROM t FETCH FIRST 1 ROW WITH TIES").is_err());
     }

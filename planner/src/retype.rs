@@ -25,78 +25,92 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use storage::{Direction, KeyRange, Value};
 
-/// Changes column `column` of `def` to `data_type`, rewriting the stored rows; `def` becomes
-/// the stored definition (fresh keyspaces and all).
-pub(crate) async fn alter_column_type(
+/// One `ALTER COLUMN c [SET DATA] TYPE t [USING e]` of a statement.
+pub(crate) struct TypeChange<'a> {
+    pub column: &'a ast::Ident,
+    pub data_type: &'a ast::DataType,
+    pub using: Option<&'a ast::Expr>,
+}
+
+/// A change resolved against the table: the column's position, name and types.
+struct Resolved<'a> {
+    i: usize,
+    name: String,
+    old: SqlType,
+    new: SqlType,
+    using: Option<&'a ast::Expr>,
+}
+
+/// Changes the types of the columns `changes` name, rewriting the stored rows once: every
+/// USING reads the row as it was, as in PostgreSQL. `def` becomes the stored definition
+/// (fresh keyspaces and all).
+pub(crate) async fn alter_column_types(
     session: &mut Session,
     txn: &SharedTxn,
     def: &mut TableDef,
-    column: &ast::Ident,
-    data_type: &ast::DataType,
-    using: Option<&ast::Expr>,
+    changes: &[TypeChange<'_>],
 ) -> Result<()> {
-    let name = normalize_ident(column);
-    let i = def
-        .column_index(&name)
-        .filter(|&i| !def.columns[i].hidden)
-        .ok_or_else(|| {
-            Error::Sql(sql::Error::UnknownColumn {
-                table: def.name.clone(),
-                column: name.clone(),
-            })
-        })?;
-    let old = def.columns[i].ty;
-    let new = SqlType::from_ast(data_type)?;
-    if def.columns[i].identity.is_some()
-        && !matches!(new, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
-    {
-        return Err(Error::Sql(sql::Error::InvalidParameter(
-            "identity column type must be smallint, integer, or bigint".into(),
-        )));
+    let mut resolved: Vec<Resolved> = Vec::with_capacity(changes.len());
+    for change in changes {
+        let r = resolve(def, change)?;
+        if resolved.iter().any(|o| o.i == r.i) {
+            return Err(Error::NotSupported {
+                message: format!("cannot alter type of column \"{}\" twice", r.name),
+                detail: None,
+            });
+        }
+        resolved.push(r);
     }
-    if using.is_none() && !old.assigns_to(new) {
-        return Err(Error::CannotCoerce {
-            message: format!("column \"{name}\" cannot be cast automatically to type {new}"),
-            hint: format!("You might need to specify \"USING {name}::{new}\"."),
-        });
-    }
-    if let Some(expr) = using {
-        refuse_subqueries(expr)?;
-    }
-    refuse_if_views_use(session, def, i, &name)?;
-    if def.columns[i].default.is_some() && !old.assigns_to(new) {
-        return Err(Error::DatatypeMismatch(format!(
-            "default for column \"{name}\" cannot be cast automatically to type {new}"
-        )));
+    for r in &resolved {
+        refuse_if_views_use(session, def, r.i, &r.name)?;
+        if def.columns[r.i].default.is_some() && !r.old.assigns_to(r.new) {
+            return Err(Error::DatatypeMismatch(format!(
+                "default for column \"{}\" cannot be cast automatically to type {}",
+                r.name,
+                base_name(r.new)
+            )));
+        }
     }
     let rows = in_txn(txn, |t| {
         t.scan(def.keyspace, &KeyRange::all(), Direction::Forward)?
             .map(|row| Ok(stored_values(def, &row?.value)?))
             .collect::<Result<Vec<_>>>()
     })?;
-    let values = converted(session, def, i, new, using, &rows).await?;
+    let values = converted(session, def, &resolved, &rows).await?;
 
     let mut retyped = def.clone();
-    retyped.columns[i].ty = new;
-    // As in PostgreSQL, an identity column's sequence takes the new type (a bound at the old
-    // type's limit moves to the new one's); a serial column's keeps its own.
-    let column = &def.columns[i];
-    if column.identity.is_some() || column.owned_sequence(&def.name).is_some() {
-        let options = column.sequence_options();
-        retyped.columns[i].sequence_options = Some(match column.identity {
-            Some(_) => {
-                options
-                    .with(&[sql::SequenceOption::As(new.to_ast())], false)?
-                    .0
-            }
-            None => options,
-        });
+    for r in &resolved {
+        retyped.columns[r.i].ty = r.new;
+        // As in PostgreSQL, an identity column's sequence takes the new type (a bound at the
+        // old type's limit moves to the new one's); a serial column's keeps its own.
+        let column = &def.columns[r.i];
+        if column.identity.is_some() || column.owned_sequence(&def.name).is_some() {
+            let options = column.sequence_options();
+            retyped.columns[r.i].sequence_options = Some(match column.identity {
+                Some(_) => {
+                    options
+                        .with(&[sql::SequenceOption::As(r.new.to_ast())], false)?
+                        .0
+                }
+                None => options,
+            });
+        }
     }
-    // Rows stored before the column was added are written whole again.
+    // Rows stored before a column was added are written whole again.
     retyped.missing_values.clear();
     retyped.schema_version += 1;
     crate::conditions::validate(&retyped)?;
-    let keys = crate::foreign::retyped(session, &retyped, i)?;
+    let mut keys: Vec<(TableDef, sql::catalog::ForeignKeyDef)> = Vec::new();
+    for r in &resolved {
+        for (child, fk) in crate::foreign::retyped(session, &retyped, r.i)? {
+            if !keys
+                .iter()
+                .any(|(c, k)| c.name == child.name && k.name == fk.name)
+            {
+                keys.push((child, fk));
+            }
+        }
+    }
     let catalog = session.db.catalog.clone();
     let scope = Arc::clone(&session.scope);
     let fresh = in_txn(txn, |t| {
@@ -108,10 +122,21 @@ pub(crate) async fn alter_column_type(
         }
         Ok(fresh)
     })?;
-    let layout = fresh.layout()?;
-    for (mut row, value) in rows.into_iter().zip(values) {
-        row[i] = value;
-        crate::dml::insert_new(&fresh, &layout, txn, &row, false).map_err(|e| match e {
+    // The rows are written as an INSERT writes them (indexes, views, NOT NULL, uniqueness),
+    // checked against the CHECK constraints that read a changed column: as in PostgreSQL,
+    // the others are not checked again.
+    let mut writer = fresh.clone();
+    writer.checks.retain(|c| {
+        resolved
+            .iter()
+            .any(|r| crate::ddl::reads_column(&c.expr, &r.name).unwrap_or(true))
+    });
+    let layout = writer.layout()?;
+    for (mut row, new) in rows.into_iter().zip(values) {
+        for (r, value) in resolved.iter().zip(new) {
+            row[r.i] = value;
+        }
+        crate::dml::insert_new(&writer, &layout, txn, &row, false).map_err(|e| match e {
             Error::NotNull { table, column } => Error::NullsInColumn { table, column },
             Error::CheckViolation {
                 table, constraint, ..
@@ -121,29 +146,87 @@ pub(crate) async fn alter_column_type(
     }
     crate::ddl::store_def(session, txn, fresh.clone())?;
     // The stored values may have changed (a USING expression, rounding): each foreign key
-    // over the column holds for them, on either side.
-    for (child, fk) in keys {
+    // over a changed column holds for them, on either side, unless it was added NOT VALID.
+    for (child, fk) in keys.iter().filter(|(_, k)| !k.not_valid) {
         let child = if child.name == fresh.name {
-            fresh.clone()
+            &fresh
         } else {
             child
         };
-        crate::foreign::validate(session, txn, &child, &fk)?;
+        crate::foreign::validate(session, txn, child, fk)?;
     }
     *def = fresh;
     Ok(())
 }
 
-/// Each row's value of the column under its new type `new`: the USING expression (else the
-/// column) over the row, cast to `new`, in `rows`' order.
+/// Resolves `change` against `def`, refusing what PostgreSQL refuses before reading a row.
+fn resolve<'a>(def: &TableDef, change: &TypeChange<'a>) -> Result<Resolved<'a>> {
+    let name = normalize_ident(change.column);
+    let i = def
+        .column_index(&name)
+        .filter(|&i| !def.columns[i].hidden)
+        .ok_or_else(|| {
+            Error::Sql(sql::Error::UnknownColumn {
+                table: def.name.clone(),
+                column: name.clone(),
+            })
+        })?;
+    // serial is a shorthand of CREATE TABLE, not a type.
+    let written = change.data_type.to_string().to_lowercase();
+    if written.ends_with("serial") {
+        return Err(Error::Sql(sql::Error::UnknownType(written)));
+    }
+    let old = def.columns[i].ty;
+    let new = SqlType::from_ast(change.data_type)?;
+    if def.columns[i].identity.is_some()
+        && !matches!(new, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
+    {
+        return Err(Error::Sql(sql::Error::InvalidParameter(
+            "identity column type must be smallint, integer, or bigint".into(),
+        )));
+    }
+    if change.using.is_none() && !old.assigns_to(new) {
+        return Err(Error::CannotCoerce {
+            message: format!(
+                "column \"{name}\" cannot be cast automatically to type {}",
+                base_name(new)
+            ),
+            hint: format!(
+                "You might need to specify \"USING {}::{new}\".",
+                crate::functions::text::quote_ident(&name)
+            ),
+        });
+    }
+    if let Some(expr) = change.using {
+        refuse_subqueries(expr)?;
+    }
+    Ok(Resolved {
+        i,
+        name,
+        old,
+        new,
+        using: change.using,
+    })
+}
+
+/// A type's name without its modifier (`numeric`, `character varying`), as PostgreSQL's
+/// messages name a target type.
+fn base_name(ty: SqlType) -> String {
+    let name = ty.to_string();
+    match name.split_once('(') {
+        Some((base, _)) => base.to_string(),
+        None => name,
+    }
+}
+
+/// Each row's values of the changed columns under their new types: each USING expression
+/// (else the column) over the row as stored, cast to the new type, in `rows`' order.
 async fn converted(
     session: &Session,
     def: &TableDef,
-    i: usize,
-    new: SqlType,
-    using: Option<&ast::Expr>,
+    changes: &[Resolved<'_>],
     rows: &[Vec<Value>],
-) -> Result<Vec<Value>> {
+) -> Result<Vec<Vec<Value>>> {
     let zone = session.zone().arrow.clone();
     let ctx = scratch_context(&zone);
     let batch = crate::dml::rows_batch(def, &zone, &mut rows.iter())?;
@@ -151,22 +234,24 @@ async fn converted(
         datafusion::common::TableReference::bare(def.name.clone()),
         Arc::new(MemTable::try_new(batch.schema(), vec![vec![batch]])?),
     )?;
-    let name = &def.columns[i].name;
-    let source = using
-        .cloned()
-        .unwrap_or_else(|| ast::Expr::Identifier(ast::Ident::with_quote('"', name)));
-    let expr = ast::Expr::Cast {
-        kind: ast::CastKind::Cast,
-        expr: Box::new(ast::Expr::Nested(Box::new(source))),
-        data_type: cast_target(new),
-        array: false,
-        format: None,
-    };
-    let query = select_query(
-        vec![named(expr, "__partita_value")],
-        vec![table_ref(&def.name, None)],
-        None,
-    );
+    let projection = changes
+        .iter()
+        .enumerate()
+        .map(|(n, r)| {
+            let source = r.using.cloned().unwrap_or_else(|| {
+                ast::Expr::Identifier(ast::Ident::with_quote('"', r.name.as_str()))
+            });
+            let expr = ast::Expr::Cast {
+                kind: ast::CastKind::Cast,
+                expr: Box::new(ast::Expr::Nested(Box::new(source))),
+                data_type: cast_target(r.new),
+                array: false,
+                format: None,
+            };
+            named(expr, &format!("__partita_value_{n}"))
+        })
+        .collect();
+    let query = select_query(projection, vec![table_ref(&def.name, None)], None);
     let plan = scratch_plan(&ctx, ast::Statement::Query(Box::new(query))).await?;
     if plan.exists(|p| Ok(matches!(p, LogicalPlan::Aggregate(_))))? {
         return Err(Error::Grouping(
@@ -178,14 +263,25 @@ async fn converted(
             "window functions are not allowed in transform expressions".into(),
         ));
     }
+    if plan.exists(|p| Ok(matches!(p, LogicalPlan::Unnest(_))))? {
+        return Err(Error::NotSupported {
+            message: "set-returning functions are not allowed in transform expressions".into(),
+            detail: None,
+        });
+    }
     let mut values = Vec::with_capacity(rows.len());
     for batch in ctx.execute_logical_plan(plan).await?.collect().await? {
         for r in 0..batch.num_rows() {
-            values.push(value_from_array(batch.column(0), r, new, name)?);
+            let row = changes
+                .iter()
+                .enumerate()
+                .map(|(n, c)| value_from_array(batch.column(n), r, c.new, &c.name))
+                .collect::<Result<Vec<_>>>()?;
+            values.push(row);
         }
     }
     if values.len() != rows.len() {
-        return Err(Error::Internal("a converted value for each row".into()));
+        return Err(Error::Internal("converted values for each row".into()));
     }
     Ok(values)
 }

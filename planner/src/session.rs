@@ -801,6 +801,12 @@ impl Session {
         self.zone = zone;
     }
 
+    /// The number of catalog changes committed so far: a prepared statement described
+    /// before a change may describe other rows after it.
+    pub fn catalog_generation(&self) -> u64 {
+        self.db.catalog.generation()
+    }
+
     /// The session's time zone.
     pub fn zone(&self) -> &Zone {
         &self.zone

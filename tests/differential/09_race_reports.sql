@@ -91,3 +91,12 @@ SELECT ~5, ~(-1), ~0::bigint, 5 & ~1;
 -- Date constants in PostgreSQL's other spellings, and EXISTS in a select list.
 SELECT 'today'::date = current_date, 'tomorrow'::date - 'yesterday'::date, 'epoch'::date, date 'Jan 5 2024', 'January 5, 2024 10:30 PM'::timestamp, '5 Jan 2024'::date, '1/5/24'::date, '20240105'::date;
 SELECT exists(SELECT 1), NOT exists(SELECT 1 WHERE false), exists(SELECT 1 UNION SELECT 2) AS e;
+-- The podium with ties: FETCH FIRST n ROWS WITH TIES keeps every runner tied with the last.
+CREATE TABLE podium (runner text PRIMARY KEY, race text, minutes int);
+INSERT INTO podium VALUES ('ann', 'nyc', 200), ('bob', 'nyc', 210), ('cy', 'nyc', 210), ('dee', 'nyc', 220), ('eve', 'nyc', 230), ('fay', 'nyc', 210);
+SELECT runner, minutes FROM podium ORDER BY minutes FETCH FIRST 2 ROWS WITH TIES;
+SELECT runner, minutes AS m FROM podium ORDER BY m, runner DESC FETCH FIRST 3 ROWS WITH TIES;
+SELECT runner, minutes FROM podium ORDER BY 2 OFFSET 2 ROWS FETCH FIRST 1 ROW WITH TIES;
+SELECT race, count(*) FROM podium GROUP BY race ORDER BY count(*) FETCH FIRST 1 ROW WITH TIES;
+SELECT runner, minutes FROM podium ORDER BY minutes DESC FETCH NEXT 1 ROWS WITH TIES;
+SELECT runner FROM podium FETCH FIRST 2 ROWS WITH TIES;

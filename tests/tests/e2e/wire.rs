@@ -608,6 +608,27 @@ async fn prepared_point_selects_follow_data_and_schema() {
         vec!["eve"],
         "the recreated table is read"
     );
+    // A column of another type: the statement was described with int4 rows, so running it
+    // is refused (0A000, as in PostgreSQL) until the client prepares it again.
+    client
+        .batch_execute("ALTER TABLE reg ALTER COLUMN id TYPE bigint")
+        .await
+        .unwrap();
+    let err = client.query(&point, &[&"t1", &2i32]).await.unwrap_err();
+    assert_eq!(err.code().unwrap().code(), "0A000", "{err}");
+    assert!(
+        format!("{err:?}").contains("cached plan must not change result type"),
+        "{err:?}"
+    );
+    let again = client
+        .prepare("SELECT name, id FROM reg WHERE id = $2 AND tenant = $1")
+        .await
+        .unwrap();
+    let row = client.query_one(&again, &[&"t1", &2i64]).await.unwrap();
+    assert_eq!(
+        (row.get::<_, String>(0), row.get::<_, i64>(1)),
+        ("eve".into(), 2)
+    );
 }
 
 /// Two sessions creating one table at once: one succeeds, the other gets 42P07 as in
