@@ -59,7 +59,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::DuplicateCursor(_) => "42P03",
         Error::NoTransaction(_) => "25P01",
         Error::SubqueryTooManyRows | Error::UpsertRowTwice => "21000",
-        Error::NoConflictArbiter => "42P10",
+        Error::NoConflictArbiter | Error::InvalidColumnReference(_) => "42P10",
         Error::UnknownConstraint { .. } => "42704",
         Error::DatatypeMismatch(_) => "42804",
         Error::NullsInColumn { .. } => "23502",

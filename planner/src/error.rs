@@ -118,6 +118,11 @@ pub enum Error {
     #[error("there is no unique or exclusion constraint matching the ON CONFLICT specification")]
     NoConflictArbiter,
 
+    /// A column reference the statement's form does not allow (42P10): ORDER BY of a SELECT
+    /// DISTINCT an expression it does not select.
+    #[error("{0}")]
+    InvalidColumnReference(String),
+
     /// An expression of the wrong type where a type is required (a CHECK that is not a
     /// boolean).
     #[error("{0}")]

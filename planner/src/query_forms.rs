@@ -30,6 +30,9 @@ impl VisitorMut for Rewriter {
     type Break = Error;
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<Error> {
+        if let Err(e) = distinct_order(query) {
+            return ControlFlow::Break(e);
+        }
         let Some(fetch) = query.fetch.take() else {
             return ControlFlow::Continue(());
         };
@@ -77,6 +80,73 @@ impl VisitorMut for Rewriter {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// Refuses, as PostgreSQL does (42P10), a SELECT DISTINCT ordered by an expression it does
+/// not select: which of a group's rows would give the order is undefined. One it selects
+/// (`ORDER BY n + 1` of `SELECT DISTINCT n + 1`) is ordered by its output column's number,
+/// which DataFusion plans.
+fn distinct_order(query: &mut Query) -> Result<()> {
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return Ok(());
+    };
+    let Some(ast::Distinct::Distinct) = select.distinct else {
+        return Ok(());
+    };
+    let Some(ast::OrderBy {
+        kind: ast::OrderByKind::Expressions(keys),
+        ..
+    }) = &mut query.order_by
+    else {
+        return Ok(());
+    };
+    let mut names = Vec::new();
+    let mut exprs = Vec::new();
+    for item in &select.projection {
+        match item {
+            SelectItem::UnnamedExpr(e) => {
+                exprs.push(e.to_string().to_lowercase());
+                match e {
+                    Expr::Identifier(id) => names.push(id.value.to_lowercase()),
+                    Expr::CompoundIdentifier(parts) => {
+                        names.extend(parts.last().map(|p| p.value.to_lowercase()))
+                    }
+                    _ => {}
+                }
+            }
+            SelectItem::ExprWithAlias { expr, alias } => {
+                exprs.push(expr.to_string().to_lowercase());
+                names.push(alias.value.to_lowercase());
+            }
+            // A `*` selects columns not written here.
+            _ => return Ok(()),
+        }
+    }
+    for key in keys {
+        let selected = match &key.expr {
+            Expr::Value(v) => matches!(v.value, ast::Value::Number(..)),
+            Expr::Identifier(id) => names.contains(&id.value.to_lowercase()),
+            Expr::CompoundIdentifier(parts) => parts
+                .last()
+                .is_some_and(|p| names.contains(&p.value.to_lowercase())),
+            _ => {
+                let text = key.expr.to_string().to_lowercase();
+                match exprs.iter().position(|e| *e == text) {
+                    Some(k) => {
+                        key.expr = Expr::value(ast::Value::Number((k + 1).to_string(), false));
+                        true
+                    }
+                    None => false,
+                }
+            }
+        };
+        if !selected {
+            return Err(Error::InvalidColumnReference(
+                "for SELECT DISTINCT, ORDER BY expressions must appear in select list".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `… ORDER BY o OFFSET m FETCH FIRST n ROWS WITH TIES` as `… QUALIFY rank() OVER (ORDER BY

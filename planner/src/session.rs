@@ -1958,6 +1958,7 @@ impl Session {
         let name = match name.as_str() {
             "time zone" => "timezone".to_string(),
             "transaction isolation level" => "transaction_isolation".to_string(),
+            "all" => return Ok(self.show_all()),
             _ => name,
         };
         let value = self
@@ -1978,6 +1979,35 @@ impl Session {
         )
         .map_err(|e| Error::Internal(e.to_string()))?;
         Ok(Output::from_batches(batch.schema(), vec![batch], "SHOW"))
+    }
+}
+
+impl Session {
+    /// `SHOW ALL`: every parameter, by name, with its value (descriptions are empty).
+    fn show_all(&self) -> Output {
+        use datafusion::arrow::array::StringArray;
+        use datafusion::arrow::datatypes::{DataType, Field, Schema};
+        let mut all: Vec<(String, String)> = self
+            .settings
+            .all()
+            .into_iter()
+            .map(|(name, value, _)| (show_column(&name).to_string(), value))
+            .collect();
+        all.sort_by_key(|(name, _)| name.to_ascii_lowercase());
+        let schema = Arc::new(Schema::new(
+            ["name", "setting", "description"]
+                .map(|c| Field::new(c, DataType::Utf8, false))
+                .to_vec(),
+        ));
+        let names = StringArray::from_iter_values(all.iter().map(|(n, _)| n.as_str()));
+        let values = StringArray::from_iter_values(all.iter().map(|(_, v)| v.as_str()));
+        let descriptions = StringArray::from_iter_values(all.iter().map(|_| ""));
+        let batch = datafusion::arrow::array::RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![Arc::new(names), Arc::new(values), Arc::new(descriptions)],
+        )
+        .expect("three text columns");
+        Output::from_batches(schema, vec![batch], "SHOW")
     }
 }
 

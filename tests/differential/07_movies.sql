@@ -18,3 +18,8 @@ INSERT INTO casting VALUES ('Tron', 'Bridges', 'scifi', 1982);
 SELECT actor FROM by_actor WHERE title = 'Tron';
 ROLLBACK;
 SELECT count(*) FROM by_actor;
+-- SELECT DISTINCT ordered by what it selects, or refused (42P10).
+SELECT DISTINCT year + 1 FROM casting ORDER BY year + 1;
+SELECT DISTINCT upper(actor) AS a FROM casting ORDER BY a FETCH FIRST 2 ROWS ONLY;
+SELECT DISTINCT upper(actor) FROM casting ORDER BY upper(actor) DESC;
+SELECT DISTINCT title FROM casting ORDER BY year;

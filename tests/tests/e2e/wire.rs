@@ -294,6 +294,27 @@ async fn cancel_stops_a_running_query_and_the_session_survives() {
         panic!("{shown:?}")
     };
     assert_eq!(r.get(0), Some("300ms"));
+    // SHOW ALL lists it too, among every parameter by name.
+    let all = client.simple_query("SHOW ALL").await.unwrap();
+    let rows: Vec<(String, String)> = all
+        .iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => {
+                Some((r.get(0)?.to_string(), r.get(1)?.to_string()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(
+        rows.contains(&("statement_timeout".into(), "300ms".into())),
+        "{rows:?}"
+    );
+    assert!(
+        rows.contains(&("DateStyle".into(), "ISO, MDY".into())),
+        "{rows:?}"
+    );
+    let names: Vec<String> = rows.iter().map(|(n, _)| n.to_lowercase()).collect();
+    assert!(names.is_sorted(), "{names:?}");
     // Work that reads no table (no scan of ours checks the interrupt) stops too.
     let started = std::time::Instant::now();
     let err = client
