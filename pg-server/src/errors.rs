@@ -142,6 +142,9 @@ fn message_state(m: &str) -> &'static str {
         return "22003";
     }
     let lower = m.to_ascii_lowercase();
+    if lower.contains("for select distinct, order by expressions") {
+        return "42P10";
+    }
     if lower.contains("divide by zero") || lower.contains("division by zero") {
         "22012"
     } else if lower.contains("subquery returned more than one row") {

@@ -655,11 +655,38 @@ pub struct Prepared {
     pub stmt: Statement,
     pub param_types: Vec<Type>,
     pub schema: Option<SchemaRef>,
-    /// The catalog's generation when `schema` was described: a result of other types after
-    /// a schema change is refused, as PostgreSQL refuses it.
-    pub generation: u64,
+    /// The catalog generation at which `schema` last held: after a schema change the
+    /// statement is described again before it runs, and refused (as PostgreSQL refuses it)
+    /// when its rows would have other types.
+    pub generation: Arc<std::sync::atomic::AtomicU64>,
     /// What executions learn about the statement (its point plan), for the next ones.
     pub fast: Arc<planner::fastpath::PreparedFast>,
+}
+
+/// Refuses to run `prepared` when a schema change since it was described gives its rows
+/// other types (a binary int4 column would be sent as int8): 0A000, as PostgreSQL's, and the
+/// client prepares it again. Described again once per catalog change, without the client's
+/// parameter types as at Parse, so the two descriptions compare.
+async fn still_described(session: &planner::Session, prepared: &Prepared) -> planner::Result<()> {
+    use std::sync::atomic::Ordering;
+    let now = session.catalog_generation();
+    let Some(described) = &prepared.schema else {
+        return Ok(());
+    };
+    if prepared.generation.load(Ordering::Acquire) == now {
+        return Ok(());
+    }
+    let again = session.describe(&prepared.stmt).await?;
+    if let Some(schema) = &again.schema
+        && !crate::encode::same_row_type(described, schema)
+    {
+        return Err(planner::Error::NotSupported {
+            message: "cached plan must not change result type".into(),
+            detail: None,
+        });
+    }
+    prepared.generation.store(now, Ordering::Release);
+    Ok(())
 }
 
 pub struct Parser {
@@ -722,7 +749,7 @@ impl QueryParser for Parser {
             stmt,
             param_types,
             schema: description.schema,
-            generation,
+            generation: Arc::new(generation.into()),
             fast: Default::default(),
         }))
     }
@@ -1424,7 +1451,12 @@ impl Handler {
             let params = bind_params(portal)?;
             let mut session = self.conn.session.lock().await;
             let prepared = &portal.statement.statement;
-            let catalog_changed = session.catalog_generation() != prepared.generation;
+            if let Err(e) = still_described(&session, prepared).await {
+                *state = PortalExecutionState::Finished;
+                session.statement_failed();
+                client.set_transaction_status(status(&session));
+                return Err(to_pg_error(&e));
+            }
             session.set_implicit_block(true);
             let output =
                 guarded(session.execute_prepared(&prepared.stmt, &params, &prepared.fast)).await;
@@ -1465,18 +1497,6 @@ impl Handler {
                     stream,
                     tag,
                 } => {
-                    // Described rows of other types would be misread (a binary int4
-                    // column sent as int8): the client prepares the statement again.
-                    if catalog_changed
-                        && let Some(described) = &prepared.schema
-                        && !crate::encode::same_row_type(described, &schema)
-                    {
-                        *state = PortalExecutionState::Finished;
-                        return Err(to_pg_error(&planner::Error::NotSupported {
-                            message: "cached plan must not change result type".into(),
-                            detail: None,
-                        }));
-                    }
                     let fields = Arc::new(field_infos(&schema, |i| {
                         portal.result_column_format.format_for(i)
                     }));

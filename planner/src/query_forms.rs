@@ -82,10 +82,10 @@ impl VisitorMut for Rewriter {
     }
 }
 
-/// Refuses, as PostgreSQL does (42P10), a SELECT DISTINCT ordered by an expression it does
-/// not select: which of a group's rows would give the order is undefined. One it selects
-/// (`ORDER BY n + 1` of `SELECT DISTINCT n + 1`) is ordered by its output column's number,
-/// which DataFusion plans.
+/// Refuses, as PostgreSQL does (42P10), a SELECT DISTINCT ordered by a column it does not
+/// select: which of a group's rows would give the order is undefined. An expression it does
+/// select (`ORDER BY n + 1` of `SELECT DISTINCT n + 1`) is ordered by its output column's
+/// number, which DataFusion plans; other cases are left to DataFusion's own check.
 fn distinct_order(query: &mut Query) -> Result<()> {
     let SetExpr::Select(select) = query.body.as_ref() else {
         return Ok(());
@@ -100,53 +100,69 @@ fn distinct_order(query: &mut Query) -> Result<()> {
     else {
         return Ok(());
     };
+    // The output columns' names, the columns the select list reads, and its expressions.
     let mut names = Vec::new();
     let mut exprs = Vec::new();
     for item in &select.projection {
-        match item {
+        let expr = match item {
             SelectItem::UnnamedExpr(e) => {
-                exprs.push(e.to_string().to_lowercase());
-                match e {
-                    Expr::Identifier(id) => names.push(id.value.to_lowercase()),
-                    Expr::CompoundIdentifier(parts) => {
-                        names.extend(parts.last().map(|p| p.value.to_lowercase()))
-                    }
-                    _ => {}
-                }
+                names.extend(crate::naming::pg_column_name(e));
+                e
             }
             SelectItem::ExprWithAlias { expr, alias } => {
-                exprs.push(expr.to_string().to_lowercase());
-                names.push(alias.value.to_lowercase());
+                names.push(folded(alias));
+                expr
             }
             // A `*` selects columns not written here.
             _ => return Ok(()),
-        }
+        };
+        names.extend(columns_named(expr));
+        exprs.push(expr.to_string());
     }
     for key in keys {
-        let selected = match &key.expr {
-            Expr::Value(v) => matches!(v.value, ast::Value::Number(..)),
-            Expr::Identifier(id) => names.contains(&id.value.to_lowercase()),
-            Expr::CompoundIdentifier(parts) => parts
-                .last()
-                .is_some_and(|p| names.contains(&p.value.to_lowercase())),
-            _ => {
-                let text = key.expr.to_string().to_lowercase();
-                match exprs.iter().position(|e| *e == text) {
-                    Some(k) => {
-                        key.expr = Expr::value(ast::Value::Number((k + 1).to_string(), false));
-                        true
-                    }
-                    None => false,
-                }
-            }
-        };
-        if !selected {
+        if let Expr::Value(_) = key.expr {
+            continue;
+        }
+        let mut bare = &key.expr;
+        while let Expr::Nested(inner) = bare {
+            bare = inner;
+        }
+        if !matches!(bare, Expr::Identifier(_) | Expr::CompoundIdentifier(_))
+            && let Some(k) = exprs.iter().position(|e| *e == bare.to_string())
+        {
+            key.expr = Expr::value(ast::Value::Number((k + 1).to_string(), false));
+            continue;
+        }
+        // A column the select list neither reads nor names cannot be among its values.
+        if columns_named(&key.expr).iter().any(|c| !names.contains(c)) {
             return Err(Error::InvalidColumnReference(
                 "for SELECT DISTINCT, ORDER BY expressions must appear in select list".into(),
             ));
         }
     }
     Ok(())
+}
+
+/// The columns `expr` reads, by (case-folded) name.
+fn columns_named(expr: &Expr) -> Vec<String> {
+    let mut out = Vec::new();
+    let _ = ast::visit_expressions(expr, |e| {
+        match e {
+            Expr::Identifier(id) => out.push(folded(id)),
+            Expr::CompoundIdentifier(parts) => out.extend(parts.last().map(folded)),
+            _ => {}
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    out
+}
+
+/// An identifier as PostgreSQL reads it: folded to lower case unless quoted.
+fn folded(id: &Ident) -> String {
+    match id.quote_style {
+        Some(_) => id.value.clone(),
+        None => id.value.to_lowercase(),
+    }
 }
 
 /// `… ORDER BY o OFFSET m FETCH FIRST n ROWS WITH TIES` as `… QUALIFY rank() OVER (ORDER BY
@@ -185,17 +201,47 @@ fn with_ties(query: &mut Query, quantity: Expr) -> Result<()> {
     if select.distinct.is_some() {
         return Err(Error::Unsupported("FETCH … WITH TIES with DISTINCT".into()));
     }
-    // The window orders by expressions: an output column's number or alias is its expression.
-    let keys: Vec<String> = order
-        .into_iter()
-        .map(|mut o| {
-            o.expr = output_expr(&select.projection, &o.expr).unwrap_or(o.expr);
-            o.to_string()
+    // The window orders by expressions: an output column's number or alias is its
+    // expression. QUALIFY reads a name as the output column before the input one, so a key
+    // that names an output column of another expression (`-m AS m … ORDER BY m`) would be
+    // read twice; and a number before a `*` is unknown here.
+    let aliases: Vec<&str> = select
+        .projection
+        .iter()
+        .filter_map(|item| match item {
+            SelectItem::ExprWithAlias { expr, alias }
+                if !matches!(expr, Expr::Identifier(c) if c.value == alias.value) =>
+            {
+                Some(alias.value.as_str())
+            }
+            _ => None,
         })
         .collect();
+    let unsupported = || Error::Unsupported("FETCH … WITH TIES ordered by this column".into());
+    let mut keys = Vec::with_capacity(order.len());
+    for mut o in order {
+        o.expr = output_expr(&select.projection, &o.expr).unwrap_or(o.expr);
+        if matches!(o.expr, Expr::Value(_)) {
+            return Err(unsupported());
+        }
+        let mut shadowed = false;
+        let _ = ast::visit_expressions(&o.expr, |e| {
+            if let Expr::Identifier(id) = e {
+                shadowed |= aliases.contains(&id.value.as_str());
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        if shadowed {
+            return Err(unsupported());
+        }
+        keys.push(o.to_string());
+    }
+    // No row for a count of 0, as in PostgreSQL (the rows tied with the offset's last are
+    // not the first 0).
+    let count = format!("CAST(({quantity}) AS BIGINT)");
     let bound = match offset {
-        Some(m) => format!("({quantity}) + ({m})"),
-        None => format!("({quantity})"),
+        Some(m) => format!("{count} + CAST(({m}) AS BIGINT) AND {count} > 0"),
+        None => format!("{count} AND {count} > 0"),
     };
     let text = format!(
         "SELECT rank() OVER (ORDER BY {}) <= {bound}",
@@ -236,7 +282,11 @@ fn output_expr(projection: &[SelectItem], key: &Expr) -> Option<Expr> {
                 return None;
             };
             let n: usize = n.parse().ok()?;
-            projection.get(n.checked_sub(1)?).and_then(item_expr)
+            let before = projection.get(..n.checked_sub(1)?)?;
+            if before.iter().any(|item| item_expr(item).is_none()) {
+                return None;
+            }
+            projection.get(n - 1).and_then(item_expr)
         }
         Expr::Identifier(id) => projection.iter().find_map(|item| match item {
             SelectItem::ExprWithAlias { expr, alias }
@@ -353,8 +403,8 @@ mod tests {
         );
         assert_eq!(
             rewritten("SELECT a AS x FROM t ORDER BY x OFFSET 1 FETCH FIRST 2 ROWS WITH TIES"),
-            "SELECT a AS x FROM t QUALIFY rank() OVER (ORDER BY a) <= (2) + (1) ORDER BY x \
-             OFFSET 1"
+            "SELECT a AS x FROM t QUALIFY rank() OVER (ORDER BY a) <= CAST((2) AS BIGINT) + \
+             CAST((1) AS BIGINT) AND CAST((2) AS BIGINT) > 0 ORDER BY x OFFSET 1"
         );
         assert!(crate::session::parse_sql("SELECT a FROM t FETCH FIRST 1 ROW WITH TIES").is_err());
     }

@@ -1986,7 +1986,6 @@ impl Session {
     /// `SHOW ALL`: every parameter, by name, with its value (descriptions are empty).
     fn show_all(&self) -> Output {
         use datafusion::arrow::array::StringArray;
-        use datafusion::arrow::datatypes::{DataType, Field, Schema};
         let mut all: Vec<(String, String)> = self
             .settings
             .all()
@@ -1994,11 +1993,7 @@ impl Session {
             .map(|(name, value, _)| (show_column(&name).to_string(), value))
             .collect();
         all.sort_by_key(|(name, _)| name.to_ascii_lowercase());
-        let schema = Arc::new(Schema::new(
-            ["name", "setting", "description"]
-                .map(|c| Field::new(c, DataType::Utf8, false))
-                .to_vec(),
-        ));
+        let schema = show_all_schema();
         let names = StringArray::from_iter_values(all.iter().map(|(n, _)| n.as_str()));
         let values = StringArray::from_iter_values(all.iter().map(|(_, v)| v.as_str()));
         let descriptions = StringArray::from_iter_values(all.iter().map(|_| ""));
@@ -2009,6 +2004,16 @@ impl Session {
         .expect("three text columns");
         Output::from_batches(schema, vec![batch], "SHOW")
     }
+}
+
+/// SHOW ALL's columns.
+fn show_all_schema() -> SchemaRef {
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    Arc::new(Schema::new(
+        ["name", "setting", "description"]
+            .map(|c| Field::new(c, DataType::Utf8, false))
+            .to_vec(),
+    ))
 }
 
 fn setting_text(expr: &Expr) -> String {
@@ -2501,6 +2506,9 @@ impl Session {
                 };
                 merge(&plan, &mut params, &mut declared_types);
                 Some(rename_fields(self.coerced_result_schema(&plan), &renames))
+            }
+            Statement::ShowVariable { variable } if show_name(variable) == "all" => {
+                Some(show_all_schema())
             }
             Statement::ShowVariable { variable } => {
                 let name = show_name(variable);

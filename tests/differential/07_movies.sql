@@ -23,3 +23,5 @@ SELECT DISTINCT year + 1 FROM casting ORDER BY year + 1;
 SELECT DISTINCT upper(actor) AS a FROM casting ORDER BY a FETCH FIRST 2 ROWS ONLY;
 SELECT DISTINCT upper(actor) FROM casting ORDER BY upper(actor) DESC;
 SELECT DISTINCT title FROM casting ORDER BY year;
+SELECT DISTINCT title AS t FROM casting ORDER BY title;
+SELECT DISTINCT title || 'A' FROM casting ORDER BY title || 'a';

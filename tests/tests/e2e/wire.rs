@@ -315,6 +315,13 @@ async fn cancel_stops_a_running_query_and_the_session_survives() {
     );
     let names: Vec<String> = rows.iter().map(|(n, _)| n.to_lowercase()).collect();
     assert!(names.is_sorted(), "{names:?}");
+    // Described as it is sent, through the extended protocol.
+    let described = client.query("SHOW ALL", &[]).await.unwrap();
+    assert!(
+        described
+            .iter()
+            .any(|r| r.get::<_, &str>(0) == "statement_timeout" && r.get::<_, &str>(1) == "300ms")
+    );
     // Work that reads no table (no scan of ours checks the interrupt) stops too.
     let started = std::time::Instant::now();
     let err = client
