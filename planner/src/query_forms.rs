@@ -110,13 +110,13 @@ fn distinct_order(query: &mut Query) -> Result<()> {
                 e
             }
             SelectItem::ExprWithAlias { expr, alias } => {
-                names.push(folded(alias));
+                names.push(sql::ddl::normalize_ident(alias));
                 expr
             }
             // A `*` selects columns not written here.
             _ => return Ok(()),
         };
-        names.extend(columns_named(expr));
+        names.extend(sql::ddl::columns_read(expr));
         exprs.push(expr.to_string());
     }
     for key in keys {
@@ -134,35 +134,16 @@ fn distinct_order(query: &mut Query) -> Result<()> {
             continue;
         }
         // A column the select list neither reads nor names cannot be among its values.
-        if columns_named(&key.expr).iter().any(|c| !names.contains(c)) {
+        if sql::ddl::columns_read(&key.expr)
+            .iter()
+            .any(|c| !names.contains(c))
+        {
             return Err(Error::InvalidColumnReference(
                 "for SELECT DISTINCT, ORDER BY expressions must appear in select list".into(),
             ));
         }
     }
     Ok(())
-}
-
-/// The columns `expr` reads, by (case-folded) name.
-fn columns_named(expr: &Expr) -> Vec<String> {
-    let mut out = Vec::new();
-    let _ = ast::visit_expressions(expr, |e| {
-        match e {
-            Expr::Identifier(id) => out.push(folded(id)),
-            Expr::CompoundIdentifier(parts) => out.extend(parts.last().map(folded)),
-            _ => {}
-        }
-        ControlFlow::<()>::Continue(())
-    });
-    out
-}
-
-/// An identifier as PostgreSQL reads it: folded to lower case unless quoted.
-fn folded(id: &Ident) -> String {
-    match id.quote_style {
-        Some(_) => id.value.clone(),
-        None => id.value.to_lowercase(),
-    }
 }
 
 /// `… ORDER BY o OFFSET m FETCH FIRST n ROWS WITH TIES` as `… QUALIFY rank() OVER (ORDER BY
@@ -205,14 +186,15 @@ fn with_ties(query: &mut Query, quantity: Expr) -> Result<()> {
     // expression. QUALIFY reads a name as the output column before the input one, so a key
     // that names an output column of another expression (`-m AS m … ORDER BY m`) would be
     // read twice; and a number before a `*` is unknown here.
-    let aliases: Vec<&str> = select
+    let fold = sql::ddl::normalize_ident;
+    let aliases: Vec<String> = select
         .projection
         .iter()
         .filter_map(|item| match item {
             SelectItem::ExprWithAlias { expr, alias }
-                if !matches!(expr, Expr::Identifier(c) if c.value == alias.value) =>
+                if !matches!(expr, Expr::Identifier(c) if fold(c) == fold(alias)) =>
             {
-                Some(alias.value.as_str())
+                Some(fold(alias))
             }
             _ => None,
         })
@@ -227,7 +209,7 @@ fn with_ties(query: &mut Query, quantity: Expr) -> Result<()> {
         let mut shadowed = false;
         let _ = ast::visit_expressions(&o.expr, |e| {
             if let Expr::Identifier(id) = e {
-                shadowed |= aliases.contains(&id.value.as_str());
+                shadowed |= aliases.contains(&fold(id));
             }
             ControlFlow::<()>::Continue(())
         });
@@ -272,6 +254,7 @@ fn with_ties(query: &mut Query, quantity: Expr) -> Result<()> {
 /// The expression of the select-list item ORDER BY `key` names: by number, or by an alias
 /// that is not also a column.
 fn output_expr(projection: &[SelectItem], key: &Expr) -> Option<Expr> {
+    let fold = sql::ddl::normalize_ident;
     let item_expr = |item: &SelectItem| match item {
         SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => Some(e.clone()),
         _ => None,
@@ -290,8 +273,8 @@ fn output_expr(projection: &[SelectItem], key: &Expr) -> Option<Expr> {
         }
         Expr::Identifier(id) => projection.iter().find_map(|item| match item {
             SelectItem::ExprWithAlias { expr, alias }
-                if alias.value == id.value
-                    && !matches!(expr, Expr::Identifier(c) if c.value == id.value) =>
+                if fold(alias) == fold(id)
+                    && !matches!(expr, Expr::Identifier(c) if fold(c) == fold(id)) =>
             {
                 Some(expr.clone())
             }
