@@ -16,7 +16,7 @@ pub fn sql_state(e: &Error) -> &'static str {
             sql::Error::DuplicateTable(_) => "42P07",
             sql::Error::UnknownIndex(_) => "42704",
             sql::Error::UnknownColumn { .. } => "42703",
-            sql::Error::DuplicateColumn(_) => "42701",
+            sql::Error::DuplicateColumn(_) | sql::Error::ColumnExists { .. } => "42701",
             sql::Error::DuplicateObject(_) => "42710",
             sql::Error::UnknownType(_) => "42704",
             sql::Error::InvalidDefinition(_) => "42P16",
@@ -41,6 +41,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::Unsupported(_) | Error::NotSupported { .. } => "0A000",
         Error::Grouping(_) => "42803",
         Error::Windowing(_) => "42P20",
+        Error::InvalidRowCount(_) => "2201W",
         Error::CannotCoerce { .. } => "42804",
         Error::AmbiguousColumn(_) => "42702",
         Error::WrongObjectType(_) | Error::WrongObjectKind { .. } => "42809",
@@ -145,6 +146,11 @@ fn message_state(m: &str) -> &'static str {
     if lower.contains("for select distinct, order by expressions") {
         return "42P10";
     }
+    match negative_limit(m) {
+        Some("LIMIT") => return "2201W",
+        Some(_) => return "2201X",
+        None => {}
+    }
     if lower.contains("divide by zero") || lower.contains("division by zero") {
         "22012"
     } else if lower.contains("subquery returned more than one row") {
@@ -203,11 +209,26 @@ fn message_state(m: &str) -> &'static str {
     }
 }
 
+/// Which clause DataFusion found negative: "LIMIT must be >= 0, '-1' was provided" (and
+/// "OFFSET must be >=0") are PostgreSQL's 2201W and 2201X.
+fn negative_limit(m: &str) -> Option<&'static str> {
+    if m.contains("LIMIT must be >=") {
+        Some("LIMIT")
+    } else if m.contains("OFFSET must be >=") {
+        Some("OFFSET")
+    } else {
+        None
+    }
+}
+
 /// Strips DataFusion's "Error during planning: " style prefixes from user-facing messages.
 fn clean_message(e: &Error) -> String {
     // A planner error raised inside DataFusion (an analyzer rule's, say) speaks for itself,
     // without the contexts DataFusion wrapped around it.
     let text = innermost(e).to_string();
+    if let Some(clause) = negative_limit(&text) {
+        return format!("{clause} must not be negative");
+    }
     let mut t = text.as_str();
     // The prefixes nest in any order ("External error: Arrow error: Cast error: …").
     let prefixes = [
@@ -403,20 +424,23 @@ pub fn locate(e: PgWireError, sql: &str) -> PgWireError {
     let PgWireError::UserError(mut info) = e else {
         return e;
     };
-    // ALTER SEQUENCE's and ALTER INDEX's unknown relation has no position in PostgreSQL.
-    let words: Vec<&str> = sql.split_whitespace().take(2).collect();
-    let altering_sequence = matches!(words.as_slice(), [alter, what]
-        if alter.eq_ignore_ascii_case("alter")
-            && (what.eq_ignore_ascii_case("sequence") || what.eq_ignore_ascii_case("index")));
-    // Nor does the column an ALTER TABLE action names (`column "c" of relation "t" does not
-    // exist`).
-    let altering_table = matches!(words.as_slice(), [alter, what]
-        if alter.eq_ignore_ascii_case("alter") && what.eq_ignore_ascii_case("table"));
-    let of_relation = altering_table && info.message.contains("\" of relation \"");
+    // The relation an ALTER statement names has no position in PostgreSQL, nor has the
+    // column an ALTER TABLE action names (`column "c" of relation "t" does not exist`) or
+    // a RENAME renames.
+    let words: Vec<String> = sql
+        .split_whitespace()
+        .take(8)
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let altering = words.first().is_some_and(|w| w == "alter");
+    let altering_table = altering && words.get(1).is_some_and(|w| w == "table");
+    let unplaced = altering
+        && (info.code == "42P01"
+            || info.message.contains("\" of relation \"")
+            || words.iter().any(|w| w == "rename"));
     if info.position.is_none()
         && (info.code == "42703" || info.code == "42P01")
-        && !altering_sequence
-        && !of_relation
+        && !unplaced
         && let Some(position) = named_at(&info.message, sql)
     {
         info.position = Some(position.to_string());

@@ -211,12 +211,40 @@ pub async fn drop_tables(
 pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Result<WriteResult> {
     let name = table_name(&alter.name)?;
     let Ok(def) = session.table_def(&name) else {
-        // ALTER TABLE renames an index or a sequence too, as in PostgreSQL.
+        // ALTER TABLE renames an index, a sequence or a view too, as in PostgreSQL.
         if let [AlterTableOperation::RenameTable { table_name: to }] = alter.operations.as_slice() {
             let (ast::RenameTableNameKind::To(to) | ast::RenameTableNameKind::As(to)) = to;
             if rename_other(session, &name, &table_name(to)?)? {
                 return Ok(WriteResult::command("ALTER TABLE"));
             }
+        }
+        let view = {
+            let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
+            session.db.catalog.view(&name, &scope.changes)
+        };
+        if let Some(view) = view {
+            return match alter.operations.as_slice() {
+                [AlterTableOperation::RenameTable { table_name: to }] => {
+                    let (ast::RenameTableNameKind::To(to) | ast::RenameTableNameKind::As(to)) = to;
+                    crate::plain_view::rename(session, &view, &table_name(to)?)?;
+                    Ok(WriteResult::command("ALTER TABLE"))
+                }
+                [
+                    AlterTableOperation::RenameColumn {
+                        old_column_name,
+                        new_column_name,
+                    },
+                ] => {
+                    crate::plain_view::rename_column(
+                        session,
+                        &view,
+                        &normalize_ident(old_column_name),
+                        &normalize_ident(new_column_name),
+                    )?;
+                    Ok(WriteResult::command("ALTER TABLE"))
+                }
+                _ => Err(Error::WrongObjectType(format!("\"{name}\" is not a table"))),
+            };
         }
         if alter.if_exists {
             session.notice(format!("relation \"{name}\" does not exist, skipping"));
@@ -354,7 +382,16 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                 old_column_name,
                 new_column_name,
             } => {
-                refuse_if_views_read(session, &def, "renaming a column of a table")?;
+                let old = normalize_ident(old_column_name);
+                if let Some(v) = crate::plain_view::readers(session, &def.name)
+                    .iter()
+                    .find(|v| crate::plain_view::may_read_column(v, &old))
+                {
+                    return Err(Error::Unsupported(format!(
+                        "renaming a column that views read (view {} reads {}; drop the view first)",
+                        v.name, def.name
+                    )));
+                }
                 let standalone = |name: &str| {
                     let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
                     session
@@ -512,17 +549,6 @@ fn drop_foreign_keys(
 }
 
 /// Refuses `what` on a table plain views read (their queries name it as it is).
-fn refuse_if_views_read(session: &Session, def: &TableDef, what: &str) -> Result<()> {
-    let readers = crate::plain_view::readers(session, &def.name);
-    match readers.first() {
-        Some(v) => Err(Error::Unsupported(format!(
-            "{what} that views read (view {} reads {}; drop the view first)",
-            v.name, def.name
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// Whether `def` has a constraint named `name`: a check, a unique index or its primary key.
 pub(crate) fn constraint_exists(def: &TableDef, name: &str) -> bool {
     def.checks.iter().any(|c| c.name == name)
@@ -590,9 +616,10 @@ async fn add_column(
             ));
             return Ok(());
         }
-        return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
-            "column \"{col_name}\" of relation \"{name}\" already exists"
-        ))));
+        return Err(Error::Sql(sql::Error::ColumnExists {
+            table: name.clone(),
+            column: col_name,
+        }));
     }
     let mut col = sql::ddl::column_from_ast(&name, column_def)?;
     if has_own_sequence(column_def) {
@@ -779,18 +806,16 @@ fn rename_column(
     standalone: &dyn Fn(&str) -> bool,
 ) -> Result<()> {
     let (old, new) = (normalize_ident(old), normalize_ident(new));
-    let (i, _) = def.column(&old)?;
-    if def.columns[i].hidden {
-        return Err(Error::Sql(sql::Error::UnknownColumn {
-            table: def.name.clone(),
-            column: old,
-        }));
-    }
+    let Some(i) = def.column_index(&old).filter(|i| !def.columns[*i].hidden) else {
+        return Err(Error::UndefinedColumn(format!(
+            "column \"{old}\" does not exist"
+        )));
+    };
     if def.column_index(&new).is_some() {
-        return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
-            "column \"{new}\" of relation \"{}\" already exists",
-            def.name
-        ))));
+        return Err(Error::Sql(sql::Error::ColumnExists {
+            table: def.name.clone(),
+            column: new,
+        }));
     }
     if !def.views.is_empty() {
         return Err(Error::Unsupported(
@@ -1033,8 +1058,8 @@ fn rename_other(session: &mut Session, name: &str, to: &str) -> Result<bool> {
 
 /// `ALTER TABLE … RENAME TO`: the table's record moves to the new name, and its
 /// materialized views follow it. Its primary key keeps its name, as in PostgreSQL.
-fn rename_table(session: &mut Session, def: &TableDef, to: &str) -> Result<WriteResult> {
-    refuse_if_views_read(session, def, "renaming a table")?;
+pub(crate) fn rename_table(session: &mut Session, def: &TableDef, to: &str) -> Result<WriteResult> {
+    let readers = crate::plain_view::readers(session, &def.name);
     let txn = session.open_txn()?;
     let catalog = session.db.catalog.clone();
     let scope = std::sync::Arc::clone(&session.scope);
@@ -1113,7 +1138,18 @@ fn rename_table(session: &mut Session, def: &TableDef, to: &str) -> Result<Write
     if let Some(e) = sql_error {
         return Err(Error::Sql(e));
     }
+    // A materialized view's base table keeps a copy of its definition.
+    if let Some(v) = &def.view {
+        let mut base = (*session.table_def(&v.base)?).clone();
+        for copy in &mut base.views {
+            if copy.name == old {
+                copy.name = to.to_string();
+            }
+        }
+        store_def(session, &txn, base)?;
+    }
     crate::sequences::rename_owner(session, &txn, &old, to, None)?;
+    crate::plain_view::read_renamed(session, &readers, &old, to)?;
     Ok(WriteResult::command("ALTER TABLE"))
 }
 

@@ -72,6 +72,10 @@ pub enum Error {
     #[error("{0}")]
     Windowing(String),
 
+    /// A row count LIMIT or FETCH cannot take (2201W).
+    #[error("{0}")]
+    InvalidRowCount(String),
+
     /// A value that needs an explicit cast where only an assignment cast applies (42804), with
     /// the cast to write.
     #[error("{message}")]

@@ -2,7 +2,8 @@
 //! nothing; a statement that names it reads its query in its place (`expand`), as
 //! PostgreSQL's rewriter does, so a key condition on the view still reaches the store
 //! (EXPLAIN shows the base table's scan class). Views are read-only: INSERT, UPDATE and
-//! DELETE on one are refused. (Materialized views, which Partita stores and maintains, are
+//! DELETE on one are refused. `ALTER VIEW … RENAME` renames a view or one of its columns;
+//! renaming what views read rewrites their queries (`read_renamed`). (Materialized views, which Partita stores and maintains, are
 //! `view`.)
 
 use crate::dml::WriteResult;
@@ -12,6 +13,9 @@ use datafusion::sql::sqlparser::ast::{
     self, Statement, TableAlias, TableAliasColumnDef, TableFactor, Visit, VisitMut, Visitor,
     VisitorMut,
 };
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::parser::{Parser, ParserError};
+use datafusion::sql::sqlparser::tokenizer::Token;
 use sql::PlainView;
 use sql::ddl::{normalize_ident, table_name};
 use std::collections::HashSet;
@@ -528,4 +532,282 @@ fn expand_within(
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// `ALTER [MATERIALIZED] VIEW`, which sqlparser does not read, runs as a CALL of this
+/// procedure with the statement's text, read again (`parse_alter`) when it runs.
+pub const ALTER_PROCEDURE: &str = "partita_alter_view";
+
+/// The text of the ALTER VIEW `call` carries, when it is one.
+pub fn altered(call: &ast::Function) -> Option<String> {
+    crate::session::internal_call_text(call, ALTER_PROCEDURE)
+}
+
+/// An `ALTER [MATERIALIZED] VIEW [IF EXISTS] name …` statement.
+pub(crate) struct AlterView {
+    materialized: bool,
+    if_exists: bool,
+    name: ast::ObjectName,
+    action: ViewAction,
+}
+
+enum ViewAction {
+    /// `RENAME TO to`
+    Rename(ast::ObjectName),
+    /// `RENAME [COLUMN] old TO new`
+    RenameColumn(ast::Ident, ast::Ident),
+    /// Any other action, named for the 0A000 it gets.
+    Other(String),
+}
+
+/// Reads `ALTER [MATERIALIZED] VIEW …` after ALTER, up to the statement's end.
+pub(crate) fn parse_alter(parser: &mut Parser) -> std::result::Result<AlterView, ParserError> {
+    let materialized = parser.parse_keyword(Keyword::MATERIALIZED);
+    parser.expect_keyword_is(Keyword::VIEW)?;
+    let if_exists = parser.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let name = parser.parse_object_name(false)?;
+    let action = if parser.parse_keyword(Keyword::RENAME) {
+        if parser.parse_keyword(Keyword::TO) {
+            ViewAction::Rename(parser.parse_object_name(false)?)
+        } else {
+            let _ = parser.parse_keyword(Keyword::COLUMN);
+            let old = parser.parse_identifier()?;
+            parser.expect_keyword_is(Keyword::TO)?;
+            ViewAction::RenameColumn(old, parser.parse_identifier()?)
+        }
+    } else {
+        // The other actions (OWNER TO, SET SCHEMA, ALTER COLUMN … SET DEFAULT, SET (…))
+        // are named by their first words and refused when the statement runs.
+        let mut words = Vec::new();
+        while !matches!(parser.peek_token().token, Token::EOF | Token::SemiColon) {
+            let token = parser.next_token().token;
+            if words.len() < 2 {
+                match token {
+                    Token::Word(w) => words.push(w.value.to_uppercase()),
+                    _ => return parser.expected("an ALTER VIEW action", parser.peek_token()),
+                }
+            }
+        }
+        if words.is_empty() {
+            return parser.expected("an ALTER VIEW action", parser.peek_token());
+        }
+        ViewAction::Other(words.join(" "))
+    };
+    Ok(AlterView {
+        materialized,
+        if_exists,
+        name,
+        action,
+    })
+}
+
+/// Runs the `ALTER [MATERIALIZED] VIEW` statement `text`.
+pub async fn alter(session: &mut Session, text: &str) -> Result<WriteResult> {
+    let dialect = datafusion::sql::sqlparser::dialect::PostgreSqlDialect {};
+    let mut parser = Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.expect_keyword_is(Keyword::ALTER).map(|_| p))
+        .map_err(|e| Error::Syntax(e.to_string()))?;
+    let alter = parse_alter(&mut parser).map_err(|e| Error::Syntax(e.to_string()))?;
+    let kind = match alter.materialized {
+        true => "materialized view",
+        false => "view",
+    };
+    let tag = match alter.materialized {
+        true => "ALTER MATERIALIZED VIEW",
+        false => "ALTER VIEW",
+    };
+    let name = table_name(&alter.name)?;
+    let (view, table) = {
+        let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
+        let catalog = &session.db.catalog;
+        (
+            catalog.view(&name, &scope.changes),
+            catalog.table(&name, &scope.changes),
+        )
+    };
+    let found = match alter.materialized {
+        true => table.as_ref().is_some_and(|t| t.view.is_some()),
+        false => view.is_some(),
+    };
+    if !found {
+        if view.is_some() || table.is_some() {
+            return Err(Error::WrongObjectType(format!(
+                "\"{name}\" is not a {kind}"
+            )));
+        }
+        if alter.if_exists {
+            session.notice(format!("relation \"{name}\" does not exist, skipping"));
+            return Ok(WriteResult::command(tag));
+        }
+        return Err(Error::Sql(sql::Error::UnknownTable(name)));
+    }
+    match (alter.action, view, table) {
+        (ViewAction::Other(what), ..) => Err(Error::Unsupported(format!("{tag} … {what}"))),
+        (ViewAction::Rename(to), Some(view), _) => {
+            rename(session, &view, &table_name(&to)?)?;
+            Ok(WriteResult::command(tag))
+        }
+        (ViewAction::Rename(to), None, Some(def)) => {
+            Ok(crate::ddl::rename_table(session, &def, &table_name(&to)?)?.with_tag(tag))
+        }
+        (ViewAction::RenameColumn(old, new), Some(view), _) => {
+            rename_column(
+                session,
+                &view,
+                &normalize_ident(&old),
+                &normalize_ident(&new),
+            )?;
+            Ok(WriteResult::command(tag))
+        }
+        (ViewAction::RenameColumn(..), ..) => Err(Error::Unsupported(
+            "renaming a column of a materialized view".into(),
+        )),
+        (_, None, None) => Err(Error::Internal("ALTER VIEW of nothing".into())),
+    }
+}
+
+/// `ALTER VIEW v RENAME TO to` (ALTER TABLE's too): the view's record moves to the new
+/// name, and the views that read it read it under that name.
+pub(crate) fn rename(session: &mut Session, view: &PlainView, to: &str) -> Result<()> {
+    let txn = session.open_txn()?;
+    let catalog = session.db.catalog.clone();
+    let scope = Arc::clone(&session.scope);
+    let readers = readers(session, &view.name);
+    crate::provider::in_txn(&txn, |t| {
+        let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+        if catalog.relation_exists(to, &scope.changes) {
+            return Err(Error::Sql(sql::Error::DuplicateTable(to.to_string())));
+        }
+        catalog.track_relation(t, to)?;
+        catalog.drop_view(t, &mut scope.changes, &view.name)?;
+        let mut renamed = view.clone();
+        renamed.name = to.to_string();
+        Ok(catalog.write_view(t, &mut scope.changes, renamed)?)
+    })?;
+    read_renamed(session, &readers, &view.name, to)
+}
+
+/// The views of `readers` (views that read relation `old`) read it as `new` from now on:
+/// each `FROM old` in their queries becomes `FROM new AS old`, so the names they qualify
+/// columns with keep meaning what they meant.
+pub(crate) fn read_renamed(
+    session: &mut Session,
+    readers: &[Arc<PlainView>],
+    old: &str,
+    new: &str,
+) -> Result<()> {
+    if readers.is_empty() {
+        return Ok(());
+    }
+    let txn = session.open_txn()?;
+    let catalog = session.db.catalog.clone();
+    let scope = Arc::clone(&session.scope);
+    for reader in readers {
+        let mut query = match parse_sql(&reader.query)?.pop() {
+            Some(q @ Statement::Query(_)) => q,
+            _ => return Err(Error::Internal(format!("view \"{}\" query", reader.name))),
+        };
+        rename_relation(&mut query, old, new);
+        let mut renamed = (**reader).clone();
+        renamed.query = query.to_string();
+        for read in &mut renamed.reads {
+            if read == old {
+                *read = new.to_string();
+            }
+        }
+        renamed.reads.sort();
+        renamed.reads.dedup();
+        crate::provider::in_txn(&txn, |t| {
+            let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+            Ok(catalog.write_view(t, &mut scope.changes, renamed)?)
+        })?;
+    }
+    Ok(())
+}
+
+/// Makes each reference to relation `old` in `stmt` (not a WITH query of that name) a
+/// reference to `new` under the name `old`.
+fn rename_relation(stmt: &mut Statement, old: &str, new: &str) {
+    struct Renamer<'a> {
+        old: &'a str,
+        new: &'a str,
+        scopes: Scopes,
+    }
+    impl VisitorMut for Renamer<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<()> {
+            self.scopes.enter(q);
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
+            self.scopes.leave();
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_table_factor(&mut self, t: &mut TableFactor) -> ControlFlow<()> {
+            let TableFactor::Table { name, alias, .. } = t else {
+                return ControlFlow::Continue(());
+            };
+            if self.scopes.is_cte(name) || table_name(name).ok().as_deref() != Some(self.old) {
+                return ControlFlow::Continue(());
+            }
+            *name = ast::ObjectName::from(vec![ast::Ident::with_quote('"', self.new)]);
+            if alias.is_none() {
+                *alias = Some(TableAlias {
+                    explicit: true,
+                    name: ast::Ident::with_quote('"', self.old),
+                    columns: vec![],
+                    at: None,
+                });
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Renamer {
+        old,
+        new,
+        scopes: Scopes::default(),
+    });
+}
+
+/// `ALTER VIEW v RENAME COLUMN old TO new` (ALTER TABLE's too). A column another view may
+/// read keeps its name (0A000): that view's query names it.
+pub(crate) fn rename_column(
+    session: &mut Session,
+    view: &PlainView,
+    old: &str,
+    new: &str,
+) -> Result<()> {
+    let Some(i) = view.columns.iter().position(|c| c == old) else {
+        return Err(Error::UndefinedColumn(format!(
+            "column \"{old}\" does not exist"
+        )));
+    };
+    if view.columns.iter().any(|c| c == new) {
+        return Err(Error::Sql(sql::Error::ColumnExists {
+            table: view.name.clone(),
+            column: new.to_string(),
+        }));
+    }
+    if let Some(reader) = readers(session, &view.name)
+        .iter()
+        .find(|r| may_read_column(r, old))
+    {
+        return Err(Error::Unsupported(format!(
+            "renaming a column that views read (view {} reads {}; drop the view first)",
+            reader.name, view.name
+        )));
+    }
+    let mut renamed = view.clone();
+    renamed.columns[i] = new.to_string();
+    if let Some(typed) = renamed.column_types.get_mut(i) {
+        typed.0 = new.to_string();
+    }
+    let txn = session.open_txn()?;
+    let catalog = session.db.catalog.clone();
+    let scope = Arc::clone(&session.scope);
+    crate::provider::in_txn(&txn, |t| {
+        let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(catalog.write_view(t, &mut scope.changes, renamed)?)
+    })
 }

@@ -150,6 +150,11 @@ fn distinct_order(query: &mut Query) -> Result<()> {
 /// o) <= n + m ORDER BY o OFFSET m`: a row ranks within the first n + m when it is one of them
 /// or ties with the last; OFFSET then skips the first m, as PostgreSQL's does.
 fn with_ties(query: &mut Query, quantity: Expr) -> Result<()> {
+    if matches!(&quantity, Expr::Value(v) if v.value == ast::Value::Null) {
+        return Err(Error::InvalidRowCount(
+            "row count cannot be null in FETCH FIRST ... WITH TIES clause".into(),
+        ));
+    }
     let order = match &query.order_by {
         Some(ast::OrderBy {
             kind: ast::OrderByKind::Expressions(list),

@@ -297,24 +297,35 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
                     .map_err(crate::sequences::option_error(syntax))?
             } else if parser.peek_keyword(Keyword::ALTER) {
                 let from = parser.peek_token().span.start;
-                let sequence = matches!(
-                    &parser.peek_tokens::<2>()[1],
-                    Token::Word(w) if w.keyword == Keyword::SEQUENCE
-                ) || crate::sequences::at_identity_alter(&parser);
-                if sequence {
+                let [_, second, third] = parser.peek_tokens::<3>();
+                let keyword = |t: &Token, k: Keyword| matches!(t, Token::Word(w) if w.keyword == k);
+                let sequence = keyword(&second, Keyword::SEQUENCE)
+                    || crate::sequences::at_identity_alter(&parser);
+                let view = keyword(&second, Keyword::VIEW)
+                    || (keyword(&second, Keyword::MATERIALIZED) && keyword(&third, Keyword::VIEW));
+                if sequence || view {
                     parser.expect_keyword_is(Keyword::ALTER).map_err(syntax)?;
                     let Some(from) = byte_offset(text, from.line, from.column) else {
-                        return Err(Error::Syntax("ALTER SEQUENCE".into()));
+                        return Err(Error::Syntax("ALTER".into()));
                     };
                     // The statement's text, up to its end: read again when it runs.
-                    crate::sequences::check_alter(&mut parser)
-                        .map_err(crate::sequences::option_error(syntax))?;
+                    match sequence {
+                        true => crate::sequences::check_alter(&mut parser)
+                            .map_err(crate::sequences::option_error(syntax))?,
+                        false => {
+                            crate::plain_view::parse_alter(&mut parser).map_err(syntax)?;
+                        }
+                    }
                     let end = parser.peek_token().span.start;
                     let to = match parser.peek_token().token {
                         Token::EOF => text.len(),
                         _ => byte_offset(text, end.line, end.column).unwrap_or(text.len()),
                     };
-                    crate::sequences::alter_call(text[from..to].trim_end())
+                    let text = text[from..to].trim_end();
+                    match sequence {
+                        true => crate::sequences::alter_call(text),
+                        false => internal_call(crate::plain_view::ALTER_PROCEDURE, text),
+                    }
                 } else {
                     parser.parse_statement().map_err(syntax)?
                 }
@@ -1115,7 +1126,8 @@ impl Session {
             | Statement::Truncate(_) => self.run_write(stmt).await,
             Statement::Call(ref call)
                 if crate::view::refreshed_view(call).is_some()
-                    || crate::sequences::altered(call).is_some() =>
+                    || crate::sequences::altered(call).is_some()
+                    || crate::plain_view::altered(call).is_some() =>
             {
                 self.run_write(stmt).await
             }
@@ -1593,6 +1605,10 @@ impl Session {
             Statement::Call(call) if crate::sequences::altered(call).is_some() => {
                 let text = crate::sequences::altered(call).unwrap_or_default();
                 crate::sequences::alter(self, &text).await
+            }
+            Statement::Call(call) if crate::plain_view::altered(call).is_some() => {
+                let text = crate::plain_view::altered(call).unwrap_or_default();
+                crate::plain_view::alter(self, &text).await
             }
             Statement::CreateSequence { .. } => crate::sequences::create(self, stmt).await,
             Statement::AlterIndex { name, operation } => {

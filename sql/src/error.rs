@@ -24,6 +24,9 @@ pub enum Error {
     #[error("column \"{0}\" specified more than once")]
     DuplicateColumn(String),
 
+    #[error("column \"{column}\" of relation \"{table}\" already exists")]
+    ColumnExists { table: String, column: String },
+
     #[error("type \"{0}\" does not exist")]
     UnknownType(String),
 
