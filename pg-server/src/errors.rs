@@ -151,6 +151,9 @@ fn message_state(m: &str) -> &'static str {
         Some(_) => return "2201X",
         None => {}
     }
+    if ungrouped_column(m).is_some() {
+        return "42803";
+    }
     if lower.contains("divide by zero") || lower.contains("division by zero") {
         "22012"
     } else if lower.contains("subquery returned more than one row") {
@@ -221,6 +224,13 @@ fn negative_limit(m: &str) -> Option<&'static str> {
     }
 }
 
+/// The column DataFusion found neither grouped nor aggregated: 'column "t.x" must appear in
+/// the GROUP BY clause or must be part of an aggregate function' (PostgreSQL's 42803).
+fn ungrouped_column(m: &str) -> Option<&str> {
+    let (before, _) = m.split_once("\" must appear in the GROUP BY clause")?;
+    before.rsplit_once("column \"").map(|(_, column)| column)
+}
+
 /// Strips DataFusion's "Error during planning: " style prefixes from user-facing messages.
 fn clean_message(e: &Error) -> String {
     // A planner error raised inside DataFusion (an analyzer rule's, say) speaks for itself,
@@ -228,6 +238,11 @@ fn clean_message(e: &Error) -> String {
     let text = innermost(e).to_string();
     if let Some(clause) = negative_limit(&text) {
         return format!("{clause} must not be negative");
+    }
+    if let Some(column) = ungrouped_column(&text) {
+        return format!(
+            "column \"{column}\" must appear in the GROUP BY clause or be used in an aggregate function"
+        );
     }
     let mut t = text.as_str();
     // The prefixes nest in any order ("External error: Arrow error: Cast error: …").

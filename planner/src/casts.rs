@@ -394,3 +394,140 @@ impl ScalarUDFImpl for TextInput {
         Ok(ColumnarValue::Array(Arc::new(out.finish()) as ArrayRef))
     }
 }
+
+/// A quoted literal is not text yet in PostgreSQL: compared with a `boolean` or a `bytea`
+/// (`done = 'yes'`, `b IN ('t', 'f')`, `coalesce(done, 'f')`, `data = '\x01'`) it is read as
+/// one. DataFusion has no common type for Boolean and Utf8, and would compare a bytea with
+/// the literal's own bytes. Runs before type coercion.
+pub fn literal_operands(
+    expr: Expr,
+    schema: &datafusion::common::DFSchema,
+) -> Result<Transformed<Expr>> {
+    use datafusion::logical_expr::expr::InList;
+    use datafusion::logical_expr::{Between, BinaryExpr};
+    let typed = |e: &Expr| e.get_type(schema).ok().filter(reads_literals);
+    match &expr {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) if crate::semantics::is_comparison(op) => {
+            let (l, r) = match (typed(left), typed(right)) {
+                (Some(t), _) => (left.as_ref().clone(), literal_as(right, &t)?),
+                (_, Some(t)) => (literal_as(left, &t)?, right.as_ref().clone()),
+                _ => return Ok(Transformed::no(expr)),
+            };
+            Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(l),
+                *op,
+                Box::new(r),
+            ))))
+        }
+        Expr::InList(InList {
+            expr: item,
+            list,
+            negated,
+        }) => {
+            let Some(t) = typed(item) else {
+                return Ok(Transformed::no(expr));
+            };
+            let list = list
+                .iter()
+                .map(|e| literal_as(e, &t))
+                .collect::<Result<_>>()?;
+            Ok(Transformed::yes(Expr::InList(InList::new(
+                item.clone(),
+                list,
+                *negated,
+            ))))
+        }
+        Expr::Between(Between {
+            expr: item,
+            negated,
+            low,
+            high,
+        }) => {
+            let Some(t) = typed(item) else {
+                return Ok(Transformed::no(expr));
+            };
+            Ok(Transformed::yes(Expr::Between(Between::new(
+                item.clone(),
+                *negated,
+                Box::new(literal_as(low, &t)?),
+                Box::new(literal_as(high, &t)?),
+            ))))
+        }
+        Expr::ScalarFunction(f)
+            if matches!(f.name(), "coalesce" | "nullif" | "greatest" | "least") =>
+        {
+            let Some(t) = f.args.iter().find_map(typed) else {
+                return Ok(Transformed::no(expr));
+            };
+            let args = f
+                .args
+                .iter()
+                .map(|e| literal_as(e, &t))
+                .collect::<Result<_>>()?;
+            Ok(Transformed::yes(f.func.call(args)))
+        }
+        _ => Ok(Transformed::no(expr)),
+    }
+}
+
+/// The types whose values a quoted literal is read as by `literal_operands`.
+fn reads_literals(ty: &DataType) -> bool {
+    matches!(ty, DataType::Boolean | DataType::Binary)
+}
+
+/// `e` read as a value of `ty` when it is a string literal; `e` itself otherwise.
+fn literal_as(e: &Expr, ty: &DataType) -> Result<Expr> {
+    use datafusion::common::ScalarValue;
+    let Expr::Literal(
+        ScalarValue::Utf8(Some(text))
+        | ScalarValue::Utf8View(Some(text))
+        | ScalarValue::LargeUtf8(Some(text)),
+        _,
+    ) = e
+    else {
+        return Ok(e.clone());
+    };
+    match ty {
+        DataType::Binary => match crate::convert::parse_bytea(text) {
+            Some(bytes) => Ok(datafusion::logical_expr::lit(ScalarValue::Binary(Some(
+                bytes,
+            )))),
+            None => Err(DataFusionError::External(Box::new(
+                crate::literals::bad_bytea(text),
+            ))),
+        },
+        _ => Ok(datafusion::logical_expr::cast(e.clone(), ty.clone())),
+    }
+}
+
+/// `literal_operands` for comparisons as they are planned: a select-list `done = 'yes'`
+/// gets its type before any analyzer rule runs.
+#[derive(Debug, Default)]
+pub struct LiteralComparisons;
+
+impl datafusion::logical_expr::planner::ExprPlanner for LiteralComparisons {
+    fn plan_binary_op(
+        &self,
+        mut expr: datafusion::logical_expr::planner::RawBinaryExpr,
+        schema: &datafusion::common::DFSchema,
+    ) -> Result<
+        datafusion::logical_expr::planner::PlannerResult<
+            datafusion::logical_expr::planner::RawBinaryExpr,
+        >,
+    > {
+        use ast::BinaryOperator as Op;
+        use datafusion::logical_expr::planner::PlannerResult;
+        if matches!(
+            expr.op,
+            Op::Eq | Op::NotEq | Op::Lt | Op::LtEq | Op::Gt | Op::GtEq
+        ) {
+            let typed = |e: &Expr| e.get_type(schema).ok().filter(reads_literals);
+            if let Some(t) = typed(&expr.left) {
+                expr.right = literal_as(&expr.right, &t)?;
+            } else if let Some(t) = typed(&expr.right) {
+                expr.left = literal_as(&expr.left, &t)?;
+            }
+        }
+        Ok(PlannerResult::Original(expr))
+    }
+}

@@ -589,7 +589,7 @@ fn free_sequence_name(
         name = format!("{base}{n}");
     }
     if n > 0 {
-        column.default = Some(format!("nextval('{name}')"));
+        column.default = Some(sql::catalog::nextval_call(&name));
         column.sequence = Some(name);
     }
 }
@@ -747,7 +747,8 @@ async fn fill_column(
     let sequence = default
         .strip_prefix("nextval('")
         .and_then(|rest| rest.strip_suffix("')"))
-        .and_then(|name| session.db.catalog.sequence(name, &changes));
+        .map(|name| sql::sequence::regclass_name(&name.replace("''", "'")))
+        .and_then(|name| session.db.catalog.sequence(&name, &changes));
     if let Some(sequence) = sequence {
         let store = &session.db.store;
         let numbers = (0..rows.len())

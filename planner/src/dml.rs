@@ -581,6 +581,28 @@ pub(crate) fn overriding(insert: &ast::Insert) -> Option<Overriding> {
     })
 }
 
+/// How many columns the query `source` gives: its select list's length when that has no
+/// `*`, else the width of its plan.
+async fn source_width(session: &Session, source: &ast::Query) -> Result<usize> {
+    let mut body = source.body.as_ref();
+    while let SetExpr::SetOperation { left, .. } = body {
+        body = left.as_ref();
+    }
+    if let SetExpr::Select(select) = body
+        && !select.projection.iter().any(|item| {
+            matches!(
+                item,
+                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+            )
+        })
+    {
+        return Ok(select.projection.len());
+    }
+    let mut query = ast::Statement::Query(Box::new(source.clone()));
+    session.expand_views(&mut query)?;
+    Ok(session.plan(query).await?.schema().fields().len())
+}
+
 pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<WriteResult> {
     let name = match &insert.table {
         TableObject::TableName(n) => table_name(n)?,
@@ -590,11 +612,24 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
     let txn = session.open_txn()?;
     track_table(session, &txn, &name)?;
 
-    // Target columns: the list given, else every visible column in order.
+    // Target columns: the list given, else every visible column in order (as many as an
+    // INSERT … SELECT gives).
     let targets: Vec<usize> = if insert.columns.is_empty() {
-        (0..def.columns.len())
+        let mut all: Vec<usize> = (0..def.columns.len())
             .filter(|&i| !def.columns[i].hidden)
-            .collect()
+            .collect();
+        if let Some(source) = insert.source.as_ref()
+            && !matches!(source.body.as_ref(), SetExpr::Values(_))
+        {
+            let width = source_width(session, source).await?;
+            if width > all.len() {
+                return Err(Error::InvalidStatement(
+                    "INSERT has more expressions than target columns".into(),
+                ));
+            }
+            all.truncate(width);
+        }
+        all
     } else {
         let mut seen = Vec::new();
         for col in &insert.columns {

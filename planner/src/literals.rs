@@ -74,6 +74,14 @@ impl VisitorMut for Literals {
                     );
                 }
             }
+            // `- interval '1 day'`: DataFusion negates an interval constant's months and time
+            // but not its days; negated as an expression (`semantics::negation`), it is whole.
+            Expr::UnaryOp {
+                op: datafusion::sql::sqlparser::ast::UnaryOperator::Minus,
+                expr,
+            } if matches!(expr.as_ref(), Expr::Interval(_)) => {
+                **expr = Expr::Nested(expr.clone());
+            }
             Expr::Cast {
                 expr,
                 data_type: DataType::Bytea,
@@ -103,7 +111,7 @@ impl VisitorMut for Literals {
 
 /// PostgreSQL's error for bytea input it cannot read: 22023 naming the digit in the hex
 /// format, 22P02 in the escape format.
-fn bad_bytea(text: &str) -> Error {
+pub(crate) fn bad_bytea(text: &str) -> Error {
     match text.strip_prefix("\\x") {
         Some(hex) => {
             let bad = hex

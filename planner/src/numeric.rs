@@ -856,8 +856,11 @@ fn is_interval(args: &AccumulatorArgs) -> bool {
 
 /// `sum` with PostgreSQL's result types: a bigint sum is numeric, exact, where DataFusion's
 /// is a bigint that wraps around on overflow; smaller integers sum as bigint, as in both; a
-/// real sum is real, where DataFusion's is double precision. DataFusion sums only doubles, so
-/// a real sum is a double sum of the values, rounded to real at the end ([`Output::Real`]).
+/// real sum is real, where DataFusion's is double precision. DataFusion sums only bigints
+/// and doubles, so a smaller integer or real input is widened on its way in ([`Adapted`])
+/// rather than by a cast coercion would add: coercion may run twice over a plan, and would
+/// then take the widened bigint for a bigint sum. A real sum is a double sum of the values,
+/// rounded to real at the end ([`Output::Real`]).
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct PgSum {
     inner: Arc<AggregateUDF>,
@@ -876,6 +879,15 @@ impl PgSum {
 impl Default for PgSum {
     fn default() -> Self {
         PgSum::new()
+    }
+}
+
+/// The type DataFusion's sum adds values of type `input` in, when it is not `input`.
+fn summed_as(input: &DataType) -> Option<DataType> {
+    match input {
+        DataType::Float32 => Some(DataType::Float64),
+        DataType::Int8 | DataType::Int16 | DataType::Int32 => Some(DataType::Int64),
+        _ => None,
     }
 }
 
@@ -898,9 +910,9 @@ impl AggregateUDFImpl for PgSum {
         };
         Ok(vec![match input {
             DataType::Int64 | DataType::UInt64 => DataType::Decimal128(MAX_DIGITS, 0),
-            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Null => DataType::Int64,
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Float32 => input.clone(),
+            DataType::Null => DataType::Int64,
             DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => DataType::UInt64,
-            DataType::Float32 => DataType::Float32,
             t if t.is_floating() => DataType::Float64,
             DataType::Decimal128(..)
             | DataType::Decimal256(..)
@@ -913,55 +925,75 @@ impl AggregateUDFImpl for PgSum {
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
         match arg_types {
             [DataType::Float32] => Ok(DataType::Float32),
+            [t] => match summed_as(t) {
+                Some(wide) => self.inner.return_type(&[wide]),
+                None => self.inner.return_type(arg_types),
+            },
             _ => self.inner.return_type(arg_types),
         }
     }
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        if is_real(args.return_field.data_type()) {
-            return as_double_sum(&args, |a| self.inner.accumulator(a))
-                .map(|inner| Box::new(real_sum(inner)) as Box<dyn Accumulator>);
+        match Widening::of(&args) {
+            Some(w) => w
+                .make(&args, |a| self.inner.accumulator(a))
+                .map(|inner| Box::new(w.adapt(inner)) as Box<dyn Accumulator>),
+            None => self.inner.accumulator(args),
         }
-        self.inner.accumulator(args)
     }
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
-        if is_real(args.return_field.data_type()) {
-            let inputs: Vec<FieldRef> = args.input_fields.iter().map(double_field).collect();
-            return self.inner.state_fields(StateFieldsArgs {
-                input_fields: &inputs,
-                return_field: double_field(&args.return_field),
-                ..args
-            });
-        }
-        self.inner.state_fields(args)
+        let Some(wide) = args
+            .input_fields
+            .first()
+            .and_then(|f| summed_as(f.data_type()))
+        else {
+            return self.inner.state_fields(args);
+        };
+        let inputs: Vec<FieldRef> = args
+            .input_fields
+            .iter()
+            .map(|f| retyped(f, &wide))
+            .collect();
+        let return_field = match is_real(args.return_field.data_type()) {
+            true => retyped(&args.return_field, &wide),
+            false => Arc::clone(&args.return_field),
+        };
+        self.inner.state_fields(StateFieldsArgs {
+            input_fields: &inputs,
+            return_field,
+            ..args
+        })
     }
 
     fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
-        if is_real(args.return_field.data_type()) {
-            return as_double_sum(&args, |a| Ok(self.inner.groups_accumulator_supported(a)))
-                .unwrap_or(false);
+        match Widening::of(&args) {
+            Some(w) => w
+                .make(&args, |a| Ok(self.inner.groups_accumulator_supported(a)))
+                .unwrap_or(false),
+            None => self.inner.groups_accumulator_supported(args),
         }
-        self.inner.groups_accumulator_supported(args)
     }
 
     fn create_groups_accumulator(
         &self,
         args: AccumulatorArgs,
     ) -> Result<Box<dyn GroupsAccumulator>> {
-        if is_real(args.return_field.data_type()) {
-            return as_double_sum(&args, |a| self.inner.create_groups_accumulator(a))
-                .map(|inner| Box::new(real_sum(inner)) as Box<dyn GroupsAccumulator>);
+        match Widening::of(&args) {
+            Some(w) => w
+                .make(&args, |a| self.inner.create_groups_accumulator(a))
+                .map(|inner| Box::new(w.adapt(inner)) as Box<dyn GroupsAccumulator>),
+            None => self.inner.create_groups_accumulator(args),
         }
-        self.inner.create_groups_accumulator(args)
     }
 
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        if is_real(args.return_field.data_type()) {
-            return as_double_sum(&args, |a| self.inner.inner().create_sliding_accumulator(a))
-                .map(|inner| Box::new(real_sum(inner)) as Box<dyn Accumulator>);
+        match Widening::of(&args) {
+            Some(w) => w
+                .make(&args, |a| self.inner.inner().create_sliding_accumulator(a))
+                .map(|inner| Box::new(w.adapt(inner)) as Box<dyn Accumulator>),
+            None => self.inner.inner().create_sliding_accumulator(args),
         }
-        self.inner.inner().create_sliding_accumulator(args)
     }
 
     fn reverse_expr(&self) -> datafusion::logical_expr::ReversedUDAF {
@@ -977,45 +1009,80 @@ fn is_real(ty: &DataType) -> bool {
     matches!(ty, DataType::Float32)
 }
 
-/// A real sum over DataFusion's double precision sum `inner`.
-fn real_sum<A: ?Sized>(inner: Box<A>) -> Adapted<A> {
-    Adapted {
-        inner,
-        input: Some(DataType::Float64),
-        output: Output::Real,
-    }
+/// `field` with type `ty`, same name.
+fn retyped(field: &FieldRef, ty: &DataType) -> FieldRef {
+    Arc::new(field.as_ref().clone().with_data_type(ty.clone()))
 }
 
-/// `field` as a double precision field of the same name.
-fn double_field(field: &FieldRef) -> FieldRef {
-    Arc::new(field.as_ref().clone().with_data_type(DataType::Float64))
+/// How a sum's input reaches DataFusion's sum: widened to `to`.
+#[derive(Debug, Clone, Copy)]
+struct Widening {
+    to: &'static DataType,
+    real: bool,
 }
 
-/// Builds the double precision sum a real sum runs on: calls `make` with `args` as for a
-/// sum of doubles. What DataFusion evaluates is the real input; [`Adapted`] widens the
-/// values before they reach the sum, and the arguments describe them as the sum expects.
-fn as_double_sum<T>(
-    args: &AccumulatorArgs,
-    make: impl FnOnce(AccumulatorArgs) -> Result<T>,
-) -> Result<T> {
-    let fields: Vec<FieldRef> = args.expr_fields.iter().map(double_field).collect();
-    let exprs: Vec<Arc<dyn datafusion::physical_expr::PhysicalExpr>> = args
-        .exprs
-        .iter()
-        .map(|e| {
-            Arc::new(datafusion::physical_expr::expressions::CastExpr::new(
-                Arc::clone(e),
-                DataType::Float64,
-                None,
-            )) as Arc<dyn datafusion::physical_expr::PhysicalExpr>
+impl Widening {
+    fn of(args: &AccumulatorArgs) -> Option<Widening> {
+        let input = args.expr_fields.first()?.data_type();
+        summed_as(input)?;
+        Some(match input {
+            DataType::Float32 => Widening {
+                to: &DataType::Float64,
+                real: true,
+            },
+            _ => Widening {
+                to: &DataType::Int64,
+                real: false,
+            },
         })
-        .collect();
-    make(AccumulatorArgs {
-        return_field: double_field(&args.return_field),
-        exprs: &exprs,
-        expr_fields: &fields,
-        ..*args
-    })
+    }
+
+    /// Builds the sum over widened input: calls `make` with `args` as for a sum of the wider
+    /// type. What DataFusion evaluates is the narrow input; [`Adapted`] widens the values
+    /// before they reach the sum, and the arguments describe them as the sum expects.
+    fn make<T>(
+        self,
+        args: &AccumulatorArgs,
+        make: impl FnOnce(AccumulatorArgs) -> Result<T>,
+    ) -> Result<T> {
+        let fields: Vec<FieldRef> = args
+            .expr_fields
+            .iter()
+            .map(|f| retyped(f, self.to))
+            .collect();
+        let exprs: Vec<Arc<dyn datafusion::physical_expr::PhysicalExpr>> = args
+            .exprs
+            .iter()
+            .map(|e| {
+                Arc::new(datafusion::physical_expr::expressions::CastExpr::new(
+                    Arc::clone(e),
+                    self.to.clone(),
+                    None,
+                )) as Arc<dyn datafusion::physical_expr::PhysicalExpr>
+            })
+            .collect();
+        let return_field = match self.real {
+            true => retyped(&args.return_field, self.to),
+            false => Arc::clone(&args.return_field),
+        };
+        make(AccumulatorArgs {
+            return_field,
+            exprs: &exprs,
+            expr_fields: &fields,
+            ..*args
+        })
+    }
+
+    fn adapt<A: ?Sized>(self, inner: Box<A>) -> Adapted<A> {
+        Adapted {
+            inner,
+            input: Some(self.to.clone()),
+            output: match self.real {
+                true => Output::Real,
+                false => Output::Same,
+            },
+        }
+    }
 }
 
 /// One of DataFusion's accumulators whose result PostgreSQL types differently: the input
@@ -1035,6 +1102,8 @@ enum Output {
     /// A real sum computed in double precision (PostgreSQL adds in single precision, so a
     /// long sum may differ from it in the last digits), rounded to real.
     Real,
+    /// The inner accumulator's own results.
+    Same,
 }
 
 impl<A: ?Sized> std::fmt::Debug for Adapted<A> {
@@ -1050,6 +1119,7 @@ impl Output {
     fn apply(&self, array: &ArrayRef) -> Result<ArrayRef> {
         let (scale, from) = match self {
             Output::Real => return Ok(cast(array, &DataType::Float32)?),
+            Output::Same => return Ok(Arc::clone(array)),
             Output::Round { scale, from } => (*scale, from),
         };
         let round = |v: i256, from: i8| -> Result<i128> {

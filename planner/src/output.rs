@@ -231,25 +231,29 @@ pub fn duration_days(array: &ArrayRef, r: usize, unit: &TimeUnit) -> (i32, i64) 
     ((micros / DAY) as i32, micros % DAY)
 }
 
-/// An interval as PostgreSQL writes it; only a count of exactly 1 is singular (`-1 days`).
+/// An interval as PostgreSQL writes it; only a count of exactly 1 is singular (`-1 days`),
+/// and a positive field after a negative one has a `+` (`-1 days +02:00:00`).
 fn push_interval(months: i32, days: i32, nanos: i64, out: &mut String) {
     use std::fmt::Write;
     let mut parts = Vec::new();
     let (years, mons) = (months / 12, months % 12);
-    if years != 0 {
-        parts.push(format!("{years} year{}", if years == 1 { "" } else { "s" }));
-    }
-    if mons != 0 {
-        parts.push(format!("{mons} mon{}", if mons == 1 { "" } else { "s" }));
-    }
-    if days != 0 {
-        parts.push(format!("{days} day{}", if days == 1 { "" } else { "s" }));
+    // Whether the last field written was negative.
+    let mut after_negative = false;
+    for (value, unit) in [(years, "year"), (mons, "mon"), (days, "day")] {
+        if value != 0 {
+            let sign = if after_negative && value > 0 { "+" } else { "" };
+            let plural = if value == 1 { "" } else { "s" };
+            parts.push(format!("{sign}{value} {unit}{plural}"));
+            after_negative = value < 0;
+        }
     }
     let micros = nanos / 1000;
     if micros != 0 || parts.is_empty() {
         let mut t = String::new();
         if micros < 0 {
             t.push('-');
+        } else if after_negative {
+            t.push('+');
         }
         push_time_of_day(micros.abs(), &mut t);
         parts.push(t);

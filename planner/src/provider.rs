@@ -15,6 +15,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::SortOptions;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::Session as DfSession;
+use datafusion::common::Constraints;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Column, DFSchema};
 use datafusion::datasource::{TableProvider, TableType};
@@ -171,6 +172,9 @@ pub struct PartitaTable {
     /// Value of each column for rows written before the column was added.
     missing: Arc<Vec<Value>>,
     access: TableAccess,
+    /// The primary key, by place in `schema`: GROUP BY of it may select the table's other
+    /// columns, as in PostgreSQL.
+    constraints: Constraints,
 }
 
 /// Where a table access gets its reader.
@@ -266,6 +270,21 @@ impl PartitaTable {
             sources.push(ColumnSource::Etag);
         }
         let missing = Arc::new(missing_values(&def));
+        let key: Option<Vec<usize>> = def
+            .key_columns()
+            .iter()
+            .map(|k| {
+                sources
+                    .iter()
+                    .position(|s| matches!(s, ColumnSource::Stored(i) if i == k))
+            })
+            .collect();
+        let constraints = match key {
+            Some(key) if !key.is_empty() => {
+                Constraints::new_unverified(vec![datafusion::common::Constraint::PrimaryKey(key)])
+            }
+            _ => Constraints::default(),
+        };
         PartitaTable {
             def,
             schema: Arc::new(Schema::new(fields)),
@@ -273,6 +292,7 @@ impl PartitaTable {
             reader,
             missing,
             access,
+            constraints,
         }
     }
 }
@@ -459,6 +479,10 @@ impl TableProvider for PartitaTable {
 
     fn table_type(&self) -> TableType {
         TableType::Base
+    }
+
+    fn constraints(&self) -> Option<&Constraints> {
+        Some(&self.constraints)
     }
 
     fn supports_filters_pushdown(

@@ -32,6 +32,8 @@ impl AnalyzerRule for PostgresSemantics {
                 .transform_data(|e| crate::numeric::rewrite_arithmetic(e, schema))?
                 .transform_data(|e| crate::functions::rounding_scale(e, schema))?
                 .transform_data(|e| rounding_int_cast(e, schema))?
+                .transform_data(|e| negation(e, schema))?
+                .transform_data(|e| to_hex_width(e, schema))?
                 .transform_data(|e| checked_arithmetic(e, schema))?
                 .transform_data(typeof_constant)?
                 .transform_data(|e| crate::casts::typed_input(e, schema))?
@@ -129,6 +131,12 @@ impl AnalyzerRule for ArithmeticOperands {
                 if i32::try_from(*n).is_ok())
         };
         rewrite_expressions(plan, |e, schema| {
+            // A quoted literal compared with a boolean or a bytea is read as one.
+            let literal = crate::casts::literal_operands(e, schema)?;
+            if literal.transformed {
+                return Ok(literal);
+            }
+            let e = literal.data;
             // date_trunc of a date truncates the timestamptz of its midnight in the session's
             // zone, as PostgreSQL's implicit cast does (DataFusion's gives a timestamp).
             if let Expr::ScalarFunction(f) = &e
@@ -514,6 +522,74 @@ fn typeof_constant(
 /// a float result that overflows or underflows, and a float divided by zero is 22012 (unless
 /// the dividend is NaN). Integer `+`, `-`, `*` and float `+`, `-`, `*`, `/` of one type become
 /// [`CheckedArithmetic`]; integer division by zero DataFusion already refuses.
+/// `to_hex` of an integer or smallint writes its 32 bits (`to_hex(-1)` is `ffffffff`), as
+/// PostgreSQL's `to_hex(integer)` does; DataFusion's widens it to 64 bits first.
+fn to_hex_width(
+    expr: datafusion::logical_expr::Expr,
+    schema: &datafusion::common::DFSchema,
+) -> Result<datafusion::common::tree_node::Transformed<datafusion::logical_expr::Expr>> {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::common::tree_node::Transformed;
+    use datafusion::logical_expr::{BinaryExpr, Cast, Expr, ExprSchemable, Operator, lit};
+    let Expr::ScalarFunction(f) = &expr else {
+        return Ok(Transformed::no(expr));
+    };
+    let [arg] = f.args.as_slice() else {
+        return Ok(Transformed::no(expr));
+    };
+    if f.name() != "to_hex" {
+        return Ok(Transformed::no(expr));
+    }
+    // An integer constant that fits 32 bits is an `integer` in PostgreSQL.
+    let narrow = |e: &Expr| {
+        matches!(e.get_type(schema), Ok(DataType::Int32 | DataType::Int16))
+            || matches!(e, Expr::Literal(datafusion::common::ScalarValue::Int64(Some(n)), _)
+                if i32::try_from(*n).is_ok())
+    };
+    let inner = match arg {
+        Expr::Cast(Cast { expr: inner, .. }) if narrow(inner) => inner.as_ref(),
+        e if narrow(e) => e,
+        _ => return Ok(Transformed::no(expr)),
+    };
+    let wide = Expr::Cast(Cast::new(Box::new(inner.clone()), DataType::Int64));
+    let bits = Expr::BinaryExpr(BinaryExpr::new(
+        Box::new(wide),
+        Operator::BitwiseAnd,
+        Box::new(lit(0xFFFF_FFFF_i64)),
+    ));
+    Ok(Transformed::yes(f.func.call(vec![bits])))
+}
+
+/// `-x` as `0 - x`: an integer's is checked (`-(-2147483648)` is 22003, where Arrow's wraps
+/// around) and an interval's negates every field (Arrow's leaves the days alone).
+fn negation(
+    expr: datafusion::logical_expr::Expr,
+    schema: &datafusion::common::DFSchema,
+) -> Result<datafusion::common::tree_node::Transformed<datafusion::logical_expr::Expr>> {
+    use datafusion::arrow::datatypes::{DataType, IntervalMonthDayNano, IntervalUnit};
+    use datafusion::common::ScalarValue;
+    use datafusion::common::tree_node::Transformed;
+    use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, Operator, lit};
+    let Expr::Negative(inner) = &expr else {
+        return Ok(Transformed::no(expr));
+    };
+    let zero = match inner.get_type(schema)? {
+        DataType::Int16 => ScalarValue::Int16(Some(0)),
+        DataType::Int32 => ScalarValue::Int32(Some(0)),
+        DataType::Int64 => ScalarValue::Int64(Some(0)),
+        DataType::Interval(IntervalUnit::MonthDayNano) => {
+            ScalarValue::IntervalMonthDayNano(Some(IntervalMonthDayNano::new(0, 0, 0)))
+        }
+        _ => return Ok(Transformed::no(expr)),
+    };
+    // Checked by `checked_arithmetic`, which comes next.
+    Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+        Box::new(lit(zero)),
+        Operator::Minus,
+        inner.clone(),
+    ))))
+}
+
 fn checked_arithmetic(
     expr: datafusion::logical_expr::Expr,
     schema: &datafusion::common::DFSchema,

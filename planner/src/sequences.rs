@@ -903,10 +903,10 @@ pub async fn alter(session: &mut Session, text: &str) -> Result<WriteResult> {
 
 /// `nextval('old')` in a column default, as it reads after a rename of sequence `old`.
 fn renamed_default(default: &str, old: &str, new: &str) -> Option<String> {
-    let call = format!("nextval('{old}')");
+    let call = sql::catalog::nextval_call(old);
     default
         .contains(&call)
-        .then(|| default.replace(&call, &format!("nextval('{new}')")))
+        .then(|| default.replace(&call, &sql::catalog::nextval_call(new)))
 }
 
 fn rename(session: &mut Session, txn: &SharedTxn, sequence: &Sequence, to: &str) -> Result<()> {
@@ -956,7 +956,7 @@ fn rename(session: &mut Session, txn: &SharedTxn, sequence: &Sequence, to: &str)
 
 /// The columns whose defaults call sequence `name`.
 fn callers(session: &Session, name: &str) -> Vec<(String, String)> {
-    let call = format!("nextval('{name}')");
+    let call = sql::catalog::nextval_call(name);
     session
         .db
         .catalog

@@ -113,11 +113,35 @@ pub fn rewrite_timestamp_text(
         Some(iso) => iso,
         None => match (with_seconds(text), target) {
             (Some(text), DataType::Timestamp(..)) => text,
-            _ => return Ok(Transformed::no(expr)),
+            _ if text.trim() != text => text.trim().to_string(),
+            _ => text.clone(),
         },
     };
+    // A timestamp without time zone ignores a zone the text gives, as PostgreSQL's does.
+    let text = match target {
+        DataType::Timestamp(_, None) => without_zone(&text).to_string(),
+        _ => text,
+    };
+    if matches!(inner, Expr::Literal(ScalarValue::Utf8(Some(original)), _) if *original == text) {
+        return Ok(Transformed::no(expr));
+    }
     let literal = Expr::Literal(ScalarValue::Utf8(Some(text)), meta.clone());
     Ok(Transformed::yes(with_operand(expr, literal)))
+}
+
+/// ISO timestamp text without the zone after its time (`+05`, `-03:30`, `Z`, ` UTC`).
+fn without_zone(text: &str) -> &str {
+    let Some(time) = text
+        .get(10..)
+        .and_then(|t| t.find([' ', 'T']).map(|i| i + 11))
+    else {
+        return text;
+    };
+    let rest = &text[time..];
+    let end = rest
+        .find(['+', '-', 'Z', 'z', ' '])
+        .map_or(text.len(), |i| time + i);
+    text[..end].trim_end()
 }
 
 /// A cast (or TRY_CAST) of `operand` instead of what it cast.

@@ -463,7 +463,25 @@ pub fn serial_sequence_name(table: &str, column: &str) -> String {
 
 /// The DEFAULT of a serial or identity column: the next value of its sequence.
 pub fn serial_default(table: &str, column: &str) -> String {
-    format!("nextval('{}')", serial_sequence_name(table, column))
+    nextval_call(&serial_sequence_name(table, column))
+}
+
+/// `nextval('s')` of sequence `name`, the name written as a regclass constant reads it:
+/// double-quoted unless it is all lower case (`nextval('"Post_id_seq"')`).
+pub fn nextval_call(name: &str) -> String {
+    format!("nextval('{}')", regclass_text(name).replace('\'', "''"))
+}
+
+/// Relation `name` as regclass text reads it: double-quoted unless it is all lower case.
+pub fn regclass_text(name: &str) -> String {
+    let plain = name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    match plain {
+        true => name.to_string(),
+        false => format!("\"{}\"", name.replace('"', "\"\"")),
+    }
 }
 
 /// The catalog key of the sequence of `table`'s column `column`.
@@ -593,7 +611,7 @@ impl Catalog {
         if let Some(def) = self.sequence_def(name, changes) {
             return Some(standalone(def));
         }
-        let default = format!("nextval('{name}')");
+        let default = nextval_call(name);
         let mut found: Option<(bool, Sequence)> = None;
         for table in self.tables(changes) {
             for column in &table.columns {

@@ -603,7 +603,7 @@ pub fn default_text(expr: &ast::Expr) -> String {
             if let ast::Expr::Value(v) = arg
                 && let ast::Value::SingleQuotedString(name) = &mut v.value
             {
-                *name = crate::sequence::regclass_name(name);
+                *name = crate::catalog::regclass_text(&crate::sequence::regclass_name(name));
             }
         }
         std::ops::ControlFlow::<()>::Continue(())

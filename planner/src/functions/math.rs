@@ -172,24 +172,41 @@ pub(crate) fn rounding_scale(expr: Expr, schema: &DFSchema) -> Result<Transforme
     if !matches!(f.name(), "ceil" | "floor" | "trunc") {
         return Ok(Transformed::no(expr));
     }
-    let Some(DataType::Decimal128(..)) = f.args.first().and_then(|a| a.get_type(schema).ok())
+    let Some(DataType::Decimal128(p, s)) = f.args.first().and_then(|a| a.get_type(schema).ok())
     else {
         return Ok(Transformed::no(expr));
+    };
+    // `ceil(0.5)` needs a digit its argument's type has no room for (DataFusion keeps the
+    // precision and overflows): the argument gets all 38.
+    let widened = p < 38 && f.name() != "trunc";
+    let expr = match widened {
+        true => {
+            let mut args = f.args.clone();
+            args[0] = Expr::Cast(Cast::new(
+                Box::new(args[0].clone()),
+                DataType::Decimal128(38, s),
+            ));
+            f.func.call(args)
+        }
+        false => expr,
+    };
+    let Expr::ScalarFunction(f) = &expr else {
+        return Ok(Transformed::new_transformed(expr, widened));
     };
     let target = match f.args.get(1) {
         None => 0,
         Some(Expr::Literal(v, _)) => match int(v) {
             Some(n) => n.clamp(0, 38) as i8,
-            None => return Ok(Transformed::no(expr)),
+            None => return Ok(Transformed::new_transformed(expr, widened)),
         },
-        Some(_) => return Ok(Transformed::no(expr)),
+        Some(_) => return Ok(Transformed::new_transformed(expr, widened)),
     };
     match expr.get_type(schema)? {
         DataType::Decimal128(_, s) if s != target => Ok(Transformed::yes(Expr::Cast(Cast::new(
             Box::new(expr),
             DataType::Decimal128(38, target),
         )))),
-        _ => Ok(Transformed::no(expr)),
+        _ => Ok(Transformed::new_transformed(expr, widened)),
     }
 }
 

@@ -88,6 +88,10 @@ pub fn register(ctx: &SessionContext) {
         &mut ctx.clone(),
         Arc::new(crate::interval::IntervalArithmetic),
     );
+    let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
+        &mut ctx.clone(),
+        Arc::new(crate::casts::LiteralComparisons),
+    );
 }
 
 /// The function `mode() WITHIN GROUP (ORDER BY x)` is planned as, over the sorted non-NULL
