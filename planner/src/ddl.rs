@@ -382,16 +382,6 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                 old_column_name,
                 new_column_name,
             } => {
-                let old = normalize_ident(old_column_name);
-                if let Some(v) = crate::plain_view::readers(session, &def.name)
-                    .iter()
-                    .find(|v| crate::plain_view::may_read_column(v, &old))
-                {
-                    return Err(Error::Unsupported(format!(
-                        "renaming a column that views read (view {} reads {}; drop the view first)",
-                        v.name, def.name
-                    )));
-                }
                 let standalone = |name: &str| {
                     let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
                     session
@@ -405,6 +395,16 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                     normalize_ident(old_column_name),
                     normalize_ident(new_column_name),
                 );
+                // After the column's own checks, as PostgreSQL's errors come in that order.
+                if let Some(v) = crate::plain_view::readers(session, &def.name)
+                    .iter()
+                    .find(|v| crate::plain_view::may_read_column(v, &old))
+                {
+                    return Err(Error::Unsupported(format!(
+                        "renaming a column that views read (view {} reads {}; drop the view first)",
+                        v.name, def.name
+                    )));
+                }
                 crate::sequences::rename_owner(
                     session,
                     &txn,
@@ -1141,10 +1141,11 @@ pub(crate) fn rename_table(session: &mut Session, def: &TableDef, to: &str) -> R
     }
     // A materialized view's base table keeps a copy of its definition.
     if let Some(v) = &def.view {
+        let renamed = session.table_def(to)?;
         let mut base = (*session.table_def(&v.base)?).clone();
         for copy in &mut base.views {
             if copy.name == old {
-                copy.name = to.to_string();
+                *copy = (*renamed).clone();
             }
         }
         store_def(session, &txn, base)?;

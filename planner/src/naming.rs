@@ -172,7 +172,6 @@ pub fn alias_query_columns(query: &mut Query) -> Result<Vec<(usize, String)>> {
             SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
         )
     }) {
-        name_beside_wildcard(select);
         return Ok(vec![]);
     }
     // Each item's output name where it has one for sure: a column's, or its alias.
@@ -255,42 +254,6 @@ pub fn alias_query_columns(query: &mut Query) -> Result<Vec<(usize, String)>> {
         }
     }
     Ok(renames)
-}
-
-/// Beside a `*`, whose columns are not known here (so no output column can be renamed by
-/// its place), an expression is given PostgreSQL's name for it as an alias (`t.*, sum(v)`
-/// shows `sum`) when no other item of the list may have that name.
-fn name_beside_wildcard(select: &mut ast::Select) {
-    let named: Vec<String> = select
-        .projection
-        .iter()
-        .map(|item| match item {
-            SelectItem::UnnamedExpr(Expr::Identifier(id)) => Some(folded(id)),
-            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => parts.last().map(folded),
-            SelectItem::UnnamedExpr(e) => pg_column_name(e),
-            SelectItem::ExprWithAlias { alias, .. } => Some(folded(alias)),
-            _ => None,
-        })
-        .map(Option::unwrap_or_default)
-        .collect();
-    for item in select.projection.iter_mut() {
-        let SelectItem::UnnamedExpr(expr) = item else {
-            continue;
-        };
-        if matches!(expr, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
-            continue;
-        }
-        let Some(name) = pg_column_name(expr) else {
-            continue;
-        };
-        if name == "?column?" || named.iter().filter(|n| **n == name).count() > 1 {
-            continue;
-        }
-        *item = SelectItem::ExprWithAlias {
-            expr: expr.clone(),
-            alias: Ident::with_quote('"', name),
-        };
-    }
 }
 
 /// `FROM generate_series(1, 10) g` names the function's column `g`, as PostgreSQL does for

@@ -303,6 +303,12 @@ pub(crate) fn may_read_column(v: &PlainView, column: &str) -> bool {
                     ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..)
                 )
             });
+            // JOIN … USING and NATURAL JOIN read columns no expression names (a word in
+            // a string constant may count too: this only refuses more renames).
+            self.found |= s.from.iter().any(|t| {
+                let text = t.to_string().to_ascii_uppercase();
+                text.contains(" USING") || text.contains("NATURAL ")
+            });
             ControlFlow::Continue(())
         }
         fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
@@ -342,6 +348,36 @@ impl Scopes {
             _ => false,
         }
     }
+}
+
+/// Calls `f` on each FROM item of `stmt`, with the WITH query names in scope there; `f`
+/// breaking stops the walk.
+fn each_table_factor(
+    stmt: &mut Statement,
+    f: impl FnMut(&mut TableFactor, &Scopes) -> ControlFlow<()>,
+) {
+    struct Walker<F> {
+        f: F,
+        scopes: Scopes,
+    }
+    impl<F: FnMut(&mut TableFactor, &Scopes) -> ControlFlow<()>> VisitorMut for Walker<F> {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<()> {
+            self.scopes.enter(q);
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
+            self.scopes.leave();
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_table_factor(&mut self, t: &mut TableFactor) -> ControlFlow<()> {
+            (self.f)(t, &self.scopes)
+        }
+    }
+    let _ = stmt.visit(&mut Walker {
+        f,
+        scopes: Scopes::default(),
+    });
 }
 
 /// The relations a statement names in FROM clauses (WITH query names left out).
@@ -433,102 +469,79 @@ fn expand_within(
     view_of: &dyn Fn(&str) -> Option<Arc<PlainView>>,
     chain: &[String],
 ) -> Result<()> {
-    struct Expander<'a> {
-        view_of: &'a dyn Fn(&str) -> Option<Arc<PlainView>>,
-        chain: &'a [String],
-        scopes: Scopes,
-        error: Option<Error>,
-    }
-    impl VisitorMut for Expander<'_> {
-        type Break = ();
-        fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<()> {
-            self.scopes.enter(q);
-            ControlFlow::Continue(())
+    let mut error = None;
+    each_table_factor(stmt, |t, scopes| {
+        let TableFactor::Table {
+            name,
+            alias,
+            args: None,
+            ..
+        } = t
+        else {
+            return ControlFlow::Continue(());
+        };
+        if scopes.is_cte(name) {
+            return ControlFlow::Continue(());
         }
-        fn post_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
-            self.scopes.leave();
-            ControlFlow::Continue(())
+        let Ok(n) = table_name(name) else {
+            return ControlFlow::Continue(());
+        };
+        let Some(view) = view_of(&n) else {
+            return ControlFlow::Continue(());
+        };
+        if chain.contains(&n) || chain.len() >= MAX_DEPTH {
+            error = Some(Error::InvalidRecursion(format!(
+                "infinite recursion detected in rules for relation \"{n}\""
+            )));
+            return ControlFlow::Break(());
         }
-        fn pre_visit_table_factor(&mut self, t: &mut TableFactor) -> ControlFlow<()> {
-            let TableFactor::Table {
-                name,
-                alias,
-                args: None,
-                ..
-            } = t
-            else {
-                return ControlFlow::Continue(());
-            };
-            if self.scopes.is_cte(name) {
-                return ControlFlow::Continue(());
-            }
-            let Ok(n) = table_name(name) else {
-                return ControlFlow::Continue(());
-            };
-            let Some(view) = (self.view_of)(&n) else {
-                return ControlFlow::Continue(());
-            };
-            if self.chain.contains(&n) || self.chain.len() >= MAX_DEPTH {
-                self.error = Some(Error::InvalidRecursion(format!(
-                    "infinite recursion detected in rules for relation \"{n}\""
-                )));
+        let mut query = match parse_sql(&view.query).map(|mut s| s.pop()) {
+            Ok(Some(q @ Statement::Query(_))) => q,
+            Ok(_) => {
+                error = Some(Error::Internal(format!("view \"{n}\" query")));
                 return ControlFlow::Break(());
             }
-            let mut query = match parse_sql(&view.query).map(|mut s| s.pop()) {
-                Ok(Some(q @ Statement::Query(_))) => q,
-                Ok(_) => {
-                    self.error = Some(Error::Internal(format!("view \"{n}\" query")));
-                    return ControlFlow::Break(());
-                }
-                Err(e) => {
-                    self.error = Some(e);
-                    return ControlFlow::Break(());
-                }
-            };
-            // The view's query sees its own WITH names only, and the views it reads.
-            let mut chain = self.chain.to_vec();
-            chain.push(n.clone());
-            if let Err(e) = expand_within(&mut query, self.view_of, &chain) {
-                self.error = Some(e);
+            Err(e) => {
+                error = Some(e);
                 return ControlFlow::Break(());
             }
-            let Statement::Query(query) = query else {
-                return ControlFlow::Continue(());
-            };
-            let mut alias = alias.clone().unwrap_or(TableAlias {
-                explicit: true,
-                name: ast::Ident::with_quote('"', &view.name),
-                columns: vec![],
-                at: None,
-            });
-            // The view's names, after any the reference gives (`FROM v AS x(a)`).
-            let given = alias.columns.len();
-            alias.columns.extend(
-                view.columns
-                    .iter()
-                    .skip(given)
-                    .map(|c| TableAliasColumnDef {
-                        name: ast::Ident::with_quote('"', c),
-                        data_type: None,
-                    }),
-            );
-            *t = TableFactor::Derived {
-                lateral: false,
-                subquery: query,
-                alias: Some(alias),
-                sample: None,
-            };
-            ControlFlow::Continue(())
+        };
+        // The view's query sees its own WITH names only, and the views it reads.
+        let mut chain = chain.to_vec();
+        chain.push(n.clone());
+        if let Err(e) = expand_within(&mut query, view_of, &chain) {
+            error = Some(e);
+            return ControlFlow::Break(());
         }
-    }
-    let mut expander = Expander {
-        view_of,
-        chain,
-        scopes: Scopes::default(),
-        error: None,
-    };
-    let _ = stmt.visit(&mut expander);
-    match expander.error {
+        let Statement::Query(query) = query else {
+            return ControlFlow::Continue(());
+        };
+        let mut alias = alias.clone().unwrap_or(TableAlias {
+            explicit: true,
+            name: ast::Ident::with_quote('"', &view.name),
+            columns: vec![],
+            at: None,
+        });
+        // The view's names, after any the reference gives (`FROM v AS x(a)`).
+        let given = alias.columns.len();
+        alias.columns.extend(
+            view.columns
+                .iter()
+                .skip(given)
+                .map(|c| TableAliasColumnDef {
+                    name: ast::Ident::with_quote('"', c),
+                    data_type: None,
+                }),
+        );
+        *t = TableFactor::Derived {
+            lateral: false,
+            subquery: query,
+            alias: Some(alias),
+            sample: None,
+        };
+        ControlFlow::Continue(())
+    });
+    match error {
         Some(e) => Err(e),
         None => Ok(()),
     }
@@ -708,7 +721,12 @@ pub(crate) fn read_renamed(
             Some(q @ Statement::Query(_)) => q,
             _ => return Err(Error::Internal(format!("view \"{}\" query", reader.name))),
         };
-        rename_relation(&mut query, old, new);
+        if !rename_relation(&mut query, old, new) {
+            return Err(Error::Unsupported(format!(
+                "renaming {old} to {new}: view {} has a WITH query named {new}",
+                reader.name
+            )));
+        }
         let mut renamed = (**reader).clone();
         renamed.query = query.to_string();
         for read in &mut renamed.reads {
@@ -727,47 +745,34 @@ pub(crate) fn read_renamed(
 }
 
 /// Makes each reference to relation `old` in `stmt` (not a WITH query of that name) a
-/// reference to `new` under the name `old`.
-fn rename_relation(stmt: &mut Statement, old: &str, new: &str) {
-    struct Renamer<'a> {
-        old: &'a str,
-        new: &'a str,
-        scopes: Scopes,
-    }
-    impl VisitorMut for Renamer<'_> {
-        type Break = ();
-        fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<()> {
-            self.scopes.enter(q);
-            ControlFlow::Continue(())
+/// reference to `new` under the name `old`; `false`, leaving the rest, where a WITH query
+/// named `new` is in scope, which the new name would read instead.
+fn rename_relation(stmt: &mut Statement, old: &str, new: &str) -> bool {
+    let mut clear = true;
+    each_table_factor(stmt, |t, scopes| {
+        let TableFactor::Table { name, alias, .. } = t else {
+            return ControlFlow::Continue(());
+        };
+        if scopes.is_cte(name) || table_name(name).ok().as_deref() != Some(old) {
+            return ControlFlow::Continue(());
         }
-        fn post_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
-            self.scopes.leave();
-            ControlFlow::Continue(())
+        let renamed = ast::ObjectName::from(vec![ast::Ident::with_quote('"', new)]);
+        if scopes.is_cte(&renamed) {
+            clear = false;
+            return ControlFlow::Break(());
         }
-        fn pre_visit_table_factor(&mut self, t: &mut TableFactor) -> ControlFlow<()> {
-            let TableFactor::Table { name, alias, .. } = t else {
-                return ControlFlow::Continue(());
-            };
-            if self.scopes.is_cte(name) || table_name(name).ok().as_deref() != Some(self.old) {
-                return ControlFlow::Continue(());
-            }
-            *name = ast::ObjectName::from(vec![ast::Ident::with_quote('"', self.new)]);
-            if alias.is_none() {
-                *alias = Some(TableAlias {
-                    explicit: true,
-                    name: ast::Ident::with_quote('"', self.old),
-                    columns: vec![],
-                    at: None,
-                });
-            }
-            ControlFlow::Continue(())
+        *name = ast::ObjectName::from(vec![ast::Ident::with_quote('"', new)]);
+        if alias.is_none() {
+            *alias = Some(TableAlias {
+                explicit: true,
+                name: ast::Ident::with_quote('"', old),
+                columns: vec![],
+                at: None,
+            });
         }
-    }
-    let _ = stmt.visit(&mut Renamer {
-        old,
-        new,
-        scopes: Scopes::default(),
+        ControlFlow::Continue(())
     });
+    clear
 }
 
 /// `ALTER VIEW v RENAME COLUMN old TO new` (ALTER TABLE's too). A column another view may

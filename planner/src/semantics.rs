@@ -517,11 +517,6 @@ fn typeof_constant(
     }
 }
 
-/// PostgreSQL checks arithmetic where Arrow wraps integers and gives floats infinities and
-/// zeros: an integer result out of its type's range is 22003 ("integer out of range"), so is
-/// a float result that overflows or underflows, and a float divided by zero is 22012 (unless
-/// the dividend is NaN). Integer `+`, `-`, `*` and float `+`, `-`, `*`, `/` of one type become
-/// [`CheckedArithmetic`]; integer division by zero DataFusion already refuses.
 /// `to_hex` of an integer or smallint writes its 32 bits (`to_hex(-1)` is `ffffffff`), as
 /// PostgreSQL's `to_hex(integer)` does; DataFusion's widens it to 64 bits first.
 fn to_hex_width(
@@ -547,7 +542,6 @@ fn to_hex_width(
                 if i32::try_from(*n).is_ok())
     };
     let inner = match arg {
-        Expr::Cast(Cast { expr: inner, .. }) if narrow(inner) => inner.as_ref(),
         e if narrow(e) => e,
         _ => return Ok(Transformed::no(expr)),
     };
@@ -590,6 +584,11 @@ fn negation(
     ))))
 }
 
+/// PostgreSQL checks arithmetic where Arrow wraps integers and gives floats infinities and
+/// zeros: an integer result out of its type's range is 22003 ("integer out of range"), so is
+/// a float result that overflows or underflows, and a float divided by zero is 22012 (unless
+/// the dividend is NaN). Integer `+`, `-`, `*` and float `+`, `-`, `*`, `/` of one type become
+/// [`CheckedArithmetic`]; integer division by zero DataFusion already refuses.
 fn checked_arithmetic(
     expr: datafusion::logical_expr::Expr,
     schema: &datafusion::common::DFSchema,

@@ -129,7 +129,7 @@ pub fn rewrite_timestamp_text(
     Ok(Transformed::yes(with_operand(expr, literal)))
 }
 
-/// ISO timestamp text without the zone after its time (`+05`, `-03:30`, `Z`, ` UTC`).
+/// ISO timestamp text without the zone offset after its time (`+05`, `-03:30`, `Z`).
 fn without_zone(text: &str) -> &str {
     let Some(time) = text
         .get(10..)
@@ -138,10 +138,9 @@ fn without_zone(text: &str) -> &str {
         return text;
     };
     let rest = &text[time..];
-    let end = rest
-        .find(['+', '-', 'Z', 'z', ' '])
-        .map_or(text.len(), |i| time + i);
-    text[..end].trim_end()
+    let end = rest.find(['+', '-']).map_or(text.len(), |i| time + i);
+    let text = text[..end].trim_end();
+    text.strip_suffix(['Z', 'z']).unwrap_or(text)
 }
 
 /// A cast (or TRY_CAST) of `operand` instead of what it cast.

@@ -66,8 +66,13 @@ impl ColumnDef {
         if self.sequence.is_some() {
             return self.sequence.clone();
         }
-        (self.default.as_deref() == Some(serial_default(table, &self.name).as_str()))
-            .then(|| serial_sequence_name(table, &self.name))
+        let name = serial_sequence_name(table, &self.name);
+        // Defaults written before names were quoted read `nextval('Post_id_seq')`.
+        let legacy = format!("nextval('{name}')");
+        let default = self.default.as_deref();
+        (default == Some(serial_default(table, &self.name).as_str())
+            || default == Some(legacy.as_str()))
+        .then_some(name)
     }
 }
 
@@ -611,12 +616,17 @@ impl Catalog {
         if let Some(def) = self.sequence_def(name, changes) {
             return Some(standalone(def));
         }
-        let default = nextval_call(name);
+        // Defaults written before names were quoted read `nextval('Post_id_seq')`.
+        let defaults = [nextval_call(name), format!("nextval('{name}')")];
         let mut found: Option<(bool, Sequence)> = None;
         for table in self.tables(changes) {
             for column in &table.columns {
                 let owner = column.owned_sequence(&table.name).as_deref() == Some(name);
-                if (owner || column.default.as_deref() == Some(default.as_str()))
+                if (owner
+                    || column
+                        .default
+                        .as_ref()
+                        .is_some_and(|d| defaults.contains(d)))
                     && found.as_ref().is_none_or(|(named, _)| owner && !named)
                 {
                     found = Some((owner, column_sequence(&table, column, name)));

@@ -38,7 +38,7 @@ SELECT sum(pts) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM
 CREATE TABLE clubs (id int PRIMARY KEY, name text);
 INSERT INTO clubs VALUES (1, 'one'), (2, 'two'), (3, 'three');
 SELECT c.id, c.name, count(s.id) FROM clubs c LEFT JOIN scores s ON s.pts = c.id + 2 GROUP BY c.id ORDER BY c.id;
-SELECT c.*, sum(s.pts) FROM clubs c LEFT JOIN scores s ON s.pts = c.id + 2 GROUP BY c.id ORDER BY c.id;
+SELECT c.*, sum(s.pts) AS sum FROM clubs c LEFT JOIN scores s ON s.pts = c.id + 2 GROUP BY c.id ORDER BY c.id;
 SELECT name FROM clubs GROUP BY id HAVING count(*) = 1 ORDER BY 1;
 SELECT s.team FROM clubs c JOIN scores s ON s.pts = c.id + 2 GROUP BY c.id;
 SELECT team, pts FROM scores GROUP BY team;
@@ -51,3 +51,5 @@ INSERT INTO kv SELECT 'x', 1;
 INSERT INTO kv SELECT k || 'y', v + 1, w FROM kv;
 INSERT INTO kv SELECT 'q', 1, 2, 'z', 5;
 SELECT * FROM kv ORDER BY k;
+SELECT to_hex((-1)::bigint), to_hex(pts::bigint) FROM members WHERE id = 1;
+SELECT s.*, c.name::text AS club FROM clubs c JOIN scores s ON s.pts = c.id + 2 ORDER BY s.id;
