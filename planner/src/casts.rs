@@ -408,10 +408,8 @@ pub fn literal_operands(
     let typed = |e: &Expr| e.get_type(schema).ok().filter(reads_literals);
     match &expr {
         Expr::BinaryExpr(BinaryExpr { left, op, right }) if crate::semantics::is_comparison(op) => {
-            let (l, r) = match (typed(left), typed(right)) {
-                (Some(t), _) => (left.as_ref().clone(), literal_as(right, &t)?),
-                (_, Some(t)) => (literal_as(left, &t)?, right.as_ref().clone()),
-                _ => return Ok(Transformed::no(expr)),
+            let Some((l, r)) = literal_pair(left, right, schema)? else {
+                return Ok(Transformed::no(expr));
             };
             Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
                 Box::new(l),
@@ -470,6 +468,21 @@ pub fn literal_operands(
     }
 }
 
+/// `left` and `right`, a string literal on one side read as the boolean or bytea the other
+/// side is; `None` when neither side is one.
+fn literal_pair(
+    left: &Expr,
+    right: &Expr,
+    schema: &datafusion::common::DFSchema,
+) -> Result<Option<(Expr, Expr)>> {
+    let typed = |e: &Expr| e.get_type(schema).ok().filter(reads_literals);
+    Ok(match (typed(left), typed(right)) {
+        (Some(t), _) => Some((left.clone(), literal_as(right, &t)?)),
+        (_, Some(t)) => Some((literal_as(left, &t)?, right.clone())),
+        _ => None,
+    })
+}
+
 /// The types whose values a quoted literal is read as by `literal_operands`.
 fn reads_literals(ty: &DataType) -> bool {
     matches!(ty, DataType::Boolean | DataType::Binary)
@@ -520,13 +533,9 @@ impl datafusion::logical_expr::planner::ExprPlanner for LiteralComparisons {
         if matches!(
             expr.op,
             Op::Eq | Op::NotEq | Op::Lt | Op::LtEq | Op::Gt | Op::GtEq
-        ) {
-            let typed = |e: &Expr| e.get_type(schema).ok().filter(reads_literals);
-            if let Some(t) = typed(&expr.left) {
-                expr.right = literal_as(&expr.right, &t)?;
-            } else if let Some(t) = typed(&expr.right) {
-                expr.left = literal_as(&expr.left, &t)?;
-            }
+        ) && let Some((l, r)) = literal_pair(&expr.left, &expr.right, schema)?
+        {
+            (expr.left, expr.right) = (l, r);
         }
         Ok(PlannerResult::Original(expr))
     }

@@ -1015,25 +1015,19 @@ fn retyped(field: &FieldRef, ty: &DataType) -> FieldRef {
 }
 
 /// How a sum's input reaches DataFusion's sum: widened to `to`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Widening {
-    to: &'static DataType,
+    to: DataType,
+    /// A real sum: its result is real, computed in double precision.
     real: bool,
 }
 
 impl Widening {
     fn of(args: &AccumulatorArgs) -> Option<Widening> {
         let input = args.expr_fields.first()?.data_type();
-        summed_as(input)?;
-        Some(match input {
-            DataType::Float32 => Widening {
-                to: &DataType::Float64,
-                real: true,
-            },
-            _ => Widening {
-                to: &DataType::Int64,
-                real: false,
-            },
+        Some(Widening {
+            to: summed_as(input)?,
+            real: is_real(input),
         })
     }
 
@@ -1041,14 +1035,14 @@ impl Widening {
     /// type. What DataFusion evaluates is the narrow input; [`Adapted`] widens the values
     /// before they reach the sum, and the arguments describe them as the sum expects.
     fn make<T>(
-        self,
+        &self,
         args: &AccumulatorArgs,
         make: impl FnOnce(AccumulatorArgs) -> Result<T>,
     ) -> Result<T> {
         let fields: Vec<FieldRef> = args
             .expr_fields
             .iter()
-            .map(|f| retyped(f, self.to))
+            .map(|f| retyped(f, &self.to))
             .collect();
         let exprs: Vec<Arc<dyn datafusion::physical_expr::PhysicalExpr>> = args
             .exprs
@@ -1062,7 +1056,7 @@ impl Widening {
             })
             .collect();
         let return_field = match self.real {
-            true => retyped(&args.return_field, self.to),
+            true => retyped(&args.return_field, &self.to),
             false => Arc::clone(&args.return_field),
         };
         make(AccumulatorArgs {
@@ -1073,7 +1067,7 @@ impl Widening {
         })
     }
 
-    fn adapt<A: ?Sized>(self, inner: Box<A>) -> Adapted<A> {
+    fn adapt<A: ?Sized>(&self, inner: Box<A>) -> Adapted<A> {
         Adapted {
             inner,
             input: Some(self.to.clone()),

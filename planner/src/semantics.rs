@@ -541,11 +541,10 @@ fn to_hex_width(
             || matches!(e, Expr::Literal(datafusion::common::ScalarValue::Int64(Some(n)), _)
                 if i32::try_from(*n).is_ok())
     };
-    let inner = match arg {
-        e if narrow(e) => e,
-        _ => return Ok(Transformed::no(expr)),
-    };
-    let wide = Expr::Cast(Cast::new(Box::new(inner.clone()), DataType::Int64));
+    if !narrow(arg) {
+        return Ok(Transformed::no(expr));
+    }
+    let wide = Expr::Cast(Cast::new(Box::new(arg.clone()), DataType::Int64));
     let bits = Expr::BinaryExpr(BinaryExpr::new(
         Box::new(wide),
         Operator::BitwiseAnd,
