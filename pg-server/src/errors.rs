@@ -81,6 +81,8 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::UndefinedOperator(_) | Error::UndefinedFunction(_) => "42883",
         Error::InvalidParameterValue(_) => "22023",
         Error::InvalidWidthBucket(_) => "2201G",
+        Error::InvalidLogarithmArgument(_) => "2201E",
+        Error::InvalidPowerArgument(_) => "2201F",
         Error::InvalidRegex(_) => "2201B",
         Error::InvalidDatetimeFormat(_) => "22007",
         Error::DatetimeOutOfRange(_) => "22008",

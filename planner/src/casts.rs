@@ -206,30 +206,35 @@ pub fn char_semantics(
             if crate::semantics::is_comparison(&op) =>
         {
             let (l, r) = (*left, *right);
-            match (char_length(&l), char_length(&r)) {
-                (Some(_), Some(_)) => Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
-                    Box::new(trimmed(l)),
-                    op,
-                    Box::new(trimmed(r)),
-                ))),
-                (Some(n), None) if is_text(&r) && constant(&r) => Transformed::yes(
-                    Expr::BinaryExpr(BinaryExpr::new(Box::new(l), op, Box::new(padded(r, n)))),
-                ),
-                (None, Some(n)) if is_text(&l) && constant(&l) => Transformed::yes(
-                    Expr::BinaryExpr(BinaryExpr::new(Box::new(padded(l, n)), op, Box::new(r))),
-                ),
-                (Some(_), None) if is_text(&r) => Transformed::yes(Expr::BinaryExpr(
-                    BinaryExpr::new(Box::new(trimmed(l)), op, Box::new(r)),
-                )),
-                (None, Some(_)) if is_text(&l) => Transformed::yes(Expr::BinaryExpr(
-                    BinaryExpr::new(Box::new(l), op, Box::new(trimmed(r))),
-                )),
-                _ => Transformed::no(Expr::BinaryExpr(BinaryExpr::new(
-                    Box::new(l),
-                    op,
-                    Box::new(r),
-                ))),
-            }
+            let (l, r) = match (char_length(&l), char_length(&r)) {
+                (Some(_), Some(_)) => (trimmed(l), trimmed(r)),
+                (Some(n), None) if is_text(&r) && constant(&r) => (l, padded(r, n)),
+                (None, Some(n)) if is_text(&l) && constant(&l) => (padded(l, n), r),
+                (Some(_), None) if is_text(&r) => (trimmed(l), r),
+                (None, Some(_)) if is_text(&l) => (l, trimmed(r)),
+                _ => {
+                    return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr::new(
+                        Box::new(l),
+                        op,
+                        Box::new(r),
+                    ))));
+                }
+            };
+            // Type coercion has run: a char(n) cast (Utf8View) beside a stored column or
+            // padded constant (Utf8) meets it as Utf8, leaving the column side as it is.
+            let view = |e: Expr| match e.get_type(schema) {
+                Ok(DataType::Utf8View) => datafusion::logical_expr::cast(e, DataType::Utf8),
+                _ => e,
+            };
+            let (l, r) = match (l.get_type(schema), r.get_type(schema)) {
+                (Ok(a), Ok(b)) if a != b => (view(l), view(r)),
+                _ => (l, r),
+            };
+            Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(l),
+                op,
+                Box::new(r),
+            )))
         }
         Expr::BinaryExpr(BinaryExpr {
             left,
@@ -513,6 +518,56 @@ fn literal_as(e: &Expr, ty: &DataType) -> Result<Expr> {
     }
 }
 
+/// The text of a quoted literal (PostgreSQL's unknown type).
+fn quoted(e: &Expr) -> Option<&str> {
+    use datafusion::common::ScalarValue;
+    match e {
+        Expr::Literal(
+            ScalarValue::Utf8(Some(text))
+            | ScalarValue::Utf8View(Some(text))
+            | ScalarValue::LargeUtf8(Some(text)),
+            _,
+        ) => Some(text),
+        _ => None,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arithmetic {
+    Add,
+    Subtract,
+    Other,
+}
+
+/// A quoted literal `e` in arithmetic beside an operand of type `other`, read as PostgreSQL
+/// resolves an unknown-type literal there:
+/// - beside a number, as that type (`1 + '2'`), a numeric with the literal's own scale;
+/// - added to a timestamp, as an interval (`ts + '1 hour'`); subtracted from or subtracting
+///   one, as a timestamp (whose difference is an interval);
+/// - in a subtraction with a date, as a date (whose difference is a number of days);
+/// - beside an interval, as an interval.
+fn unknown_operand(e: Expr, other: &DataType, op: Arithmetic) -> Expr {
+    let Some(text) = quoted(&e) else {
+        return e;
+    };
+    let ty = match (other, op) {
+        (DataType::Decimal128(..) | DataType::Decimal256(..), _) => {
+            let (whole, fraction) = text.trim().split_once('.').unwrap_or((text, ""));
+            let scale = fraction.len().min(38usize.saturating_sub(whole.len()));
+            DataType::Decimal128(38, scale as i8)
+        }
+        (t, _) if t.is_numeric() => t.clone(),
+        (DataType::Timestamp(..), Arithmetic::Add)
+        | (DataType::Interval(_), Arithmetic::Add | Arithmetic::Subtract) => {
+            DataType::Interval(datafusion::arrow::datatypes::IntervalUnit::MonthDayNano)
+        }
+        (DataType::Timestamp(..), Arithmetic::Subtract) => other.clone(),
+        (DataType::Date32, Arithmetic::Subtract) => DataType::Date32,
+        _ => return e,
+    };
+    datafusion::logical_expr::cast(e, ty)
+}
+
 /// `literal_operands` for comparisons as they are planned: a select-list `done = 'yes'`
 /// gets its type before any analyzer rule runs.
 #[derive(Debug, Default)]
@@ -536,6 +591,20 @@ impl datafusion::logical_expr::planner::ExprPlanner for LiteralComparisons {
         ) && let Some((l, r)) = literal_pair(&expr.left, &expr.right, schema)?
         {
             (expr.left, expr.right) = (l, r);
+        }
+        let arithmetic = match expr.op {
+            Op::Plus => Some(Arithmetic::Add),
+            Op::Minus => Some(Arithmetic::Subtract),
+            Op::Multiply | Op::Divide | Op::Modulo => Some(Arithmetic::Other),
+            _ => None,
+        };
+        if let Some(op) = arithmetic {
+            let typed = |e: &Expr| e.get_type(schema).ok();
+            if let Some(t) = typed(&expr.left).filter(|_| quoted(&expr.right).is_some()) {
+                expr.right = unknown_operand(expr.right, &t, op);
+            } else if let Some(t) = typed(&expr.right).filter(|_| quoted(&expr.left).is_some()) {
+                expr.left = unknown_operand(expr.left, &t, op);
+            }
         }
         Ok(PlannerResult::Original(expr))
     }

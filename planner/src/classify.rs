@@ -701,20 +701,15 @@ struct Tuple {
 }
 
 fn tuple_constraint(def: &TableDef, key_cols: &[(usize, KeyColumn)], expr: &Expr) -> Option<Tuple> {
-    let Expr::BinaryExpr(BinaryExpr { left, op, right }) = expr else {
-        return None;
+    let (columns, values, op) = match struct_comparison(def, expr) {
+        Some(found) => found,
+        None => {
+            let (fields, op) = lexicographic(def, expr)?;
+            let (columns, values) = fields.into_iter().unzip();
+            (columns, values, op)
+        }
     };
-    let (columns, value, op) = match (tuple_columns(def, left), literal(right)) {
-        (Some(c), Some(v)) => (c, v, *op),
-        _ => (tuple_columns(def, right)?, literal(left)?, op.swap()?),
-    };
-    let ScalarValue::Struct(values) = value else {
-        return None;
-    };
-    if columns.len() < 2
-        || values.num_columns() != columns.len()
-        || datafusion::arrow::array::Array::len(values.as_ref()) != 1
-    {
+    if columns.len() < 2 || values.len() != columns.len() {
         return None;
     }
     let first_key = key_cols.iter().position(|(c, _)| *c == columns[0])?;
@@ -726,7 +721,7 @@ fn tuple_constraint(def: &TableDef, key_cols: &[(usize, KeyColumn)], expr: &Expr
         if *key_column != column || key.order != order {
             return None;
         }
-        let value = ScalarValue::try_from_array(values.column(i), 0).ok()?;
+        let value = values[i].clone();
         if value.is_null() {
             return None;
         }
@@ -755,6 +750,82 @@ fn tuple_constraint(def: &TableDef, key_cols: &[(usize, KeyColumn)], expr: &Expr
         lower,
         upper,
     })
+}
+
+/// `struct(a, b) < struct(1, 2)`: the key columns, the constant's fields and the operator.
+fn struct_comparison(
+    def: &TableDef,
+    expr: &Expr,
+) -> Option<(Vec<usize>, Vec<ScalarValue>, Operator)> {
+    let Expr::BinaryExpr(BinaryExpr { left, op, right }) = expr else {
+        return None;
+    };
+    let (columns, value, op) = match (tuple_columns(def, left), literal(right)) {
+        (Some(c), Some(v)) => (c, v, *op),
+        _ => (tuple_columns(def, right)?, literal(left)?, op.swap()?),
+    };
+    let ScalarValue::Struct(values) = value else {
+        return None;
+    };
+    if datafusion::arrow::array::Array::len(values.as_ref()) != 1 {
+        return None;
+    }
+    let values = values
+        .columns()
+        .iter()
+        .map(|c| ScalarValue::try_from_array(c, 0).ok())
+        .collect::<Option<Vec<_>>>()?;
+    Some((columns, values, op))
+}
+
+/// A row comparison as the planner expands it (`functions::rewrite`), `(a, b) > (1, 5)`
+/// being `a > 1 OR (a = 1 AND b > 5)`: each key column with its constant, and the operator
+/// of the last field. The earlier fields' strict operator must agree with it.
+fn lexicographic(def: &TableDef, expr: &Expr) -> Option<(Vec<(usize, ScalarValue)>, Operator)> {
+    let field = |e: &Expr| -> Option<(usize, ScalarValue, Operator)> {
+        let Expr::BinaryExpr(BinaryExpr { left, op, right }) = e else {
+            return None;
+        };
+        match (key_column(def, left), literal(right)) {
+            (Some(c), Some(v)) => Some((c, v, *op)),
+            _ => Some((key_column(def, right)?, literal(left)?, op.swap()?)),
+        }
+    };
+    let strict = |op: Operator| match op {
+        Operator::Lt | Operator::LtEq => Some(Operator::Lt),
+        Operator::Gt | Operator::GtEq => Some(Operator::Gt),
+        _ => None,
+    };
+    if let Some((column, value, op)) = field(expr) {
+        strict(op)?;
+        return Some((vec![(column, value)], op));
+    }
+    let Expr::BinaryExpr(BinaryExpr {
+        left,
+        op: Operator::Or,
+        right,
+    }) = expr
+    else {
+        return None;
+    };
+    let (column, value, unequal) = field(left)?;
+    let Expr::BinaryExpr(BinaryExpr {
+        left: equal,
+        op: Operator::And,
+        right: rest,
+    }) = right.as_ref()
+    else {
+        return None;
+    };
+    if field(equal)? != (column, value.clone(), Operator::Eq) {
+        return None;
+    }
+    let (mut fields, op) = lexicographic(def, rest)?;
+    if strict(op)? != unequal {
+        return None;
+    }
+    fields.insert(0, (column, value));
+    Some((fields, op))
 }
 
 /// The key columns of a row value `(a, b)` (DataFusion's `struct(a, b)`, maybe cast).

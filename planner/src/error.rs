@@ -234,6 +234,14 @@ pub enum Error {
     #[error("{0}")]
     InvalidParameterValue(String),
 
+    /// An argument outside a logarithm's domain (2201E): zero or below.
+    #[error("{0}")]
+    InvalidLogarithmArgument(String),
+
+    /// An argument outside the domain of `power` or `sqrt` (2201F).
+    #[error("{0}")]
+    InvalidPowerArgument(String),
+
     /// `width_bucket` bounds or count it cannot use (2201G).
     #[error("{0}")]
     InvalidWidthBucket(String),

@@ -1,6 +1,8 @@
-//! Numeric functions as PostgreSQL has them: `div`, `width_bucket`, `to_number`, and the
+//! Numeric functions as PostgreSQL has them: `div`, `width_bucket`, `to_number`, the
 //! result scale of `ceil`, `floor` and `trunc` on numerics (`mod` and `sign` are
-//! DataFusion's `%` and `signum`, see `rewrite`).
+//! DataFusion's `%` and `signum`, see `rewrite`), and `sqrt`, `ln`, `log`, `exp` and `power`
+//! raising PostgreSQL's errors outside their domain or range rather than giving NaN or
+//! Infinity.
 
 use super::row::{RowFunction, int, text};
 use crate::error::Error;
@@ -12,6 +14,19 @@ use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::{Cast, Expr, ExprSchemable, Signature, TypeSignature, Volatility};
 
 pub(super) fn register(ctx: &SessionContext) {
+    use datafusion::functions::math;
+    for (inner, domain) in [
+        (math::sqrt(), Domain::SquareRoot),
+        (math::ln(), Domain::Logarithm),
+        (math::log10(), Domain::Logarithm),
+        (math::log(), Domain::Logarithm),
+        (math::exp(), Domain::Exponential),
+        (math::power(), Domain::Power),
+    ] {
+        ctx.register_udf(datafusion::logical_expr::ScalarUDF::new_from_impl(
+            Checked { inner, domain },
+        ));
+    }
     ctx.register_udf(datafusion::logical_expr::ScalarUDF::new_from_impl(
         ToNumber {
             signature: Signature::exact(
@@ -400,6 +415,131 @@ impl datafusion::logical_expr::ScalarUDFImpl for ToNumber {
         Ok(datafusion::logical_expr::ColumnarValue::Array(
             std::sync::Arc::new(out.finish().with_precision_and_scale(38, scale)?),
         ))
+    }
+}
+
+/// Which of PostgreSQL's argument and result checks a wrapped DataFusion function gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Domain {
+    SquareRoot,
+    /// `ln`, `log10`, `log(x)` and `log(b, x)`: every argument above zero.
+    Logarithm,
+    Exponential,
+    Power,
+}
+
+/// A DataFusion math function with PostgreSQL's checks around it: an argument outside the
+/// function's domain is 2201E/2201F, a finite argument whose result overflows (or, for `exp`
+/// and `power`, underflows to zero) is 22003.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Checked {
+    inner: std::sync::Arc<datafusion::logical_expr::ScalarUDF>,
+    domain: Domain,
+}
+
+impl Checked {
+    /// PostgreSQL's error for arguments `x` (one row's, as floats), if any.
+    fn argument_error(&self, x: &[f64]) -> Option<Error> {
+        let power = |m: &str| Some(Error::InvalidPowerArgument(m.into()));
+        let log = |m: &str| Some(Error::InvalidLogarithmArgument(m.into()));
+        match (self.domain, x) {
+            (Domain::SquareRoot, [v]) if *v < 0.0 => {
+                power("cannot take square root of a negative number")
+            }
+            (Domain::Logarithm, _) if x.contains(&0.0) => log("cannot take logarithm of zero"),
+            (Domain::Logarithm, _) if x.iter().any(|v| *v < 0.0) => {
+                log("cannot take logarithm of a negative number")
+            }
+            (Domain::Power, [base, exponent]) if *base == 0.0 && *exponent < 0.0 => {
+                power("zero raised to a negative power is undefined")
+            }
+            (Domain::Power, [base, exponent]) if *base < 0.0 && exponent.fract() != 0.0 => {
+                power("a negative number raised to a non-integer power yields a complex result")
+            }
+            _ => None,
+        }
+    }
+
+    /// PostgreSQL's error for result `y` of finite arguments `x`, if any.
+    fn result_error(&self, x: &[f64], y: f64) -> Option<Error> {
+        let range = |m: &str| Some(Error::NumericOverflow(format!("value out of range: {m}")));
+        if x.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        match self.domain {
+            _ if y.is_infinite() => range("overflow"),
+            Domain::Exponential if y == 0.0 => range("underflow"),
+            Domain::Power if y == 0.0 && x[0] != 0.0 => range("underflow"),
+            _ => None,
+        }
+    }
+}
+
+impl datafusion::logical_expr::ScalarUDFImpl for Checked {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn aliases(&self) -> &[String] {
+        self.inner.aliases()
+    }
+
+    fn signature(&self) -> &Signature {
+        self.inner.signature()
+    }
+
+    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
+        self.inner.coerce_types(arg_types)
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        self.inner.return_type(arg_types)
+    }
+
+    fn return_field_from_args(
+        &self,
+        args: datafusion::logical_expr::ReturnFieldArgs,
+    ) -> Result<datafusion::arrow::datatypes::FieldRef> {
+        self.inner.return_field_from_args(args)
+    }
+
+    fn invoke_with_args(
+        &self,
+        args: datafusion::logical_expr::ScalarFunctionArgs,
+    ) -> Result<datafusion::logical_expr::ColumnarValue> {
+        use datafusion::arrow::array::{Array, AsArray};
+        use datafusion::arrow::datatypes::Float64Type;
+        let n = args.number_rows;
+        let floats = |v: &datafusion::logical_expr::ColumnarValue| -> Result<_> {
+            let array = datafusion::arrow::compute::cast(&v.to_array(n)?, &DataType::Float64)?;
+            Ok(array.as_primitive::<Float64Type>().clone())
+        };
+        let inputs = args.args.iter().map(floats).collect::<Result<Vec<_>>>()?;
+        let row = |r: usize| -> Option<Vec<f64>> {
+            inputs
+                .iter()
+                .map(|a| a.is_valid(r).then(|| a.value(r)))
+                .collect()
+        };
+        let raise = |e: Error| DataFusionError::External(Box::new(e));
+        for r in 0..n {
+            if let Some(e) = row(r).and_then(|x| self.argument_error(&x)) {
+                return Err(raise(e));
+            }
+        }
+        let result = self.inner.invoke_with_args(args)?;
+        if matches!(result.data_type(), DataType::Float64 | DataType::Float32) {
+            let outputs = floats(&result)?;
+            for r in 0..n {
+                if let Some(x) = row(r)
+                    && outputs.is_valid(r)
+                    && let Some(e) = self.result_error(&x, outputs.value(r))
+                {
+                    return Err(raise(e));
+                }
+            }
+        }
+        Ok(result)
     }
 }
 

@@ -10,6 +10,7 @@ use datafusion::logical_expr::{
 };
 use std::sync::Arc;
 
+mod binary;
 mod datetime;
 mod extract;
 mod math;
@@ -73,6 +74,7 @@ pub fn register(ctx: &SessionContext) {
     crate::json::register(ctx);
     math::register(ctx);
     text::register(ctx);
+    binary::register(ctx);
     regex::register(ctx);
     datetime::register(ctx);
     ctx.register_udf(ScalarUDF::new_from_impl(Mode::default()));

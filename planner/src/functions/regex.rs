@@ -1,5 +1,6 @@
-//! PostgreSQL's regular-expression functions DataFusion lacks: `regexp_matches`,
-//! `regexp_split_to_array` (and, in `srf`, `regexp_split_to_table`), `substring(text FROM
+//! PostgreSQL's regular-expression functions DataFusion lacks or has otherwise:
+//! `regexp_matches`, `regexp_replace` (PostgreSQL's `\1` and `\&` in the replacement, where
+//! DataFusion's also reads `$`), `regexp_split_to_array` (and, in `srf`, `regexp_split_to_table`), `substring(text FROM
 //! pattern)`, and the pattern translation behind `SIMILAR TO`.
 //!
 //! Patterns are PostgreSQL's advanced regular expressions as the `regex` crate reads them:
@@ -86,6 +87,27 @@ pub(super) fn register(ctx: &SessionContext) {
                 &parts,
                 &DataType::Utf8,
             )))
+        },
+    ));
+    let compiled = Arc::clone(&cache);
+    ctx.register_udf(RowFunction::strict(
+        "regexp_replace",
+        Signature::one_of(
+            vec![TypeSignature::String(3), TypeSignature::String(4)],
+            Volatility::Immutable,
+        ),
+        DataType::Utf8,
+        move |args| {
+            let subject = text(&args[0]).unwrap_or_default();
+            let pattern = text(&args[1]).unwrap_or_default();
+            let replacement = text(&args[2]).unwrap_or_default();
+            let flags = args.get(3).and_then(text).unwrap_or_default();
+            let options = compiled.get(pattern, flags).map_err(external)?;
+            Ok(ScalarValue::Utf8(Some(replace(
+                &options,
+                subject,
+                replacement,
+            ))))
         },
     ));
     let compiled = Arc::clone(&cache);
@@ -263,6 +285,47 @@ fn translate(pattern: &str) -> Result<String, Error> {
     Ok(out)
 }
 
+/// `regexp_replace`: the first match (every match with the `g` flag) replaced, where in the
+/// replacement `\1`…`\9` stand for a parenthesized part, `\&` for the whole match and `\\`
+/// for a backslash; everything else, `$` included, is itself.
+fn replace(options: &Options, subject: &str, replacement: &str) -> String {
+    let mut out = String::with_capacity(subject.len());
+    let mut last = 0;
+    for captures in options.regex.captures_iter(subject) {
+        let whole = captures.get(0).expect("a match has its whole text");
+        out.push_str(&subject[last..whole.start()]);
+        let mut chars = replacement.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.peek().copied() {
+                Some(d @ '1'..='9') => {
+                    chars.next();
+                    let group = d.to_digit(10).unwrap_or_default() as usize;
+                    out.push_str(captures.get(group).map_or("", |m| m.as_str()));
+                }
+                Some('&') => {
+                    chars.next();
+                    out.push_str(whole.as_str());
+                }
+                Some('\\') => {
+                    chars.next();
+                    out.push('\\');
+                }
+                _ => out.push('\\'),
+            }
+        }
+        last = whole.end();
+        if !options.global {
+            break;
+        }
+    }
+    out.push_str(&subject[last..]);
+    out
+}
+
 /// `regexp_split_to_array`'s pieces: the text between matches, where a match of no text at
 /// the start or end, or right after another match, does not split.
 fn split<'a>(regex: &Regex, subject: &'a str) -> Vec<&'a str> {
@@ -341,6 +404,18 @@ mod tests {
         assert_eq!(parts("", "abc"), ["a", "b", "c"]);
         assert_eq!(parts("x*", "axb"), ["a", "b"]);
         assert_eq!(parts("\\s+", "the quick  fox"), ["the", "quick", "fox"]);
+    }
+
+    #[test]
+    fn replacement_reads_postgres_escapes() {
+        let replaced = |pattern: &str, flags: &str, subject: &str, replacement: &str| {
+            replace(&compile(pattern, flags).unwrap(), subject, replacement)
+        };
+        assert_eq!(replaced("b", "", "abcb", "$1x"), "a$1xcb");
+        assert_eq!(replaced("(b)", "g", "abcb", "\\1\\1"), "abbcbb");
+        assert_eq!(replaced("b+", "", "abbc", "<\\&>"), "a<bb>c");
+        assert_eq!(replaced("b", "", "abc", "\\\\\\x"), "a\\\\xc");
+        assert_eq!(replaced("(x)?b", "", "abc", "[\\1]"), "a[]c");
     }
 
     #[test]

@@ -20,6 +20,9 @@
 //! - `EXTRACT(f FROM x)` is `partita_extract('f', x)` (`extract`), `t AT TIME ZONE z` is
 //!   `timezone(z, t)` (`datetime`).
 //!
+//! - comparisons of row constructors, `(a, b) < (1, 2)`, compare field by field
+//!   (`row_comparison`).
+//!
 //! A select-list item rewritten here keeps the name PostgreSQL gives the call it was.
 
 use super::datetime::{MAKE_INTERVAL, MAKE_INTERVAL_PARAMETERS, TO_DATE, TO_TIMESTAMP};
@@ -31,6 +34,141 @@ use datafusion::sql::sqlparser::ast::{
     VisitorMut,
 };
 use std::ops::ControlFlow;
+
+/// The fields of a row constructor, `(a, b)` or `ROW(a, b)`.
+fn row_fields(e: &Expr) -> Option<Vec<Expr>> {
+    match e {
+        Expr::Tuple(items) => Some(items.clone()),
+        Expr::Function(f)
+            if f.name.0.len() == 1
+                && f.name.0[0]
+                    .as_ident()
+                    .is_some_and(|i| i.value.eq_ignore_ascii_case("row")) =>
+        {
+            let FunctionArguments::List(list) = &f.args else {
+                return None;
+            };
+            list.args
+                .iter()
+                .map(|a| match a {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
+                    _ => None,
+                })
+                .collect()
+        }
+        _ => None,
+    }
+}
+
+/// A comparison of row constructors as PostgreSQL evaluates it, field by field, so that a
+/// NULL field makes the answer NULL where it decides it (DataFusion's struct comparison
+/// takes two NULLs as equal):
+/// - `=` is every field equal, `<>` some field unequal, IS [NOT] DISTINCT FROM the same
+///   with those operators;
+/// - `<`, `<=`, `>`, `>=` decide by the first unequal field;
+/// - `r [NOT] IN (r1, r2, …)` is `r = r1 OR r = r2 …` (`NOT`: `r <> r1 AND …`);
+/// - `r IS NULL` is every field NULL, `r IS NOT NULL` every field not NULL.
+fn row_comparison(e: &Expr) -> Option<Expr> {
+    fn binary(left: Expr, op: BinaryOperator, right: Expr) -> Expr {
+        Expr::BinaryOp {
+            left: Box::new(left),
+            op,
+            right: Box::new(right),
+        }
+    }
+    let both = |a: Vec<Expr>, b: Vec<Expr>, op: BinaryOperator| -> Vec<Expr> {
+        a.into_iter()
+            .zip(b)
+            .map(|(l, r)| binary(l, op.clone(), r))
+            .collect()
+    };
+    let join = |parts: Vec<Expr>, op: BinaryOperator| {
+        parts
+            .into_iter()
+            .reduce(|l, r| binary(l, op.clone(), r))
+            .map(|e| Expr::Nested(Box::new(e)))
+    };
+    let pair = |l: &Expr, r: &Expr| {
+        let (a, b) = (row_fields(l)?, row_fields(r)?);
+        (a.len() == b.len() && !a.is_empty()).then_some((a, b))
+    };
+    let compare = |a: Vec<Expr>, b: Vec<Expr>, op: &BinaryOperator| -> Option<Expr> {
+        use BinaryOperator::*;
+        match op {
+            Eq => join(both(a, b, Eq), And),
+            NotEq => join(both(a, b, NotEq), Or),
+            Lt | LtEq | Gt | GtEq => {
+                let strict = match op {
+                    Lt | LtEq => Lt,
+                    _ => Gt,
+                };
+                // From the last field out: l < r OR (l = r AND <the rest decides>).
+                let mut fields = a.into_iter().zip(b).rev();
+                let (l, r) = fields.next()?;
+                let mut decided = binary(l, op.clone(), r);
+                for (l, r) in fields {
+                    let unequal = binary(l.clone(), strict.clone(), r.clone());
+                    let equal = binary(l, Eq, r);
+                    decided =
+                        Expr::Nested(Box::new(binary(unequal, Or, binary(equal, And, decided))));
+                }
+                Some(decided)
+            }
+            _ => None,
+        }
+    };
+    match e {
+        Expr::BinaryOp { left, op, right } => {
+            let (a, b) = pair(left, right)?;
+            compare(a, b, op)
+        }
+        Expr::IsDistinctFrom(l, r) | Expr::IsNotDistinctFrom(l, r) => {
+            let (a, b) = pair(l, r)?;
+            let parts = a
+                .into_iter()
+                .zip(b)
+                .map(|(l, r)| match e {
+                    Expr::IsDistinctFrom(..) => Expr::IsDistinctFrom(Box::new(l), Box::new(r)),
+                    _ => Expr::IsNotDistinctFrom(Box::new(l), Box::new(r)),
+                })
+                .collect();
+            match e {
+                Expr::IsDistinctFrom(..) => join(parts, BinaryOperator::Or),
+                _ => join(parts, BinaryOperator::And),
+            }
+        }
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => {
+            let (op, combine) = match negated {
+                false => (BinaryOperator::Eq, BinaryOperator::Or),
+                true => (BinaryOperator::NotEq, BinaryOperator::And),
+            };
+            let parts = list
+                .iter()
+                .map(|item| {
+                    let (a, b) = pair(expr, item)?;
+                    compare(a, b, &op)
+                })
+                .collect::<Option<Vec<_>>>()?;
+            join(parts, combine)
+        }
+        Expr::IsNull(row) | Expr::IsNotNull(row) => {
+            let fields = row_fields(row)?;
+            let parts = fields
+                .into_iter()
+                .map(|f| match e {
+                    Expr::IsNull(_) => Expr::IsNull(Box::new(f)),
+                    _ => Expr::IsNotNull(Box::new(f)),
+                })
+                .collect();
+            join(parts, BinaryOperator::And)
+        }
+        _ => None,
+    }
+}
 
 /// Applies the rewrites above to `stmt`.
 pub fn rewrite(stmt: &mut Statement) {
@@ -106,6 +244,10 @@ impl VisitorMut for Rewriter {
             && matches!(from.as_ref(), Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)))
         {
             *e = call(SUBSTRING, vec![(**expr).clone(), (**from).clone()]);
+            return ControlFlow::Continue(());
+        }
+        if let Some(expanded) = row_comparison(e) {
+            *e = expanded;
             return ControlFlow::Continue(());
         }
         // PostgreSQL's prefix operators: |/ square root, ||/ cube root, @ absolute value.
