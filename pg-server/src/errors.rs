@@ -134,7 +134,42 @@ fn datafusion_state(e: &DataFusionError) -> &'static str {
     }
 }
 
+/// DataFusion's errors for a function given an argument it cannot take, by a part of their
+/// text, with PostgreSQL's SQLSTATE and wording for them.
+const FUNCTION_ARGUMENTS: &[(&str, &str, &str)] = &[
+    (
+        "negative count not allowed",
+        "22011",
+        "negative substring length not allowed",
+    ),
+    (
+        "Step cannot be zero",
+        "22023",
+        "step size cannot equal zero",
+    ),
+    (
+        "NTILE requires a positive integer",
+        "22014",
+        "argument of ntile must be greater than zero",
+    ),
+    (
+        "field position must not be zero",
+        "22023",
+        "field position must not be zero",
+    ),
+];
+
+fn function_argument(m: &str) -> Option<(&'static str, &'static str)> {
+    FUNCTION_ARGUMENTS
+        .iter()
+        .find(|(text, ..)| m.contains(text))
+        .map(|(_, code, message)| (*code, *message))
+}
+
 fn message_state(m: &str) -> &'static str {
+    if let Some((code, _)) = function_argument(m) {
+        return code;
+    }
     if m.contains("does not support logical expression OuterReferenceColumn") {
         return "0A000";
     }
@@ -370,6 +405,15 @@ fn integer_overflow(m: &str) -> Option<String> {
 
 /// PostgreSQL's wording for the DataFusion and parser messages users meet most.
 fn postgres_wording(m: &str) -> Option<String> {
+    if let Some((_, message)) = function_argument(m) {
+        return Some(message.into());
+    }
+    // A call no signature takes: DataFusion calls it an internal error and lists its tries.
+    if let Some((_, call)) = m.split_once("No function matches the given name and argument types '")
+        && let Some((call, _)) = call.split_once("'.")
+    {
+        return Some(format!("function {call} does not exist"));
+    }
     let first_line = m.lines().next().unwrap_or(m).trim_end_matches('.');
     let unquote = |s: &str| s.trim().trim_matches('"').trim_matches('\'').to_string();
     if let Some(rest) = first_line.strip_prefix("table '")

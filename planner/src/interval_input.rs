@@ -184,6 +184,14 @@ fn tokens(text: &str) -> Option<Vec<Token>> {
             continue;
         }
         if c.is_ascii_digit() || c == '-' || c == '+' || c == '.' {
+            // A sign may stand apart from its number (`1 month - 1 day`).
+            let sign = matches!(c, '-' | '+').then_some(c);
+            if sign.is_some() {
+                i += 1;
+                while i < chars.len() && chars[i].is_whitespace() {
+                    i += 1;
+                }
+            }
             let start = i;
             i += 1;
             while i < chars.len()
@@ -191,7 +199,10 @@ fn tokens(text: &str) -> Option<Vec<Token>> {
             {
                 i += 1;
             }
-            let word: String = chars[start..i].iter().collect();
+            let word: String = sign
+                .into_iter()
+                .chain(chars[start..i.min(chars.len())].iter().copied())
+                .collect();
             out.push(number_token(&word)?);
             continue;
         }
@@ -365,6 +376,9 @@ mod tests {
         assert_eq!(read("05:06.789"), (0, 0, 306_789_000));
         assert_eq!(read("1.1 years"), (13, 0, 0));
         assert_eq!(read("3 04:05:06"), (0, 3, 4 * H + 306_000_000));
+        assert_eq!(read("1 month - 1 day"), (1, -1, 0));
+        assert_eq!(read("- 1 day + 2 hours"), (0, -1, 2 * H));
+        assert!(parse("1 day -").is_none());
         assert!(parse("abc").is_none());
         assert!(parse("1 fortnight").is_none());
         assert!(parse("").is_none());

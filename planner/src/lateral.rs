@@ -48,6 +48,7 @@ fn rewrite_body(
 ) -> crate::Result<()> {
     match body {
         SetExpr::Select(select) => {
+            refuse_misread_subqueries(select)?;
             let mut done: Vec<Renames> = Vec::new();
             while let Some(found) = find(select)? {
                 *counter += 1;
@@ -279,6 +280,56 @@ fn top_level_exprs(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         }
     }
     let _ = ast::Visit::visit(e, &mut Walk { f, depth: 0 });
+}
+
+/// Refuses (0A000) a LATERAL subquery that reads an earlier FROM item's columns and has a
+/// HAVING clause or a window function: DataFusion decorrelates those into a join that drops
+/// the HAVING and computes the windows over every outer row's rows together.
+fn refuse_misread_subqueries(select: &ast::Select) -> crate::Result<()> {
+    let places = places(select);
+    for (i, at) in places.iter().enumerate() {
+        let TableFactor::Derived {
+            lateral: true,
+            subquery,
+            ..
+        } = factor_at(select, *at)
+        else {
+            continue;
+        };
+        let SetExpr::Select(inner) = subquery.body.as_ref() else {
+            continue;
+        };
+        let earlier: Vec<String> = places[..i]
+            .iter()
+            .filter_map(|p| item_name(factor_at(select, *p)))
+            .map(|n| folded(&n))
+            .collect();
+        let mut correlated = false;
+        let mut windowed = false;
+        let _ = ast::visit_expressions(subquery.as_ref(), |e| {
+            match e {
+                Expr::CompoundIdentifier(parts)
+                    if parts.len() > 1 && earlier.contains(&folded(&parts[0])) =>
+                {
+                    correlated = true
+                }
+                Expr::Function(f) if f.over.is_some() => windowed = true,
+                _ => {}
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        let refused = match (inner.having.is_some(), windowed) {
+            (true, _) => "HAVING",
+            (_, true) => "a window function",
+            _ => continue,
+        };
+        if correlated {
+            return Err(crate::Error::Unsupported(format!(
+                "{refused} in a LATERAL subquery that reads an earlier FROM item"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The name a FROM item's columns are qualified with.

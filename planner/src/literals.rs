@@ -31,12 +31,52 @@ struct Literals;
 impl VisitorMut for Literals {
     type Break = Error;
 
+    fn pre_visit_select(
+        &mut self,
+        select: &mut datafusion::sql::sqlparser::ast::Select,
+    ) -> ControlFlow<Error> {
+        use datafusion::sql::sqlparser::ast::{Ident, SelectItem};
+        // A number with an exponent becomes a cast below; its column is still "?column?".
+        for item in &mut select.projection {
+            if let SelectItem::UnnamedExpr(
+                e @ Expr::Value(ValueWithSpan {
+                    value: Value::Number(..),
+                    ..
+                }),
+            ) = item
+                && e.to_string().contains(['e', 'E'])
+            {
+                *item = SelectItem::ExprWithAlias {
+                    expr: e.clone(),
+                    alias: Ident::with_quote('"', "?column?"),
+                };
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<Error> {
         match e {
             Expr::Value(ValueWithSpan {
                 value: Value::Number(text, _),
                 ..
             }) if text.contains(['e', 'E']) => match plain_digits(text) {
+                // Whole digits would read as an integer: a numeric of scale 0 (`1e3 / 7`
+                // divides as numerics).
+                Some(plain) if !plain.contains('.') => {
+                    let precision = plain.len() as u64;
+                    *e = Expr::Cast {
+                        kind: CastKind::DoubleColon,
+                        expr: Box::new(Expr::value(Value::Number(plain, false))),
+                        data_type: DataType::Numeric(
+                            datafusion::sql::sqlparser::ast::ExactNumberInfo::PrecisionAndScale(
+                                precision, 0,
+                            ),
+                        ),
+                        array: false,
+                        format: None,
+                    }
+                }
                 Some(plain) => *text = plain,
                 None => {
                     *e = Expr::Cast {

@@ -4,7 +4,9 @@
 //!   is refused, 0A000);
 //! - `(a, b) IN (SELECT x, y …)`, as a conjunct of WHERE or HAVING, is `EXISTS (SELECT 1
 //!   FROM (SELECT x, y …) AS s(c1, c2) WHERE s.c1 = a AND s.c2 = b)` (DataFusion's IN takes
-//!   one column; elsewhere, where its NULL would differ from EXISTS's false, it stays).
+//!   one column; elsewhere, where its NULL would differ from EXISTS's false, it stays);
+//! - `x IN (SELECT …)` in a select list is counts of the subquery's rows (`ScalarIn`);
+//! - a window function in WHERE is PostgreSQL's 42P20.
 
 use crate::error::{Error, Result};
 use datafusion::sql::sqlparser::ast::{
@@ -64,6 +66,37 @@ impl VisitorMut for Rewriter {
                 return ControlFlow::Break(Error::Syntax(
                     "syntax error: LIMIT and FETCH together".into(),
                 ));
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_select(&mut self, select: &mut ast::Select) -> ControlFlow<Error> {
+        if let Some(condition) = &select.selection
+            && at_this_level(
+                condition,
+                |e| matches!(e, Expr::Function(f) if f.over.is_some()),
+            )
+        {
+            return ControlFlow::Break(Error::Windowing(
+                "window functions are not allowed in WHERE".into(),
+            ));
+        }
+        for item in &mut select.projection {
+            let (SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. }) = item
+            else {
+                continue;
+            };
+            let before = crate::naming::pg_column_name(e);
+            let mut rewriter = ScalarIn::default();
+            let _ = e.visit(&mut rewriter);
+            if rewriter.changed
+                && let SelectItem::UnnamedExpr(e) = item
+            {
+                *item = SelectItem::ExprWithAlias {
+                    expr: e.clone(),
+                    alias: Ident::with_quote('"', before.unwrap_or_else(|| "?column?".into())),
+                };
             }
         }
         ControlFlow::Continue(())
@@ -286,6 +319,94 @@ fn output_expr(projection: &[SelectItem], key: &Expr) -> Option<Expr> {
             _ => None,
         }),
         _ => None,
+    }
+}
+
+/// Whether `found` holds for a part of `e` outside its subqueries.
+fn at_this_level(e: &Expr, found: impl Fn(&Expr) -> bool) -> bool {
+    struct Walk<F> {
+        found: F,
+        depth: usize,
+    }
+    impl<F: Fn(&Expr) -> bool> ast::Visitor for Walk<F> {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match self.depth == 0 && (self.found)(e) {
+                true => ControlFlow::Break(()),
+                false => ControlFlow::Continue(()),
+            }
+        }
+    }
+    ast::Visit::visit(e, &mut Walk { found, depth: 0 }).is_break()
+}
+
+/// `x [NOT] IN (SELECT …)` in a select list, where DataFusion plans it only as a condition,
+/// as counts of the subquery's rows that DataFusion decorrelates, with IN's NULLs:
+///
+/// ```sql
+/// CASE WHEN (SELECT count(*) FROM (…) AS s(c) WHERE s.c = x) > 0 THEN true
+///      WHEN x IS NULL THEN CASE WHEN (SELECT count(*) FROM (…) AS s(c)) > 0 THEN NULL
+///                               ELSE false END
+///      WHEN (SELECT count(*) FROM (…) AS s(c) WHERE s.c IS NULL) > 0 THEN NULL
+///      ELSE false END
+/// ```
+#[derive(Default)]
+struct ScalarIn {
+    depth: usize,
+    changed: bool,
+}
+
+impl VisitorMut for ScalarIn {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        let Expr::InSubquery {
+            expr,
+            subquery,
+            negated,
+        } = e
+        else {
+            return ControlFlow::Continue(());
+        };
+        if self.depth > 0 || matches!(expr.as_ref(), Expr::Tuple(_)) {
+            return ControlFlow::Continue(());
+        }
+        let rows = format!("(SELECT count(*) FROM ({subquery}) AS {ROW_IN}({ROW_IN}_1)");
+        let text = format!(
+            "SELECT {not}(CASE WHEN {rows} WHERE {ROW_IN}.{ROW_IN}_1 = ({expr})) > 0 THEN true \
+             WHEN ({expr}) IS NULL THEN CASE WHEN {rows}) > 0 THEN NULL ELSE false END \
+             WHEN {rows} WHERE {ROW_IN}.{ROW_IN}_1 IS NULL) > 0 THEN NULL ELSE false END)",
+            not = if *negated { "NOT " } else { "" },
+        );
+        let Ok(Statement::Query(query)) = crate::session::parse_sql(&text).map(|mut s| s.remove(0))
+        else {
+            return ControlFlow::Continue(());
+        };
+        if let SetExpr::Select(select) = *query.body
+            && let Some(SelectItem::UnnamedExpr(counted)) = select.projection.into_iter().next()
+        {
+            *e = counted;
+            self.changed = true;
+        }
+        ControlFlow::Continue(())
     }
 }
 

@@ -983,6 +983,52 @@ pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
     rules
 }
 
+/// DataFusion's optimizer rules, after `UnnestKeys`.
+pub fn optimizer_rules() -> Vec<Arc<dyn datafusion::optimizer::OptimizerRule + Send + Sync>> {
+    let mut rules: Vec<Arc<dyn datafusion::optimizer::OptimizerRule + Send + Sync>> =
+        vec![Arc::new(UnnestKeys)];
+    rules.extend(datafusion::optimizer::Optimizer::new().rules);
+    rules
+}
+
+/// The optimizer rule that takes the input's keys off an unnest's output. DataFusion keeps
+/// them, and so believes a table's primary key still determines every column after
+/// `FROM t, unnest(t.list) x` repeated its rows: its rule pruning sort keys then drops `x`
+/// from `ORDER BY t.id, x` as already decided by `t.id`. It runs first in each optimizer
+/// pass, as other rules build unnests anew.
+#[derive(Debug, Default)]
+pub struct UnnestKeys;
+
+impl datafusion::optimizer::OptimizerRule for UnnestKeys {
+    fn name(&self) -> &str {
+        "partita_unnest_keys"
+    }
+
+    fn rewrite(
+        &self,
+        plan: LogicalPlan,
+        _config: &dyn datafusion::optimizer::OptimizerConfig,
+    ) -> Result<datafusion::common::tree_node::Transformed<LogicalPlan>> {
+        use datafusion::common::FunctionalDependencies;
+        use datafusion::common::tree_node::{Transformed, TreeNode};
+        let keyed_unnest = |p: &LogicalPlan| matches!(p, LogicalPlan::Unnest(u) if !u.schema.functional_dependencies().is_empty());
+        if !plan.exists(|p| Ok(keyed_unnest(p)))? {
+            return Ok(Transformed::no(plan));
+        }
+        // Every node takes its schema again from its inputs, bottom up; an unnest's then
+        // loses its keys.
+        plan.transform_up(|plan| match plan.recompute_schema()? {
+            LogicalPlan::Unnest(mut unnest) => {
+                let schema = unnest.schema.as_ref().clone();
+                unnest.schema =
+                    Arc::new(schema.with_functional_dependencies(FunctionalDependencies::empty())?);
+                Ok(Transformed::yes(LogicalPlan::Unnest(unnest)))
+            }
+            plan => Ok(Transformed::yes(plan)),
+        })
+    }
+}
+
 /// The analyzer rule that gives a recursive CTE's recursive term the field metadata of its
 /// static term. DataFusion takes the output fields from the static term and refuses a
 /// recursive term whose fields carry other metadata, which ours do whenever one term reads a

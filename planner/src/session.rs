@@ -706,6 +706,7 @@ impl Session {
             .with_physical_optimizer_rule(Arc::new(InterruptibleJoins(interrupt.clone())))
             .with_type_planner(Arc::new(crate::casts::PostgresTypes))
             .with_analyzer_rules(crate::semantics::analyzer_rules())
+            .with_optimizer_rules(crate::semantics::optimizer_rules())
             .build();
         let ctx = SessionContext::new_with_state(state);
         let scope = Arc::new(Mutex::new(StatementScope {

@@ -44,3 +44,33 @@ INSERT INTO amounts VALUES (1, 5, 1.50, 2.5);
 SELECT 1 + '2', '3' * 2, 10 / '4', 7 % '4', 1.5 + '2.25';
 SELECT q + '1', p * '2', f - '0.5', q * '1.5' FROM amounts;
 SELECT date '2024-01-10' - '2024-01-01', timestamp '2024-01-10' - '2024-01-01', '1 day' + timestamp '2024-01-10', interval '1 day' + '1 hour';
+
+-- Numbers with an exponent are numerics; named windows refined by a call keep their
+-- partitions; ORDER BY a set-returning function's column after a table's key.
+SELECT 1e3/7, 2e0/3, 1.5e2/7, pg_typeof(1e3), pg_typeof(1.5e2), 1e3, -1e3, 1.5e2, 1e-2, 0e5, 1e3 + 1;
+CREATE TABLE sales (id int PRIMARY KEY, region text, amount int);
+INSERT INTO sales VALUES (1, 'a', 1), (2, 'b', 2), (3, 'a', 3), (4, 'b', 4);
+SELECT id, sum(amount) OVER (w ORDER BY id) FROM sales WINDOW w AS (PARTITION BY region) ORDER BY id;
+SELECT id, sum(amount) OVER w2 FROM sales WINDOW w AS (PARTITION BY region), w2 AS (w ORDER BY id) ORDER BY id;
+SELECT id, sum(amount) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), rank() OVER w FROM sales WINDOW w AS (PARTITION BY region ORDER BY id) ORDER BY id;
+CREATE TABLE lists (id int PRIMARY KEY, a int, b int);
+INSERT INTO lists VALUES (1, 3, 1), (2, 1, 2);
+SELECT lists.id, x FROM lists, unnest(ARRAY[lists.a, lists.b]) x ORDER BY 1, 2;
+SELECT lists.id, x FROM lists, generate_series(1, lists.a) x ORDER BY id, x DESC;
+SELECT lists.id, unnest(ARRAY[lists.a, lists.b]) x FROM lists ORDER BY lists.id, x;
+
+-- Bad arguments get PostgreSQL's codes; IN (subquery) in a select list; a subquery's
+-- columns under PostgreSQL's names; interval text with a sign apart from its number.
+SELECT substring('abc' FROM 1 FOR -1);
+SELECT * FROM generate_series(1, 10, 0);
+SELECT ntile(0) OVER (ORDER BY id) FROM sales;
+SELECT split_part('a,b', ',', 0);
+SELECT id FROM sales WHERE row_number() OVER () > 1;
+SELECT id, amount IN (SELECT amount FROM sales WHERE amount > 2), amount NOT IN (SELECT 1) FROM sales ORDER BY id;
+SELECT id, CASE WHEN id IN (SELECT id FROM lists) THEN 'listed' ELSE 'not' END AS listed FROM sales ORDER BY id;
+SELECT NULL::int IN (SELECT 1), NULL::int IN (SELECT 1 WHERE false), 2 IN (SELECT NULL::int UNION ALL SELECT 1);
+SELECT count FROM (SELECT count(*) FROM sales) q;
+SELECT q.sum, q.upper FROM (SELECT sum(amount), upper('a')) q;
+SELECT * FROM (SELECT count(*), max(amount), region FROM sales GROUP BY region) q ORDER BY region;
+WITH totals AS (SELECT region, sum(amount) FROM sales GROUP BY region) SELECT region, sum FROM totals ORDER BY region;
+SELECT interval '1 month - 1 day', interval '1 year - 1 day', interval '- 1 day';

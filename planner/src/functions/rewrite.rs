@@ -35,6 +35,114 @@ use datafusion::sql::sqlparser::ast::{
 };
 use std::ops::ControlFlow;
 
+/// The columns of a derived table or WITH query named as PostgreSQL names them, so that the
+/// query around can read them: `SELECT count FROM (SELECT count(*) FROM t) q`. DataFusion
+/// would name that column `count(*)`. A name two items would share, or any item beside a
+/// `*` (whose columns are not known here), is left as DataFusion gives it.
+fn name_columns(query: &mut ast::Query) {
+    let select = match query.body.as_mut() {
+        ast::SetExpr::Select(select) => select,
+        ast::SetExpr::SetOperation { left, .. } => {
+            let mut left = left.as_mut();
+            loop {
+                match left {
+                    ast::SetExpr::SetOperation { left: l, .. } => left = l.as_mut(),
+                    ast::SetExpr::Select(select) => break select,
+                    ast::SetExpr::Query(q) => return name_columns(q),
+                    _ => return,
+                }
+            }
+        }
+        ast::SetExpr::Query(q) => return name_columns(q),
+        _ => return,
+    };
+    let names: Option<Vec<String>> = select
+        .projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(e) => {
+                Some(crate::naming::pg_column_name(e).unwrap_or_else(|| "?column?".into()))
+            }
+            SelectItem::ExprWithAlias { alias, .. } => Some(sql::ddl::normalize_ident(alias)),
+            _ => None,
+        })
+        .collect();
+    let Some(names) = names else {
+        return;
+    };
+    for (item, name) in select.projection.iter_mut().zip(&names) {
+        let SelectItem::UnnamedExpr(e) = item else {
+            continue;
+        };
+        if matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_))
+            || names.iter().filter(|n| *n == name).count() > 1
+        {
+            continue;
+        }
+        *item = SelectItem::ExprWithAlias {
+            expr: e.clone(),
+            alias: Ident::with_quote('"', name.clone()),
+        };
+    }
+}
+
+/// Named windows (`WINDOW w AS (…)`) written into the calls that refine them, as PostgreSQL
+/// reads `OVER (w ORDER BY x)` and `WINDOW w2 AS (w ORDER BY x)`: w's PARTITION BY, with the
+/// ORDER BY and frame given there when w has none. DataFusion takes such a call's own
+/// clauses alone, losing w's partitions.
+fn inline_named_windows(select: &mut ast::Select) {
+    use ast::{NamedWindowDefinition, NamedWindowExpr, WindowSpec, WindowType};
+    if select.named_window.is_empty() {
+        return;
+    }
+    fn refine(defined: &[(String, WindowSpec)], spec: &WindowSpec) -> WindowSpec {
+        let base = spec.window_name.as_ref().and_then(|name| {
+            let name = sql::ddl::normalize_ident(name);
+            defined.iter().find(|(n, _)| *n == name).map(|(_, s)| s)
+        });
+        let Some(base) = base else {
+            return spec.clone();
+        };
+        let mut refined = base.clone();
+        if !spec.partition_by.is_empty() {
+            refined.partition_by = spec.partition_by.clone();
+        }
+        if !spec.order_by.is_empty() {
+            refined.order_by = spec.order_by.clone();
+        }
+        if spec.window_frame.is_some() {
+            refined.window_frame = spec.window_frame.clone();
+        }
+        refined
+    }
+    let mut defined: Vec<(String, WindowSpec)> = Vec::new();
+    for NamedWindowDefinition(name, expr) in &mut select.named_window {
+        let spec = match expr {
+            NamedWindowExpr::WindowSpec(spec) => refine(&defined, spec),
+            NamedWindowExpr::NamedWindow(other) => refine(
+                &defined,
+                &WindowSpec {
+                    window_name: Some(other.clone()),
+                    partition_by: vec![],
+                    order_by: vec![],
+                    window_frame: None,
+                },
+            ),
+        };
+        *expr = NamedWindowExpr::WindowSpec(spec.clone());
+        defined.push((sql::ddl::normalize_ident(name), spec));
+    }
+    let _ = ast::visit_expressions_mut(&mut select.projection, |e| {
+        if let Expr::Function(f) = e
+            && let Some(WindowType::WindowSpec(spec)) = &mut f.over
+            && spec.window_name.is_some()
+        {
+            *spec = refine(&defined, spec);
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
 /// The fields of a row constructor, `(a, b)` or `ROW(a, b)`.
 fn row_fields(e: &Expr) -> Option<Vec<Expr>> {
     match e {
@@ -185,6 +293,7 @@ impl VisitorMut for Rewriter {
     type Break = ();
 
     fn pre_visit_select(&mut self, select: &mut ast::Select) -> ControlFlow<()> {
+        inline_named_windows(select);
         self.names.push(
             select
                 .projection
@@ -215,7 +324,19 @@ impl VisitorMut for Rewriter {
         ControlFlow::Continue(())
     }
 
+    fn pre_visit_query(&mut self, query: &mut ast::Query) -> ControlFlow<()> {
+        if let Some(with) = &mut query.with {
+            for cte in &mut with.cte_tables {
+                name_columns(&mut cte.query);
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_table_factor(&mut self, factor: &mut ast::TableFactor) -> ControlFlow<()> {
+        if let ast::TableFactor::Derived { subquery, .. } = factor {
+            name_columns(subquery);
+        }
         if let ast::TableFactor::Table {
             name,
             args: Some(args),
