@@ -17,6 +17,74 @@ fn storage_err(e: sql::Error) -> storage::Error {
     }
 }
 
+/// `CREATE TABLE [IF NOT EXISTS] t [(names)] AS query`: a table of the query's columns,
+/// with their names (or the names given) and PostgreSQL types, and no primary key (a hidden
+/// row id, as PRODUCT.md gives a table without one), filled with the query's rows in the
+/// same transaction. Its tag is `SELECT n`, as PostgreSQL's.
+pub async fn create_table_as(
+    session: &mut Session,
+    create: &ast::CreateTable,
+) -> Result<WriteResult> {
+    let Some(query) = &create.query else {
+        return create_table(session, create).await;
+    };
+    let name = sql::ddl::table_name(&create.name)?;
+    if create.if_not_exists && session.table_def(&name).is_ok() {
+        session.notice(format!("relation \"{name}\" already exists, skipping"));
+        return Ok(WriteResult::command("CREATE TABLE AS"));
+    }
+    let described = session
+        .describe(&ast::Statement::Query(query.clone()))
+        .await?;
+    let Some(schema) = described.schema else {
+        return Err(Error::Internal("a query describes its rows".into()));
+    };
+    let given: Vec<String> = create
+        .columns
+        .iter()
+        .map(|c| normalize_ident(&c.name))
+        .collect();
+    if given.len() > schema.fields().len() {
+        return Err(Error::InvalidStatement(
+            "too many column names were specified".into(),
+        ));
+    }
+    let columns: Vec<String> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, field)| {
+            let name = given
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| field.name().clone());
+            let ty = match sql::types::declared_type_name(field) {
+                Some(declared) => declared.to_string(),
+                None => crate::pg_catalog::format_type(
+                    i64::from(crate::pg_catalog::field_type_oid(field)),
+                    None,
+                ),
+            };
+            format!("{} {ty}", crate::functions::text::quote_ident(&name))
+        })
+        .collect();
+    let table = crate::functions::text::quote_ident(&name);
+    let ddl = format!("CREATE TABLE {table} ({})", columns.join(", "));
+    let Some(ast::Statement::CreateTable(table_create)) =
+        crate::session::parse_sql(&ddl)?.into_iter().next()
+    else {
+        return Err(Error::Internal(format!("not a CREATE TABLE: {ddl}")));
+    };
+    create_table(session, &table_create).await?;
+    let fill = format!("INSERT INTO {table} SELECT * FROM ({query}) AS __partita_created");
+    let Some(ast::Statement::Insert(insert)) = crate::session::parse_sql(&fill)?.into_iter().next()
+    else {
+        return Err(Error::Internal(format!("not an INSERT: {fill}")));
+    };
+    let filled = crate::dml::insert(session, &insert).await?;
+    Ok(WriteResult::counted("SELECT", filled.count().unwrap_or(0)))
+}
+
 pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<WriteResult> {
     let mut def = table_def_from_create(create)?;
     let uniques = sql::ddl::unique_constraints(create)?;

@@ -55,6 +55,11 @@ pub struct WriteResult {
 }
 
 impl WriteResult {
+    /// The rows the statement wrote, for the tags that count them.
+    pub fn count(&self) -> Option<usize> {
+        self.count
+    }
+
     pub fn counted(tag: &str, count: usize) -> WriteResult {
         WriteResult {
             tag: tag.to_string(),

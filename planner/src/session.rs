@@ -1594,6 +1594,9 @@ impl Session {
             Statement::Insert(insert) => dml::insert(self, insert).await,
             Statement::Update(update) => dml::update(self, update).await,
             Statement::Delete(delete) => dml::delete(self, delete).await,
+            Statement::CreateTable(create) if create.query.is_some() => {
+                crate::ddl::create_table_as(self, create).await
+            }
             Statement::CreateTable(create) => crate::ddl::create_table(self, create).await,
             Statement::AlterTable(alter) => crate::ddl::alter_table(self, alter).await,
             Statement::Truncate(truncate) => crate::ddl::truncate(self, truncate).await,

@@ -74,3 +74,20 @@ SELECT q.sum, q.upper FROM (SELECT sum(amount), upper('a')) q;
 SELECT * FROM (SELECT count(*), max(amount), region FROM sales GROUP BY region) q ORDER BY region;
 WITH totals AS (SELECT region, sum(amount) FROM sales GROUP BY region) SELECT region, sum FROM totals ORDER BY region;
 SELECT interval '1 month - 1 day', interval '1 year - 1 day', interval '- 1 day';
+
+-- CREATE TABLE … AS: the query's columns, names and types, filled in the same transaction.
+CREATE TABLE sales_copy AS SELECT * FROM sales;
+SELECT * FROM sales_copy ORDER BY id;
+CREATE TABLE region_totals AS SELECT region, count(*), sum(amount) total, 1 + 1, 'lit' FROM sales GROUP BY region;
+SELECT * FROM region_totals ORDER BY region;
+SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'region_totals' ORDER BY ordinal_position;
+CREATE TABLE IF NOT EXISTS region_totals AS SELECT 1;
+CREATE TABLE sales_copy AS SELECT 1;
+BEGIN;
+CREATE TABLE in_txn AS SELECT id FROM sales;
+INSERT INTO in_txn VALUES (9);
+SELECT count(*) FROM in_txn;
+ROLLBACK;
+SELECT * FROM in_txn;
+CREATE TABLE no_rows AS SELECT * FROM sales WHERE false;
+SELECT count(*) FROM no_rows;
