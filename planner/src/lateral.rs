@@ -257,7 +257,7 @@ fn names_column(e: &Expr) -> bool {
 }
 
 /// Calls `f` with each expression of `e` that is not inside a subquery.
-fn top_level_exprs(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+pub(crate) fn top_level_exprs(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     struct Walk<'a> {
         f: &'a mut dyn FnMut(&Expr),
         depth: usize,
@@ -286,8 +286,8 @@ fn top_level_exprs(e: &Expr, f: &mut dyn FnMut(&Expr)) {
 /// HAVING clause or a window function: DataFusion decorrelates those into a join that drops
 /// the HAVING and computes the windows over every outer row's rows together.
 fn refuse_misread_subqueries(select: &ast::Select) -> crate::Result<()> {
-    let places = places(select);
-    for (i, at) in places.iter().enumerate() {
+    let outer = places(select);
+    for (i, at) in outer.iter().enumerate() {
         let TableFactor::Derived {
             lateral: true,
             subquery,
@@ -299,10 +299,17 @@ fn refuse_misread_subqueries(select: &ast::Select) -> crate::Result<()> {
         let SetExpr::Select(inner) = subquery.body.as_ref() else {
             continue;
         };
-        let earlier: Vec<String> = places[..i]
+        // Names the subquery's own FROM items take are its own.
+        let own: Vec<String> = places(inner)
+            .iter()
+            .filter_map(|p| item_name(factor_at(inner, *p)))
+            .map(|n| folded(&n))
+            .collect();
+        let earlier: Vec<String> = outer[..i]
             .iter()
             .filter_map(|p| item_name(factor_at(select, *p)))
             .map(|n| folded(&n))
+            .filter(|n| !own.contains(n))
             .collect();
         let mut correlated = false;
         let mut windowed = false;

@@ -31,6 +31,31 @@ struct Literals;
 impl VisitorMut for Literals {
     type Break = Error;
 
+    fn pre_visit_query(
+        &mut self,
+        query: &mut datafusion::sql::sqlparser::ast::Query,
+    ) -> ControlFlow<Error> {
+        use datafusion::sql::sqlparser::ast::LimitClause;
+        // LIMIT 1e1 is a count: plain digits, not the numeric other exponents become.
+        if let Some(LimitClause::LimitOffset { limit, offset, .. }) = &mut query.limit_clause {
+            for e in limit
+                .iter_mut()
+                .chain(offset.iter_mut().map(|o| &mut o.value))
+            {
+                if let Expr::Value(ValueWithSpan {
+                    value: Value::Number(text, _),
+                    ..
+                }) = e
+                    && text.contains(['e', 'E'])
+                    && let Some(plain) = plain_digits(text)
+                {
+                    *text = plain;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_select(
         &mut self,
         select: &mut datafusion::sql::sqlparser::ast::Select,

@@ -324,28 +324,9 @@ fn output_expr(projection: &[SelectItem], key: &Expr) -> Option<Expr> {
 
 /// Whether `found` holds for a part of `e` outside its subqueries.
 fn at_this_level(e: &Expr, found: impl Fn(&Expr) -> bool) -> bool {
-    struct Walk<F> {
-        found: F,
-        depth: usize,
-    }
-    impl<F: Fn(&Expr) -> bool> ast::Visitor for Walk<F> {
-        type Break = ();
-        fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
-            self.depth += 1;
-            ControlFlow::Continue(())
-        }
-        fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
-            self.depth -= 1;
-            ControlFlow::Continue(())
-        }
-        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-            match self.depth == 0 && (self.found)(e) {
-                true => ControlFlow::Break(()),
-                false => ControlFlow::Continue(()),
-            }
-        }
-    }
-    ast::Visit::visit(e, &mut Walk { found, depth: 0 }).is_break()
+    let mut any = false;
+    crate::lateral::top_level_exprs(e, &mut |e| any |= found(e));
+    any
 }
 
 /// `x [NOT] IN (SELECT …)` in a select list, where DataFusion plans it only as a condition,

@@ -428,9 +428,9 @@ enum Domain {
     Power,
 }
 
-/// A DataFusion math function with PostgreSQL's checks around it: an argument outside the
-/// function's domain is 2201E/2201F, a finite argument whose result overflows (or, for `exp`
-/// and `power`, underflows to zero) is 22003.
+/// A DataFusion math function with PostgreSQL's checks around it, on constant arguments: an
+/// argument outside the function's domain is 2201E/2201F, a finite argument whose result
+/// overflows (or, for `exp` and `power` of floats, underflows to zero) is 22003.
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct Checked {
     inner: std::sync::Arc<datafusion::logical_expr::ScalarUDF>,
@@ -453,7 +453,9 @@ impl Checked {
             (Domain::Power, [base, exponent]) if *base == 0.0 && *exponent < 0.0 => {
                 power("zero raised to a negative power is undefined")
             }
-            (Domain::Power, [base, exponent]) if *base < 0.0 && exponent.fract() != 0.0 => {
+            (Domain::Power, [base, exponent])
+                if *base < 0.0 && exponent.is_finite() && exponent.fract() != 0.0 =>
+            {
                 power("a negative number raised to a non-integer power yields a complex result")
             }
             _ => None,
@@ -461,15 +463,17 @@ impl Checked {
     }
 
     /// PostgreSQL's error for result `y` of finite arguments `x`, if any.
-    fn result_error(&self, x: &[f64], y: f64) -> Option<Error> {
+    /// A numeric (`decimal`) argument's tiny result is a value in PostgreSQL, not an
+    /// underflow.
+    fn result_error(&self, x: &[f64], y: f64, decimal: bool) -> Option<Error> {
         let range = |m: &str| Some(Error::NumericOverflow(format!("value out of range: {m}")));
         if x.iter().any(|v| !v.is_finite()) {
             return None;
         }
         match self.domain {
             _ if y.is_infinite() => range("overflow"),
-            Domain::Exponential if y == 0.0 => range("underflow"),
-            Domain::Power if y == 0.0 && x[0] != 0.0 => range("underflow"),
+            Domain::Exponential if y == 0.0 && !decimal => range("underflow"),
+            Domain::Power if y == 0.0 && x[0] != 0.0 && !decimal => range("underflow"),
             _ => None,
         }
     }
@@ -509,6 +513,17 @@ impl datafusion::logical_expr::ScalarUDFImpl for Checked {
     ) -> Result<datafusion::logical_expr::ColumnarValue> {
         use datafusion::arrow::array::{Array, AsArray};
         use datafusion::arrow::datatypes::Float64Type;
+        // Only constant arguments are checked: DataFusion evaluates both sides of AND and
+        // both branches of CASE on every row, so a guarded `x > 0 AND ln(x) > 1` would fail
+        // on the rows its guard leaves out.
+        if !args
+            .args
+            .iter()
+            .all(|a| matches!(a, datafusion::logical_expr::ColumnarValue::Scalar(_)))
+        {
+            return self.inner.invoke_with_args(args);
+        }
+        let decimal = args.args.iter().any(|a| a.data_type().is_decimal());
         let n = args.number_rows;
         let floats = |v: &datafusion::logical_expr::ColumnarValue| -> Result<_> {
             let array = datafusion::arrow::compute::cast(&v.to_array(n)?, &DataType::Float64)?;
@@ -533,7 +548,7 @@ impl datafusion::logical_expr::ScalarUDFImpl for Checked {
             for r in 0..n {
                 if let Some(x) = row(r)
                     && outputs.is_valid(r)
-                    && let Some(e) = self.result_error(&x, outputs.value(r))
+                    && let Some(e) = self.result_error(&x, outputs.value(r), decimal)
                 {
                     return Err(raise(e));
                 }

@@ -168,13 +168,17 @@ fn row_fields(e: &Expr) -> Option<Vec<Expr>> {
     }
 }
 
+/// The most rows a row-valued IN list may have to be compared field by field.
+const ROW_IN_LIST_EXPANDED_MAX: usize = 16;
+
 /// A comparison of row constructors as PostgreSQL evaluates it, field by field, so that a
 /// NULL field makes the answer NULL where it decides it (DataFusion's struct comparison
 /// takes two NULLs as equal):
 /// - `=` is every field equal, `<>` some field unequal, IS [NOT] DISTINCT FROM the same
 ///   with those operators;
 /// - `<`, `<=`, `>`, `>=` decide by the first unequal field;
-/// - `r [NOT] IN (r1, r2, …)` is `r = r1 OR r = r2 …` (`NOT`: `r <> r1 AND …`);
+/// - `r [NOT] IN (r1, r2, …)` is `r = r1 OR r = r2 …` (`NOT`: `r <> r1 AND …`), for lists
+///   of up to `ROW_IN_LIST_EXPANDED_MAX` rows;
 /// - `r IS NULL` is every field NULL, `r IS NOT NULL` every field not NULL.
 fn row_comparison(e: &Expr) -> Option<Expr> {
     fn binary(left: Expr, op: BinaryOperator, right: Expr) -> Expr {
@@ -245,11 +249,13 @@ fn row_comparison(e: &Expr) -> Option<Expr> {
                 _ => join(parts, BinaryOperator::And),
             }
         }
+        // A long list stays DataFusion's IN of structs: its expansion plans in time that
+        // grows faster than the list, and its depth overflows the stack.
         Expr::InList {
             expr,
             list,
             negated,
-        } => {
+        } if list.len() <= ROW_IN_LIST_EXPANDED_MAX => {
             let (op, combine) = match negated {
                 false => (BinaryOperator::Eq, BinaryOperator::Or),
                 true => (BinaryOperator::NotEq, BinaryOperator::And),
