@@ -787,8 +787,8 @@ fn param_sql_type(ty: &Type) -> Option<SqlType> {
         },
         Type::BYTEA => SqlType::Bytea,
         Type::DATE => SqlType::Date,
-        Type::TIMESTAMP => SqlType::Timestamp,
-        Type::TIMESTAMPTZ => SqlType::TimestampTz,
+        Type::TIMESTAMP => SqlType::Timestamp { precision: None },
+        Type::TIMESTAMPTZ => SqlType::TimestampTz { precision: None },
         _ => return None,
     })
 }

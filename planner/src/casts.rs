@@ -27,13 +27,41 @@ use datafusion::sql::sqlparser::ast;
 use sql::SqlType;
 use std::sync::Arc;
 
-/// Plans the SQL types above as annotated text fields.
-#[derive(Debug, Default)]
-pub struct PostgresTypes;
+/// Plans the SQL types above as annotated text fields, and timestamps in microseconds as
+/// PostgreSQL keeps them (DataFusion's are nanoseconds, from 1677 to 2262 only).
+#[derive(Debug, Clone, Default)]
+pub struct PostgresTypes {
+    /// The session's time zone in Arrow's spelling, which `timestamptz` is typed with.
+    zone: Arc<std::sync::RwLock<Option<Arc<str>>>>,
+}
+
+impl PostgresTypes {
+    pub fn set_zone(&self, zone: &str) {
+        *self.zone.write().unwrap_or_else(|e| e.into_inner()) = Some(zone.into());
+    }
+}
 
 impl TypePlanner for PostgresTypes {
     fn plan_type_field(&self, sql_type: &ast::DataType) -> Result<Option<FieldRef>> {
         use ast::DataType as D;
+        if let D::Timestamp(_, zone) = sql_type {
+            let zone = match zone {
+                ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz => {
+                    self.zone.read().unwrap_or_else(|e| e.into_inner()).clone()
+                }
+                _ => None,
+            };
+            let ty = DataType::Timestamp(datafusion::arrow::datatypes::TimeUnit::Microsecond, zone);
+            let field = match SqlType::from_ast(sql_type) {
+                // `timestamp(p)` names its precision, which `typed_input` rounds to.
+                Ok(
+                    declared @ (SqlType::Timestamp { precision: Some(_) }
+                    | SqlType::TimestampTz { precision: Some(_) }),
+                ) => declared.field("", true).with_data_type(ty),
+                _ => Field::new("", ty, true),
+            };
+            return Ok(Some(Arc::new(field)));
+        }
         if !matches!(
             sql_type,
             D::JSON
@@ -75,7 +103,22 @@ pub(crate) fn declared(field: &Field) -> Option<SqlType> {
                     .parse::<u32>()
                     .ok()
             };
-            if name.starts_with("character varying(") {
+            let precision = || {
+                name.strip_prefix("timestamp(")?
+                    .split_once(')')?
+                    .0
+                    .parse::<u8>()
+                    .ok()
+            };
+            if name.starts_with("timestamp(") {
+                let precision = precision();
+                Some(
+                    match name.ends_with("with time zone") && !name.ends_with("without time zone") {
+                        true => SqlType::TimestampTz { precision },
+                        false => SqlType::Timestamp { precision },
+                    },
+                )
+            } else if name.starts_with("character varying(") {
                 Some(SqlType::Varchar { length: length() })
             } else if name.starts_with("character(") {
                 Some(SqlType::Char { length: length()? })
@@ -107,6 +150,22 @@ pub fn typed_input(expr: Expr, schema: &datafusion::common::DFSchema) -> Result<
     let Some(ty) = declared(field) else {
         return Ok(Transformed::no(expr));
     };
+    if let SqlType::Timestamp { precision } | SqlType::TimestampTz { precision } = ty {
+        let Some(precision) = precision else {
+            return Ok(Transformed::no(expr));
+        };
+        let plain = Arc::new(Field::new("", field.data_type().clone(), true));
+        let operand = match &expr {
+            Expr::TryCast(_) => {
+                Expr::TryCast(TryCast::new_from_field(Box::new(inner.clone()), plain))
+            }
+            _ => Expr::Cast(Cast::new_from_field(Box::new(inner.clone()), plain)),
+        };
+        let round = crate::functions::TimestampPrecision::new(precision);
+        return Ok(Transformed::yes(
+            ScalarUDF::new_from_impl(round).call(vec![operand]),
+        ));
+    }
     let function = match ty {
         SqlType::Json => crate::json::input_function(crate::json::Kind::Json),
         SqlType::Jsonb => crate::json::input_function(crate::json::Kind::Jsonb),
@@ -488,9 +547,13 @@ fn literal_pair(
     })
 }
 
-/// The types whose values a quoted literal is read as by `literal_operands`.
+/// The types whose values a quoted literal is read as by `literal_operands`: timestamps too,
+/// whose comparison with text DataFusion would make in nanoseconds (years 1677 to 2262).
 fn reads_literals(ty: &DataType) -> bool {
-    matches!(ty, DataType::Boolean | DataType::Binary)
+    matches!(
+        ty,
+        DataType::Boolean | DataType::Binary | DataType::Timestamp(..)
+    )
 }
 
 /// `e` read as a value of `ty` when it is a string literal; `e` itself otherwise.

@@ -73,10 +73,10 @@ impl ColumnBuilder {
                 ColumnBuilder::Bytea(BinaryBuilder::with_capacity(capacity, capacity * 16))
             }
             SqlType::Date => ColumnBuilder::Date(Date32Builder::with_capacity(capacity)),
-            SqlType::Timestamp => {
+            SqlType::Timestamp { .. } => {
                 ColumnBuilder::Timestamp(TimestampMicrosecondBuilder::with_capacity(capacity))
             }
-            SqlType::TimestampTz => ColumnBuilder::Timestamp(
+            SqlType::TimestampTz { .. } => ColumnBuilder::Timestamp(
                 TimestampMicrosecondBuilder::with_capacity(capacity).with_timezone("+00:00"),
             ),
         }
@@ -343,18 +343,20 @@ pub fn value_from_array(array: &ArrayRef, row: usize, ty: SqlType, column: &str)
                 .ok_or_else(mismatch)?
                 .value(row),
         ),
-        SqlType::Timestamp => Value::Timestamp(
+        SqlType::Timestamp { precision } => Value::Timestamp(sql::types::round_timestamp(
             array
                 .as_primitive_opt::<TimestampMicrosecondType>()
                 .ok_or_else(mismatch)?
                 .value(row),
-        ),
-        SqlType::TimestampTz => Value::TimestampTz(
+            precision,
+        )),
+        SqlType::TimestampTz { precision } => Value::TimestampTz(sql::types::round_timestamp(
             array
                 .as_primitive_opt::<TimestampMicrosecondType>()
                 .ok_or_else(mismatch)?
                 .value(row),
-        ),
+            precision,
+        )),
     })
 }
 

@@ -43,6 +43,8 @@ struct Returning {
     deleted: bool,
     /// The session's time zone, which RETURNING expressions are evaluated in.
     zone: String,
+    /// The session's statement clock (`now()` in RETURNING).
+    clock: crate::functions::TransactionStart,
 }
 
 /// What a write did, finished into an `Output` once the commit (if any) is known.
@@ -122,7 +124,7 @@ impl WriteResult {
             return Ok(None);
         };
         let batch = returning_batch(returning, commit)?;
-        let ctx = scratch_context(&returning.zone);
+        let ctx = scratch_context(&returning.zone, Some(&returning.clock));
         let name = returning
             .alias
             .clone()
@@ -166,7 +168,11 @@ fn returning_batch(r: &Returning, commit: Option<CommitInfo>) -> Result<RecordBa
         .iter()
         .map(|c| c.ty.field_in(&c.name, true, &r.zone))
         .collect();
-    fields.push(sql::SqlType::TimestampTz.field_in(TIMESTAMP_COLUMN, true, &r.zone));
+    fields.push(sql::SqlType::TimestampTz { precision: None }.field_in(
+        TIMESTAMP_COLUMN,
+        true,
+        &r.zone,
+    ));
     fields.push(Field::new(ETAG_COLUMN, DataType::Utf8, true));
     let mut builders: Vec<ColumnBuilder> = def
         .columns
@@ -198,20 +204,38 @@ fn returning_batch(r: &Returning, commit: Option<CommitInfo>) -> Result<RecordBa
 /// A context for evaluating expressions over in-memory rows (RETURNING, ON CONFLICT).
 /// Evaluates with the session's meaning of expressions: its time zone, PostgreSQL's
 /// numeric scales, the same functions.
-pub(crate) fn scratch_context(zone: &str) -> SessionContext {
+pub(crate) fn scratch_context(
+    zone: &str,
+    clock: Option<&crate::functions::TransactionStart>,
+) -> SessionContext {
     let mut config = datafusion::execution::context::SessionConfig::new()
         .with_target_partitions(1)
         .set_str("datafusion.sql_parser.dialect", "postgres")
         .set_bool("datafusion.sql_parser.parse_float_as_decimal", true);
     config.options_mut().execution.time_zone = Some(zone.to_string());
+    let types = crate::casts::PostgresTypes::default();
+    types.set_zone(zone);
     let state = datafusion::execution::session_state::SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
-        .with_type_planner(std::sync::Arc::new(crate::casts::PostgresTypes))
+        .with_type_planner(std::sync::Arc::new(types))
         .with_analyzer_rules(crate::semantics::analyzer_rules())
         .build();
     let ctx = SessionContext::new_with_state(state);
     crate::functions::register(&ctx);
+    // Without the session's clock, made for one statement: its clock starts now.
+    let start = clock.cloned().unwrap_or_else(|| {
+        let start = crate::functions::TransactionStart::default();
+        start.set(None);
+        start
+    });
+    for clock in crate::functions::clock_functions(&start) {
+        let clock = clock
+            .inner()
+            .with_updated_config(ctx.state().config().options())
+            .unwrap_or(clock);
+        ctx.register_udf(clock);
+    }
     ctx
 }
 
@@ -917,6 +941,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             rows: written,
             deleted: false,
             zone: session.zone().arrow.clone(),
+            clock: session.clock().clone(),
         }),
     })
 }
@@ -1033,7 +1058,7 @@ async fn upsert(
     let n = def.columns.len();
     let existing = rows_batch(def, &zone, &mut pairs.iter().map(|(old, _)| old))?;
     let excluded = rows_batch(def, &zone, &mut pairs.iter().map(|(_, new)| new))?;
-    let ctx = scratch_context(&zone);
+    let ctx = scratch_context(&zone, Some(session.clock()));
     let target = alias.unwrap_or(&def.name).to_string();
     ctx.register_table(
         datafusion::common::TableReference::bare(target.clone()),
@@ -1382,6 +1407,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
             rows: written,
             deleted: false,
             zone: session.zone().arrow.clone(),
+            clock: session.clock().clone(),
         }),
     })
 }
@@ -1465,6 +1491,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
             rows: written,
             deleted: true,
             zone: session.zone().arrow.clone(),
+            clock: session.clock().clone(),
         }),
     })
 }

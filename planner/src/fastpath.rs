@@ -989,7 +989,7 @@ fn column_of(def: &TableDef, qualifier: &str, e: &Expr) -> Option<usize> {
 /// A constant compared with a key column, when it converts to the column's type exactly.
 fn key_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
     let ty = def.columns[column].ty;
-    if matches!(ty, SqlType::Char { .. } | SqlType::TimestampTz) {
+    if matches!(ty, SqlType::Char { .. } | SqlType::TimestampTz { .. }) {
         // Blank-padded comparison; text read in the session's time zone: leave them to
         // the general path.
         return None;
@@ -1034,7 +1034,11 @@ fn stored_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
     }
     if matches!(
         ty,
-        SqlType::Json | SqlType::Jsonb | SqlType::Char { .. } | SqlType::TimestampTz
+        SqlType::Json
+            | SqlType::Jsonb
+            | SqlType::Char { .. }
+            | SqlType::TimestampTz { .. }
+            | SqlType::Timestamp { precision: Some(_) }
     ) {
         return None;
     }
@@ -1119,7 +1123,12 @@ fn constant(e: &Expr) -> Option<ScalarValue> {
         } => {
             let inner = constant(expr)?;
             let ty = SqlType::from_ast(data_type).ok()?;
-            if !matches!(inner, ScalarValue::Utf8(_)) || ty == SqlType::TimestampTz {
+            if !matches!(inner, ScalarValue::Utf8(_))
+                || matches!(
+                    ty,
+                    SqlType::TimestampTz { .. } | SqlType::Timestamp { precision: Some(_) }
+                )
+            {
                 return None;
             }
             let cast = inner.cast_to(&ty.arrow()).ok()?;

@@ -264,7 +264,11 @@ impl PartitaTable {
         }
         if system_columns {
             // NULL for rows the reading transaction itself wrote and has not committed yet.
-            fields.push(SqlType::TimestampTz.field_in(TIMESTAMP_COLUMN, true, &access.zone));
+            fields.push(SqlType::TimestampTz { precision: None }.field_in(
+                TIMESTAMP_COLUMN,
+                true,
+                &access.zone,
+            ));
             sources.push(ColumnSource::Timestamp);
             fields.push(Field::new(ETAG_COLUMN, DataType::Utf8, true));
             sources.push(ColumnSource::Etag);

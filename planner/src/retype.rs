@@ -228,7 +228,7 @@ async fn converted(
     rows: &[Vec<Value>],
 ) -> Result<Vec<Vec<Value>>> {
     let zone = session.zone().arrow.clone();
-    let ctx = scratch_context(&zone);
+    let ctx = scratch_context(&zone, Some(session.clock()));
     let batch = crate::dml::rows_batch(def, &zone, &mut rows.iter())?;
     ctx.register_table(
         datafusion::common::TableReference::bare(def.name.clone()),

@@ -106,7 +106,8 @@ pub(crate) fn rewrite_node_expressions(
 ///   constant, and so the result, a BIGINT);
 /// - `date_trunc` of a date is `date_trunc` of a timestamptz, and so is `generate_series`
 ///   of dates a series of timestamptz;
-/// - `ARRAY[…]` of integer constants is an `integer[]`.
+/// - `ARRAY[…]` of integer constants is an `integer[]`;
+/// - a function's timestamp in another unit than microseconds is cast to microseconds.
 #[derive(Debug, Default)]
 pub struct ArithmeticOperands;
 
@@ -197,6 +198,18 @@ impl AnalyzerRule for ArithmeticOperands {
                 let mut args = f.args.clone();
                 args[element] = cast(args[element].clone(), DataType::Int32);
                 return Ok(Transformed::yes(f.func.call(args)));
+            }
+            // Timestamps are microseconds, as PostgreSQL's are: a function DataFusion types
+            // in another unit (`to_timestamp(n)`) is cast, so that nothing coerces columns to
+            // nanoseconds, whose range ends in 2262.
+            if let Expr::ScalarFunction(_) = &e
+                && let Ok(DataType::Timestamp(unit, zone)) = e.get_type(schema)
+                && unit != TimeUnit::Microsecond
+            {
+                return Ok(Transformed::yes(cast(
+                    e,
+                    DataType::Timestamp(TimeUnit::Microsecond, zone),
+                )));
             }
             let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &e else {
                 return Ok(Transformed::no(e));

@@ -129,6 +129,8 @@ pub(crate) struct OpenTxn {
     /// Opened by a write of an implicit block (see `Session::set_implicit_block`), not by
     /// BEGIN: the wire layer ends it with `end_implicit`.
     pub implicit: bool,
+    /// When it began (microseconds since the epoch): `now()` in it.
+    pub started: i64,
 }
 
 impl OpenTxn {
@@ -138,6 +140,7 @@ impl OpenTxn {
             failed: false,
             savepoints: Vec::new(),
             implicit,
+            started: chrono::Utc::now().timestamp_micros(),
         }
     }
 }
@@ -180,6 +183,10 @@ pub struct Session {
     /// Whether a write outside a transaction block opens an implicit transaction that
     /// stays open for the statements after it (see `set_implicit_block`).
     pub(crate) implicit_block: bool,
+    /// The type planner, which types `timestamptz` casts in the session's zone.
+    types: crate::casts::PostgresTypes,
+    /// The open transaction block's start, which `now()` reads.
+    transaction_start: crate::functions::TransactionStart,
 }
 
 /// A prepared query's plan with its placeholders, valid while the catalog is unchanged.
@@ -700,11 +707,12 @@ impl Session {
             // 1.005 is a numeric in PostgreSQL, not a float.
             .set_bool("datafusion.sql_parser.parse_float_as_decimal", true);
         let interrupt = Interrupt::default();
+        let types = crate::casts::PostgresTypes::default();
         let state = SessionStateBuilder::new()
             .with_config(config)
             .with_default_features()
             .with_physical_optimizer_rule(Arc::new(InterruptibleJoins(interrupt.clone())))
-            .with_type_planner(Arc::new(crate::casts::PostgresTypes))
+            .with_type_planner(Arc::new(types.clone()))
             .with_analyzer_rules(crate::semantics::analyzer_rules())
             .with_optimizer_rules(crate::semantics::optimizer_rules())
             .build();
@@ -751,6 +759,10 @@ impl Session {
         ctx.register_udf(set_config_function());
         ctx.register_udf(pg_sleep_function(interrupt.clone()));
         crate::functions::register(&ctx);
+        let transaction_start = crate::functions::TransactionStart::default();
+        for clock in crate::functions::clock_functions(&transaction_start) {
+            ctx.register_udf(clock);
+        }
         crate::sequences::register(&ctx, &db.catalog, &db.store, &scope);
         ctx.register_udtf(
             "partita_check",
@@ -777,6 +789,8 @@ impl Session {
             zone: Zone::utc(),
             reported: Vec::new(),
             implicit_block: false,
+            types,
+            transaction_start,
         };
         session.set_zone(Zone::utc());
         session.reported.clear();
@@ -807,6 +821,7 @@ impl Session {
             }
         }
         self.scope.lock().unwrap_or_else(|e| e.into_inner()).zone = Arc::from(zone.arrow.as_str());
+        self.types.set_zone(&zone.arrow);
         // Kept plans have the old zone in their table schemas.
         self.kept_plans.clear();
         self.reported.push(("TimeZone".into(), zone.shown.clone()));
@@ -822,6 +837,11 @@ impl Session {
     /// The session's time zone.
     pub fn zone(&self) -> &Zone {
         &self.zone
+    }
+
+    /// The instants `now()` and `statement_timestamp()` give in the running statement.
+    pub(crate) fn clock(&self) -> &crate::functions::TransactionStart {
+        &self.transaction_start
     }
 
     /// Settings whose new values the client must be told about (ParameterStatus), as
@@ -1100,7 +1120,13 @@ impl Session {
 
     async fn dispatch(&mut self, stmt: Statement) -> Result<Output> {
         match stmt {
-            Statement::StartTransaction { .. } => Ok(self.begin()),
+            Statement::StartTransaction { begin, .. } => {
+                let mut output = self.begin();
+                if !begin {
+                    output = Output::Command("START TRANSACTION".into());
+                }
+                Ok(output)
+            }
             Statement::Commit { .. } => self.commit().await,
             Statement::Rollback {
                 savepoint: None, ..
@@ -1374,6 +1400,8 @@ impl Session {
     /// Points the schema provider at this statement's reader.
     pub(crate) fn begin_statement(&self, system_columns: bool) {
         let reader = self.reader();
+        self.transaction_start
+            .set(self.txn.as_ref().map(|open| open.started));
         let mut scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
         scope.reader = Some(reader);
         scope.system_columns = system_columns;

@@ -237,27 +237,32 @@ fn format_datetime(moment: &Moment, template: &str, out: &mut String) {
             0 => 12,
             h => h,
         } as i64;
+        // Years BC count back from 1 BC, as PostgreSQL writes them.
+        let year = match at.year() {
+            y if y <= 0 => 1 - y as i64,
+            y => y as i64,
+        };
         let numeric: Option<i64> = match pattern {
             "Y,YYY" => {
-                let y = at.year() as i64;
+                let y = year;
                 let _ = write!(out, "{},{:03}", y / 1000, y % 1000);
                 None
             }
             "YYYY" => {
-                number(at.year() as i64, 4, out);
-                Some(at.year() as i64)
+                number(year, 4, out);
+                Some(year)
             }
             "YYY" => {
-                number(at.year() as i64 % 1000, 3, out);
-                Some(at.year() as i64 % 1000)
+                number(year % 1000, 3, out);
+                Some(year % 1000)
             }
             "YY" => {
-                number(at.year() as i64 % 100, 2, out);
-                Some(at.year() as i64 % 100)
+                number(year % 100, 2, out);
+                Some(year % 100)
             }
             "Y" => {
-                number(at.year() as i64 % 10, 1, out);
-                Some(at.year() as i64 % 10)
+                number(year % 10, 1, out);
+                Some(year % 10)
             }
             "IYYY" => {
                 number(at.iso_week().year() as i64, 4, out);

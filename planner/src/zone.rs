@@ -122,11 +122,103 @@ pub fn rewrite_timestamp_text(
         DataType::Timestamp(_, None) => without_zone(&text).to_string(),
         _ => text,
     };
+    if let Some(value) = far_year(&text, target) {
+        return Ok(Transformed::yes(Expr::Literal(value, None)));
+    }
+    if let DataType::Timestamp(_, zone) = target
+        && let Some(micros) = beyond_microseconds(&text, zone.as_deref())
+    {
+        return Ok(Transformed::yes(Expr::Literal(
+            ScalarValue::TimestampMicrosecond(Some(micros), zone.clone()),
+            None,
+        )));
+    }
     if matches!(inner, Expr::Literal(ScalarValue::Utf8(Some(original)), _) if *original == text) {
         return Ok(Transformed::no(expr));
     }
     let literal = Expr::Literal(ScalarValue::Utf8(Some(text)), meta.clone());
     Ok(Transformed::yes(with_operand(expr, literal)))
+}
+
+/// ISO date or timestamp text of a year before 1 AD (`0044-03-15 BC`) or after 9999, which
+/// Arrow's parser does not read, as a value of `target`: the text is read with a year of the
+/// same place in the Gregorian calendar's 400-year cycle, and the cycles between added back.
+fn far_year(text: &str, target: &DataType) -> Option<ScalarValue> {
+    const CYCLE_DAYS: i64 = 146_097;
+    let text = text.trim();
+    let (text, bc) = match text.len().checked_sub(3).map(|i| text.split_at(i)) {
+        Some((rest, suffix)) if suffix.eq_ignore_ascii_case(" bc") => (rest.trim_end(), true),
+        _ => (text, false),
+    };
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    if (digits <= 4 && !bc) || digits > 9 || text.as_bytes().get(digits) != Some(&b'-') {
+        return None;
+    }
+    let year: i64 = text[..digits].parse().ok()?;
+    if bc && year == 0 {
+        return None;
+    }
+    let astronomical = if bc { 1 - year } else { year };
+    let stand_in = astronomical.rem_euclid(400) + 2000;
+    let cycles = (astronomical - stand_in) / 400;
+    let stand_in_text = format!("{stand_in}{}", &text[digits..]);
+    let shift_days = cycles * CYCLE_DAYS;
+    match target {
+        DataType::Date32 => {
+            let date = chrono::NaiveDate::parse_from_str(&stand_in_text, "%Y-%m-%d").ok()?;
+            let days = date
+                .signed_duration_since(chrono::NaiveDate::default())
+                .num_days()
+                + shift_days;
+            Some(ScalarValue::Date32(Some(i32::try_from(days).ok()?)))
+        }
+        DataType::Timestamp(_, zone) => {
+            use datafusion::arrow::compute::kernels::cast_utils::string_to_datetime;
+            let instant = match zone {
+                Some(zone) => {
+                    let tz: datafusion::arrow::array::timezone::Tz = zone.parse().ok()?;
+                    string_to_datetime(&tz, &stand_in_text).ok()?.naive_utc()
+                }
+                None => string_to_datetime(&chrono::Utc, &stand_in_text)
+                    .ok()?
+                    .naive_utc(),
+            };
+            let micros = instant
+                .and_utc()
+                .timestamp_micros()
+                .checked_add(shift_days.checked_mul(86_400_000_000)?)?;
+            Some(ScalarValue::TimestampMicrosecond(
+                Some(micros),
+                zone.clone(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// ISO timestamp text with more than six fractional digits, as microseconds rounded half to
+/// even as PostgreSQL rounds them (Arrow's cast cuts the digits off); `None` for other text.
+fn beyond_microseconds(text: &str, zone: Option<&str>) -> Option<i64> {
+    let fraction = text.split_once('.')?.1;
+    let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+    if digits <= 6 {
+        return None;
+    }
+    use datafusion::arrow::compute::kernels::cast_utils::string_to_datetime;
+    let instant = match zone {
+        Some(zone) => {
+            let tz: datafusion::arrow::array::timezone::Tz = zone.parse().ok()?;
+            string_to_datetime(&tz, text).ok()?.naive_utc()
+        }
+        None => string_to_datetime(&chrono::Utc, text).ok()?.naive_utc(),
+    }
+    .and_utc();
+    let micros = instant.timestamp_micros();
+    let rest = instant.timestamp_subsec_nanos() % 1000;
+    Some(match rest > 500 || (rest == 500 && micros % 2 != 0) {
+        true => micros + 1,
+        false => micros,
+    })
 }
 
 /// ISO timestamp text without the zone offset after its time (`+05`, `-03:30`, `Z`).

@@ -50,8 +50,15 @@ pub enum SqlType {
     },
     Bytea,
     Date,
-    Timestamp,
-    TimestampTz,
+    /// `timestamp(p)` keeps `p` fractional digits of its microseconds (`None`: all six).
+    Timestamp {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        precision: Option<u8>,
+    },
+    TimestampTz {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        precision: Option<u8>,
+    },
     Uuid,
     Json,
     Jsonb,
@@ -121,15 +128,23 @@ impl SqlType {
             },
             D::Bytea => SqlType::Bytea,
             D::Date => SqlType::Date,
-            D::Timestamp(_, tz) => match tz {
-                TimezoneInfo::None | TimezoneInfo::WithoutTimeZone => SqlType::Timestamp,
-                TimezoneInfo::WithTimeZone | TimezoneInfo::Tz => SqlType::TimestampTz,
-            },
+            D::Timestamp(precision, tz) => {
+                // Six digits (or more, which PostgreSQL reduces to six) are every digit kept.
+                let precision = precision.filter(|p| *p < 6).map(|p| p as u8);
+                match tz {
+                    TimezoneInfo::None | TimezoneInfo::WithoutTimeZone => {
+                        SqlType::Timestamp { precision }
+                    }
+                    TimezoneInfo::WithTimeZone | TimezoneInfo::Tz => {
+                        SqlType::TimestampTz { precision }
+                    }
+                }
+            }
             D::Uuid => SqlType::Uuid,
             D::JSON => SqlType::Json,
             D::JSONB => SqlType::Jsonb,
             D::Custom(name, _) => match name.to_string().to_ascii_lowercase().as_str() {
-                "timestamptz" => SqlType::TimestampTz,
+                "timestamptz" => SqlType::TimestampTz { precision: None },
                 "int" | "int4" => SqlType::Int4,
                 "serial" | "serial4" => SqlType::Int4,
                 "bigserial" | "serial8" => SqlType::Int8,
@@ -152,7 +167,7 @@ impl SqlType {
                 T::Int2 | T::Int4 | T::Int8 | T::Float4 | T::Float8 | T::Numeric { .. }
             )
         };
-        let instant = |t| matches!(t, T::Date | T::Timestamp | T::TimestampTz);
+        let instant = |t| matches!(t, T::Date | T::Timestamp { .. } | T::TimestampTz { .. });
         let json = |t| matches!(t, T::Json | T::Jsonb);
         std::mem::discriminant(&self) == std::mem::discriminant(&to)
             || matches!(to, T::Text | T::Varchar { .. } | T::Char { .. })
@@ -174,8 +189,8 @@ impl SqlType {
             SqlType::Text | SqlType::Varchar { .. } | SqlType::Char { .. } => ScalarType::Text,
             SqlType::Bytea => ScalarType::Bytea,
             SqlType::Date => ScalarType::Date,
-            SqlType::Timestamp => ScalarType::Timestamp,
-            SqlType::TimestampTz => ScalarType::TimestampTz,
+            SqlType::Timestamp { .. } => ScalarType::Timestamp,
+            SqlType::TimestampTz { .. } => ScalarType::TimestampTz,
             SqlType::Uuid => ScalarType::Uuid,
             SqlType::Json | SqlType::Jsonb => ScalarType::Json,
         }
@@ -202,8 +217,10 @@ impl SqlType {
             | SqlType::Uuid => DataType::Utf8,
             SqlType::Bytea => DataType::Binary,
             SqlType::Date => DataType::Date32,
-            SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
-            SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
+            SqlType::Timestamp { .. } => DataType::Timestamp(TimeUnit::Microsecond, None),
+            SqlType::TimestampTz { .. } => {
+                DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into()))
+            }
         }
     }
 
@@ -212,7 +229,9 @@ impl SqlType {
     /// `extract` or `::date` mean.
     pub fn arrow_in(self, zone: &str) -> DataType {
         match self {
-            SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(zone.into())),
+            SqlType::TimestampTz { .. } => {
+                DataType::Timestamp(TimeUnit::Microsecond, Some(zone.into()))
+            }
             other => other.arrow(),
         }
     }
@@ -245,8 +264,8 @@ impl SqlType {
             SqlType::Char { .. } => 1042,
             SqlType::Bytea => 17,
             SqlType::Date => 1082,
-            SqlType::Timestamp => 1114,
-            SqlType::TimestampTz => 1184,
+            SqlType::Timestamp { .. } => 1114,
+            SqlType::TimestampTz { .. } => 1184,
             SqlType::Uuid => 2950,
             SqlType::Json => 114,
             SqlType::Jsonb => 3802,
@@ -254,7 +273,7 @@ impl SqlType {
     }
 
     /// PostgreSQL's type modifier (`atttypmod`): varchar(n) and char(n) give n + 4,
-    /// numeric(p,s) gives (p << 16 | s) + 4, the others -1.
+    /// numeric(p,s) gives (p << 16 | s) + 4, timestamp(p) gives p, the others -1.
     pub fn type_modifier(self) -> i32 {
         match self {
             SqlType::Varchar { length: Some(n) } | SqlType::Char { length: n } => n as i32 + 4,
@@ -262,6 +281,8 @@ impl SqlType {
                 precision: Some(p),
                 scale,
             } => ((i32::from(p) << 16) | i32::from(scale.unwrap_or(0))) + 4,
+            SqlType::Timestamp { precision: Some(p) }
+            | SqlType::TimestampTz { precision: Some(p) } => i32::from(p),
             _ => -1,
         }
     }
@@ -290,8 +311,12 @@ impl SqlType {
             | SqlType::Jsonb => D::Text,
             SqlType::Bytea => D::Bytea,
             SqlType::Date => D::Date,
-            SqlType::Timestamp => D::Timestamp(None, TimezoneInfo::None),
-            SqlType::TimestampTz => D::Timestamp(None, TimezoneInfo::WithTimeZone),
+            SqlType::Timestamp { precision } => {
+                D::Timestamp(precision.map(u64::from), TimezoneInfo::None)
+            }
+            SqlType::TimestampTz { precision } => {
+                D::Timestamp(precision.map(u64::from), TimezoneInfo::WithTimeZone)
+            }
         }
     }
 }
@@ -316,13 +341,32 @@ impl fmt::Display for SqlType {
             SqlType::Char { length } => write!(f, "character({length})"),
             SqlType::Bytea => f.write_str("bytea"),
             SqlType::Date => f.write_str("date"),
-            SqlType::Timestamp => f.write_str("timestamp without time zone"),
-            SqlType::TimestampTz => f.write_str("timestamp with time zone"),
+            SqlType::Timestamp { precision: None } => f.write_str("timestamp without time zone"),
+            SqlType::Timestamp { precision: Some(p) } => {
+                write!(f, "timestamp({p}) without time zone")
+            }
+            SqlType::TimestampTz { precision: None } => f.write_str("timestamp with time zone"),
+            SqlType::TimestampTz { precision: Some(p) } => {
+                write!(f, "timestamp({p}) with time zone")
+            }
             SqlType::Uuid => f.write_str("uuid"),
             SqlType::Json => f.write_str("json"),
             SqlType::Jsonb => f.write_str("jsonb"),
         }
     }
+}
+
+/// `micros` with `precision` fractional digits of a second (all six when `None`), rounded
+/// as PostgreSQL's `timestamp(p)` rounds: half away from its epoch, 2000-01-01.
+pub fn round_timestamp(micros: i64, precision: Option<u8>) -> i64 {
+    const POSTGRES_EPOCH: i128 = 946_684_800_000_000;
+    let Some(p) = precision.filter(|p| *p < 6) else {
+        return micros;
+    };
+    let unit = 10i128.pow(u32::from(6 - p));
+    let since = i128::from(micros) - POSTGRES_EPOCH;
+    let magnitude = (since.abs() + unit / 2) / unit * unit;
+    i64::try_from(magnitude * since.signum() + POSTGRES_EPOCH).unwrap_or(micros)
 }
 
 /// Parses the `FIELD_TYPE_KEY` metadata value back (for the wire layer).
@@ -341,4 +385,42 @@ pub fn own_digits(field: &Field) -> Option<usize> {
     }
     let least = field.metadata().get(LEAST_SCALE_KEY);
     Some(least.and_then(|s| s.parse().ok()).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamp_precision_rounds_half_away_from_postgres_epoch() {
+        // Microseconds of `seconds` after 1970-01-01 00:00:00 plus `micros`.
+        let at = |seconds: i64, micros: i64| seconds * 1_000_000 + micros;
+        let day = 86_400;
+        // 2024-01-01 10:00:00, 1999-12-31 23:59:59, 2024-03-03 10:11:12, 1500-06-01.
+        let (y2024, y1999, march, y1500) =
+            (1_704_103_200, 946_684_799, 1_709_460_672, -14_818_723_200);
+        let rounded = |micros, p| round_timestamp(micros, Some(p));
+        assert_eq!(rounded(at(y2024, 500_000), 0), at(y2024 + 1, 0));
+        assert_eq!(rounded(at(y1999, 500_000), 0), at(y1999, 0));
+        assert_eq!(rounded(at(march, 345_678), 2), at(march, 350_000));
+        assert_eq!(rounded(at(y1500, 4_000), 2), at(y1500, 0));
+        assert_eq!(rounded(at(y1500 - day, 996_000), 2), at(y1500 - day + 1, 0));
+        assert_eq!(round_timestamp(123, None), 123);
+        assert_eq!(round_timestamp(i64::MAX, Some(0)), i64::MAX);
+    }
+
+    #[test]
+    fn catalogs_written_before_timestamp_precision_still_read() {
+        let old: SqlType = serde_json::from_str(r#"{"type":"timestamp"}"#).unwrap();
+        assert_eq!(old, SqlType::Timestamp { precision: None });
+        let tz: SqlType = serde_json::from_str(r#"{"type":"timestamp_tz"}"#).unwrap();
+        assert_eq!(tz, SqlType::TimestampTz { precision: None });
+        let declared = SqlType::Timestamp { precision: Some(3) };
+        let text = serde_json::to_string(&declared).unwrap();
+        assert_eq!(serde_json::from_str::<SqlType>(&text).unwrap(), declared);
+        assert_eq!(
+            serde_json::to_string(&SqlType::Timestamp { precision: None }).unwrap(),
+            r#"{"type":"timestamp"}"#
+        );
+    }
 }

@@ -52,7 +52,7 @@ pub(super) fn register(ctx: &SessionContext) {
     ));
     ctx.register_udf(RowFunction::strict(
         "age",
-        // Timestamp constants are planned in nanoseconds, columns in microseconds.
+        // Partita plans timestamps in microseconds; DataFusion's own are nanoseconds.
         Signature::one_of(
             [TimeUnit::Microsecond, TimeUnit::Nanosecond]
                 .into_iter()
@@ -854,8 +854,28 @@ impl datafusion::catalog::TableFunctionImpl for DateSeries {
         use datafusion::logical_expr::Expr;
         let exprs = args.exprs();
         let is_date = |e: &Expr| matches!(e, Expr::Literal(ScalarValue::Date32(_), _));
+        let mut converted = exprs.to_vec();
+        // DataFusion's series takes nanosecond timestamps; Partita's are microseconds.
+        for e in converted.iter_mut().take(2) {
+            if let Expr::Literal(ScalarValue::TimestampMicrosecond(micros, zone), _) = e {
+                let nanos = match micros {
+                    Some(m) => Some(m.checked_mul(1000).ok_or_else(|| {
+                        DataFusionError::External(Box::new(Error::DatetimeOutOfRange(
+                            "timestamp out of range for generate_series".into(),
+                        )))
+                    })?),
+                    None => None,
+                };
+                *e = Expr::Literal(ScalarValue::TimestampNanosecond(nanos, zone.clone()), None);
+            }
+        }
         if exprs.len() != 3 || !exprs[..2].iter().any(is_date) {
-            return self.inner.call_with_args(args);
+            return self
+                .inner
+                .call_with_args(datafusion::catalog::TableFunctionArgs::new(
+                    &converted,
+                    args.session(),
+                ));
         }
         let zone: Arc<str> = args
             .session()
@@ -866,7 +886,6 @@ impl datafusion::catalog::TableFunctionImpl for DateSeries {
             .unwrap_or("UTC")
             .into();
         let tz: datafusion::arrow::array::timezone::Tz = zone.parse()?;
-        let mut converted = exprs.to_vec();
         for e in &mut converted[..2] {
             if let Expr::Literal(ScalarValue::Date32(days), _) = e {
                 let nanos = days
@@ -884,5 +903,224 @@ impl datafusion::catalog::TableFunctionImpl for DateSeries {
                 &converted,
                 args.session(),
             ))
+    }
+}
+
+/// The instants the clock functions give for the running statement, in microseconds since
+/// the epoch: the start of the session's transaction block (`None` outside one, where
+/// `now()` is the statement's start) and of the statement. The session sets them as each
+/// statement begins.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TransactionStart(Arc<std::sync::Mutex<(Option<i64>, i64)>>);
+
+impl TransactionStart {
+    pub(crate) fn set(&self, transaction: Option<i64>) {
+        let statement = chrono::Utc::now().timestamp_micros();
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = (transaction, statement);
+    }
+
+    fn get(&self) -> (Option<i64>, i64) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Which instant a clock function gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Clock {
+    /// `now()`, `current_timestamp`, `transaction_timestamp()`: the transaction's start.
+    Transaction,
+    /// `statement_timestamp()`: the statement's start.
+    Statement,
+    /// `clock_timestamp()`: the moment it is evaluated.
+    Wall,
+}
+
+/// PostgreSQL's clock functions, timestamptz in microseconds in the session's zone
+/// (DataFusion's `now()` is in nanoseconds, which coerced microsecond columns to a range
+/// ending in 2262, and gives each statement's start even inside a transaction).
+#[derive(Debug)]
+pub(crate) struct ClockFunction {
+    clock: Clock,
+    zone: Option<Arc<str>>,
+    start: TransactionStart,
+    signature: Signature,
+    aliases: Vec<String>,
+}
+
+impl PartialEq for ClockFunction {
+    fn eq(&self, other: &Self) -> bool {
+        self.clock == other.clock && self.zone == other.zone
+    }
+}
+
+impl Eq for ClockFunction {}
+
+impl std::hash::Hash for ClockFunction {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.clock.hash(state);
+        self.zone.hash(state);
+    }
+}
+
+/// The clock functions, reading the transaction's start from `start`.
+pub(crate) fn clock_functions(start: &TransactionStart) -> Vec<ScalarUDF> {
+    [Clock::Transaction, Clock::Statement, Clock::Wall]
+        .into_iter()
+        .map(|clock| ScalarUDF::new_from_impl(ClockFunction::new(clock, None, start.clone())))
+        .collect()
+}
+
+impl ClockFunction {
+    fn new(clock: Clock, zone: Option<Arc<str>>, start: TransactionStart) -> ClockFunction {
+        let volatility = match clock {
+            Clock::Wall => Volatility::Volatile,
+            _ => Volatility::Stable,
+        };
+        let aliases = match clock {
+            Clock::Transaction => vec!["current_timestamp".into(), "transaction_timestamp".into()],
+            _ => Vec::new(),
+        };
+        ClockFunction {
+            clock,
+            zone,
+            start,
+            signature: Signature::nullary(volatility),
+            aliases,
+        }
+    }
+
+    fn value(&self) -> ScalarValue {
+        let (transaction, statement) = self.start.get();
+        let micros = match self.clock {
+            Clock::Transaction => transaction.unwrap_or(statement),
+            Clock::Statement => statement,
+            Clock::Wall => chrono::Utc::now().timestamp_micros(),
+        };
+        ScalarValue::TimestampMicrosecond(Some(micros), self.zone.clone())
+    }
+}
+
+impl ScalarUDFImpl for ClockFunction {
+    fn name(&self) -> &str {
+        match self.clock {
+            Clock::Transaction => "now",
+            Clock::Statement => "statement_timestamp",
+            Clock::Wall => "clock_timestamp",
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn aliases(&self) -> &[String] {
+        &self.aliases
+    }
+
+    fn with_updated_config(&self, config: &datafusion::config::ConfigOptions) -> Option<ScalarUDF> {
+        let zone = config.execution.time_zone.as_deref().map(Arc::from);
+        Some(ScalarUDF::new_from_impl(ClockFunction::new(
+            self.clock,
+            zone,
+            self.start.clone(),
+        )))
+    }
+
+    fn return_field_from_args(
+        &self,
+        _args: datafusion::logical_expr::ReturnFieldArgs,
+    ) -> Result<datafusion::arrow::datatypes::FieldRef> {
+        let ty = DataType::Timestamp(TimeUnit::Microsecond, self.zone.clone());
+        Ok(Arc::new(datafusion::arrow::datatypes::Field::new(
+            self.name(),
+            ty,
+            false,
+        )))
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Timestamp(
+            TimeUnit::Microsecond,
+            self.zone.clone(),
+        ))
+    }
+
+    /// The transaction's and the statement's instants are constants of the statement, so
+    /// `ts > now() - interval '1 hour'` is still a key range.
+    fn simplify(
+        &self,
+        args: Vec<datafusion::logical_expr::Expr>,
+        _info: &datafusion::logical_expr::simplify::SimplifyContext,
+    ) -> Result<datafusion::logical_expr::simplify::ExprSimplifyResult> {
+        use datafusion::logical_expr::simplify::ExprSimplifyResult;
+        Ok(match self.clock {
+            Clock::Wall => ExprSimplifyResult::Original(args),
+            _ => ExprSimplifyResult::Simplified(datafusion::logical_expr::Expr::Literal(
+                self.value(),
+                None,
+            )),
+        })
+    }
+
+    fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        Ok(ColumnarValue::Scalar(self.value()))
+    }
+}
+
+/// `timestamp(p)`'s rounding of a timestamp to `p` fractional digits, which a cast to
+/// `timestamp(p)` or `timestamptz(p)` is planned as.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(crate) struct TimestampPrecision {
+    precision: u8,
+    signature: Signature,
+}
+
+impl TimestampPrecision {
+    pub(crate) fn new(precision: u8) -> TimestampPrecision {
+        TimestampPrecision {
+            precision,
+            signature: Signature::any(1, Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for TimestampPrecision {
+    fn name(&self) -> &str {
+        "partita_timestamp_precision"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        Ok(arg_types[0].clone())
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let precision = Some(self.precision);
+        let round = |m: Option<i64>| m.map(|m| sql::types::round_timestamp(m, precision));
+        match &args.args[0] {
+            ColumnarValue::Scalar(ScalarValue::TimestampMicrosecond(m, zone)) => Ok(
+                ColumnarValue::Scalar(ScalarValue::TimestampMicrosecond(round(*m), zone.clone())),
+            ),
+            ColumnarValue::Array(array) => {
+                let values = array
+                    .as_primitive_opt::<TimestampMicrosecondType>()
+                    .ok_or_else(|| {
+                        DataFusionError::Internal(format!("timestamp(p) of {}", array.data_type()))
+                    })?;
+                let rounded: datafusion::arrow::array::TimestampMicrosecondArray = values
+                    .iter()
+                    .map(round)
+                    .collect::<datafusion::arrow::array::TimestampMicrosecondArray>()
+                    .with_timezone_opt(values.timezone());
+                Ok(ColumnarValue::Array(Arc::new(rounded)))
+            }
+            other => Err(DataFusionError::Internal(format!(
+                "timestamp(p) of {}",
+                other.data_type()
+            ))),
+        }
     }
 }

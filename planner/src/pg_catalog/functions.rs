@@ -298,8 +298,17 @@ pub fn format_type(type_oid: i64, typmod: Option<i64>) -> String {
             None => "character varying".to_string(),
         },
         1083 => "time without time zone".to_string(),
-        1114 => "timestamp without time zone".to_string(),
-        1184 => "timestamp with time zone".to_string(),
+        // timestamp(p)'s modifier is p itself.
+        1114 | 1184 => {
+            let zone = match type_oid {
+                1114 => "without",
+                _ => "with",
+            };
+            match typmod.filter(|p| (0..=6).contains(p)) {
+                Some(p) => format!("timestamp({p}) {zone} time zone"),
+                None => format!("timestamp {zone} time zone"),
+            }
+        }
         1700 => match modifier {
             Some(m) => format!("numeric({},{})", m >> 16, m & 0xffff),
             None => "numeric".to_string(),

@@ -2121,7 +2121,13 @@ fn column_sizes(
             null(),
         ),
         SqlType::Date => (null(), null(), null(), null(), i32v(0)),
-        SqlType::Timestamp | SqlType::TimestampTz => (null(), null(), null(), null(), i32v(6)),
+        SqlType::Timestamp { precision } | SqlType::TimestampTz { precision } => (
+            null(),
+            null(),
+            null(),
+            null(),
+            i32v(precision.map_or(6, i32::from)),
+        ),
         _ => (null(), null(), null(), null(), null()),
     }
 }

@@ -1,0 +1,37 @@
+-- Timestamps as PostgreSQL keeps them: microseconds from 4713 BC on, not DataFusion's
+-- nanoseconds of 1677 to 2262. Far dates (Go's zero time, 9999-12-31 sentinels, years BC),
+-- timestamp(p) columns and casts rounding to p digits, more than six fractional digits
+-- rounded, text compared with timestamps, and now() fixed for a transaction.
+CREATE TABLE spans (id int PRIMARY KEY, starts timestamp, ends timestamptz, day date);
+INSERT INTO spans VALUES (1, '0001-01-01 00:00:00', '0001-01-01 00:00:00+00', '0001-01-01');
+INSERT INTO spans VALUES (2, '9999-12-31 23:59:59', '9999-12-31 23:59:59+00', '9999-12-31');
+INSERT INTO spans VALUES (3, '2024-01-01 12:00:00.1234567', '2024-01-01 12:00:00.1234565+00', '2024-01-01');
+INSERT INTO spans VALUES (4, '0044-03-15 12:00:00 BC', '20000-01-01 00:00:00+00', '4000-01-01 BC');
+INSERT INTO spans (id, starts) VALUES (5, '1500-06-01 00:00:00'::timestamp);
+SELECT * FROM spans ORDER BY id;
+SELECT id FROM spans WHERE starts < '1600-01-01' ORDER BY id;
+SELECT id FROM spans WHERE ends > '1000-01-01' ORDER BY id;
+SELECT id FROM spans WHERE starts BETWEEN '1400-01-01' AND '2100-01-01' ORDER BY id;
+SELECT id FROM spans WHERE starts IN ('1500-06-01 00:00:00', '0001-01-01') ORDER BY id;
+SELECT id, starts < now(), day::timestamp, extract(year FROM starts), to_char(starts, 'YYYY-MM-DD HH24:MI:SS') FROM spans ORDER BY id;
+SELECT min(starts), max(ends), min(day) FROM spans;
+SELECT id, starts + interval '100 years', coalesce(ends, timestamptz '2000-01-01 00:00:00+00') FROM spans ORDER BY id;
+SELECT age(timestamp '2024-01-01', starts) FROM spans WHERE id IN (1, 5) ORDER BY id;
+CREATE TABLE readings (id int PRIMARY KEY, at timestamp(2), logged timestamptz(0));
+INSERT INTO readings VALUES (1, '2024-03-03 10:11:12.345678', '2024-03-03 10:11:12.5+00');
+INSERT INTO readings VALUES (2, '1999-12-31 23:59:59.995', '1999-12-31 23:59:59.5+00');
+UPDATE readings SET at = at + interval '0.004 seconds' WHERE id = 1;
+INSERT INTO readings SELECT 3, at, logged FROM spans, readings WHERE spans.id = 3 AND readings.id = 1;
+SELECT * FROM readings ORDER BY id;
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'readings'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT '2024-01-01 10:00:00.999999'::timestamp(0), '2024-01-01 10:00:00.5'::timestamp(0), '1999-12-31 23:59:59.5'::timestamptz(0);
+SELECT cast('2024-01-01 10:00:00.123456' AS timestamp(3)), '2024-01-01 10:00:00.123456'::timestamp(6), '2024-01-01 10:00:00.16'::timestamp(1);
+SELECT timestamp '2024-01-01 00:00:00.1234565', timestamptz '2024-01-01 00:00:00.9999995+00';
+SELECT make_timestamp(1, 1, 1, 0, 0, 0) < timestamp '0002-01-01', '0001-01-01'::date::timestamp;
+SELECT now() = current_timestamp, now() = transaction_timestamp(), pg_typeof(now()), pg_typeof(clock_timestamp()), pg_typeof(statement_timestamp());
+BEGIN;
+SELECT pg_sleep(0.01);
+SELECT now() = statement_timestamp() AS same, now() < statement_timestamp() AS earlier;
+INSERT INTO readings VALUES (4, localtimestamp, now());
+SELECT logged = date_trunc('second', now()) OR logged = date_trunc('second', now()) + interval '1 second' FROM readings WHERE id = 4;
+COMMIT;
