@@ -37,6 +37,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::NumericOverflow(_) | Error::FieldOverflow { .. } => "22003",
         Error::InvalidText { .. } => "22P02",
         Error::InFailedTransaction => "25P02",
+        Error::ReadOnlyTransaction(_) => "25006",
         Error::SerializationFailure => "40001",
         Error::Unsupported(_) | Error::NotSupported { .. } => "0A000",
         Error::Grouping(_) => "42803",

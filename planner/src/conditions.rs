@@ -125,7 +125,9 @@ pub(crate) fn condition(
 /// column names bare) through the analyzer, as a query's expressions are (type coercion,
 /// PostgreSQL's numeric and text semantics); refuses one that is not a boolean (42804).
 fn plan(text: &str, schema: &Arc<Schema>) -> Result<Arc<dyn PhysicalExpr>> {
-    let ctx = crate::dml::scratch_context("UTC", None);
+    // The plan is kept for later statements: `now()` in it reads the clock when it runs.
+    let clock = crate::functions::TransactionStart::live();
+    let ctx = crate::dml::scratch_context("UTC", Some(&clock));
     let state = ctx.state();
     let df_schema = Arc::new(DFSchema::try_from(schema.as_ref().clone())?);
     let expr = state

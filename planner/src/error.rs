@@ -50,6 +50,10 @@ pub enum Error {
     #[error("current transaction is aborted, commands ignored until end of transaction block")]
     InFailedTransaction,
 
+    /// A write in a READ ONLY transaction (25006), naming the command.
+    #[error("cannot execute {0} in a read-only transaction")]
+    ReadOnlyTransaction(String),
+
     #[error("could not serialize access due to concurrent update")]
     SerializationFailure,
 

@@ -131,11 +131,14 @@ pub(crate) struct OpenTxn {
     pub implicit: bool,
     /// When it began (microseconds since the epoch): `now()` in it.
     pub started: i64,
+    /// READ ONLY: writes are refused (25006).
+    pub read_only: bool,
 }
 
 impl OpenTxn {
     fn begin(db: &Database, implicit: bool) -> OpenTxn {
         OpenTxn {
+            read_only: false,
             txn: Arc::new(Mutex::new(Some(db.store.begin()))),
             failed: false,
             savepoints: Vec::new(),
@@ -416,6 +419,7 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("datestyle", "ISO, MDY"),
     ("default_table_access_method", "partita"),
     ("default_transaction_isolation", "serializable"),
+    ("default_transaction_read_only", "off"),
     ("extra_float_digits", "1"),
     ("idle_in_transaction_session_timeout", "0"),
     ("integer_datetimes", "on"),
@@ -1120,8 +1124,8 @@ impl Session {
 
     async fn dispatch(&mut self, stmt: Statement) -> Result<Output> {
         match stmt {
-            Statement::StartTransaction { begin, .. } => {
-                let mut output = self.begin();
+            Statement::StartTransaction { begin, modes, .. } => {
+                let mut output = self.begin(&modes);
                 if !begin {
                     output = Output::Command("START TRANSACTION".into());
                 }
@@ -1144,6 +1148,9 @@ impl Session {
             Statement::Explain { .. } => self.explain(stmt).await,
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
                 self.run_write(stmt).await
+            }
+            Statement::Copy { to: false, .. } if self.read_only() => {
+                Err(Error::ReadOnlyTransaction("COPY FROM".into()))
             }
             Statement::CreateTable(_)
             | Statement::AlterTable(_)
@@ -1207,17 +1214,45 @@ impl Session {
         }
     }
 
-    fn begin(&mut self) -> Output {
+    fn begin(&mut self, modes: &[ast::TransactionMode]) -> Output {
+        let read_only = access_mode(modes).unwrap_or_else(|| self.default_read_only());
         if let Some(open) = self.txn.as_mut().filter(|t| t.implicit) {
             // As in PostgreSQL, BEGIN inside an implicit block makes it a transaction
             // block, the statements before it included.
             open.implicit = false;
+            open.read_only = read_only;
         } else if self.txn.is_some() {
             self.warning("25001", "there is already a transaction in progress");
         } else {
-            self.txn = Some(OpenTxn::begin(&self.db, false));
+            let mut open = OpenTxn::begin(&self.db, false);
+            open.read_only = read_only;
+            self.txn = Some(open);
         }
+        self.show_read_only();
         Output::Command("BEGIN".into())
+    }
+
+    /// `default_transaction_read_only`: whether statements outside a transaction block,
+    /// and blocks that do not say, are read-only.
+    fn default_read_only(&self) -> bool {
+        self.setting("default_transaction_read_only")
+            .is_some_and(|v| setting_is_on(&v))
+    }
+
+    /// Whether the running statement may not write: its transaction block is READ ONLY, or
+    /// outside one, `default_transaction_read_only` is on.
+    pub(crate) fn read_only(&self) -> bool {
+        match &self.txn {
+            Some(open) => open.read_only,
+            None => self.default_read_only(),
+        }
+    }
+
+    /// Keeps `transaction_read_only` (SHOW, current_setting) the running transaction's mode.
+    fn show_read_only(&mut self) {
+        let value = if self.read_only() { "on" } else { "off" };
+        self.settings
+            .insert("transaction_read_only".into(), value.into());
     }
 
     async fn commit(&mut self) -> Result<Output> {
@@ -1249,6 +1284,7 @@ impl Session {
                 let _ = self.set_setting(&name, value);
             }
         }
+        self.show_read_only();
     }
 
     /// SET (`local` false) or SET LOCAL `name` to `value`: inside a transaction block, the
@@ -1536,6 +1572,9 @@ impl Session {
     /// Runs a writing statement in the session's transaction, or in an implicit one that
     /// commits (and is retried on conflict) when there is none.
     async fn run_write(&mut self, stmt: Statement) -> Result<Output> {
+        if self.read_only() {
+            return Err(Error::ReadOnlyTransaction(command_name(&stmt)));
+        }
         let opens_implicit = self.txn.is_none() && self.implicit_block;
         if opens_implicit {
             self.txn = Some(OpenTxn::begin(&self.db, true));
@@ -1842,7 +1881,24 @@ impl Session {
             ast::Set::SetNames { charset_name, .. } => {
                 self.set_setting("client_encoding", charset_name.to_string())?
             }
-            ast::Set::SetTransaction { .. } | ast::Set::SetSessionParam(_) => {}
+            ast::Set::SetTransaction { modes, session, .. } => {
+                let Some(read_only) = access_mode(&modes) else {
+                    return Ok(Output::Command("SET".into()));
+                };
+                let value = if read_only { "on" } else { "off" };
+                if session {
+                    self.set_setting("default_transaction_read_only", value.into())?;
+                } else if let Some(open) = self.txn.as_mut().filter(|t| !t.implicit) {
+                    open.read_only = read_only;
+                } else {
+                    self.warning(
+                        "25P01",
+                        "SET TRANSACTION can only be used in transaction blocks",
+                    );
+                }
+                self.show_read_only();
+            }
+            ast::Set::SetSessionParam(_) => {}
             other => return Err(Error::Unsupported(format!("SET form {other}"))),
         }
         Ok(Output::Command("SET".into()))
@@ -1986,6 +2042,27 @@ impl Session {
                     });
                 }
             },
+            "default_transaction_read_only" | "transaction_read_only" => {
+                let Some(on) = setting_bool(&value) else {
+                    return Err(Error::InvalidSettingValue {
+                        name: name.into(),
+                        value,
+                    });
+                };
+                let value = if on { "on" } else { "off" };
+                match name {
+                    // Outside a block it is the next statement's own transaction.
+                    "transaction_read_only" => {
+                        if let Some(open) = self.txn.as_mut().filter(|t| !t.implicit) {
+                            open.read_only = on;
+                        }
+                    }
+                    _ => {
+                        self.settings.insert(name.into(), value.into());
+                    }
+                }
+                self.show_read_only();
+            }
             "timezone" => {
                 let zone = Zone::parse(&value).ok_or_else(|| Error::InvalidSettingValue {
                     name: "TimeZone".into(),
@@ -2072,6 +2149,63 @@ fn setting_text(expr: &Expr) -> String {
         },
         Expr::Identifier(id) => id.value.clone(),
         other => other.to_string(),
+    }
+}
+
+/// The access mode `READ ONLY` / `READ WRITE` among transaction modes (the last one said).
+fn access_mode(modes: &[ast::TransactionMode]) -> Option<bool> {
+    modes.iter().rev().find_map(|mode| match mode {
+        ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly) => Some(true),
+        ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => Some(false),
+        _ => None,
+    })
+}
+
+/// A boolean setting's value as PostgreSQL reads one (`on`, `true`, `yes`, `1`, …).
+fn setting_bool(value: &str) -> Option<bool> {
+    match value
+        .trim()
+        .trim_matches('\'')
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "on" | "true" | "yes" | "1" | "t" | "y" => Some(true),
+        "off" | "false" | "no" | "0" | "f" | "n" => Some(false),
+        _ => None,
+    }
+}
+
+fn setting_is_on(value: &str) -> bool {
+    setting_bool(value) == Some(true)
+}
+
+/// The command a statement is, as PostgreSQL names it in errors (`CREATE TABLE`).
+fn command_name(stmt: &Statement) -> String {
+    match stmt {
+        Statement::Insert(_) => "INSERT".into(),
+        Statement::Update(_) => "UPDATE".into(),
+        Statement::Delete(_) => "DELETE".into(),
+        Statement::Truncate(_) => "TRUNCATE TABLE".into(),
+        Statement::CreateTable(create) if create.query.is_some() => "CREATE TABLE AS".into(),
+        Statement::Call(call) if crate::view::refreshed_view(call).is_some() => {
+            "REFRESH MATERIALIZED VIEW".into()
+        }
+        Statement::Call(call) if crate::sequences::altered(call).is_some() => {
+            "ALTER SEQUENCE".into()
+        }
+        Statement::Call(_) => "ALTER VIEW".into(),
+        Statement::Drop { object_type, .. } => format!("DROP {object_type}"),
+        other => {
+            let text = other.to_string();
+            let words: Vec<&str> = text.split_whitespace().take(3).collect();
+            match words.as_slice() {
+                ["CREATE", "UNIQUE", "INDEX", ..] => "CREATE INDEX".into(),
+                ["CREATE", "MATERIALIZED", "VIEW", ..] => "CREATE MATERIALIZED VIEW".into(),
+                ["CREATE", "OR", "REPLACE", ..] => "CREATE VIEW".into(),
+                [first, second, ..] => format!("{first} {second}"),
+                _ => text,
+            }
+        }
     }
 }
 

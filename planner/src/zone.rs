@@ -122,15 +122,20 @@ pub fn rewrite_timestamp_text(
         DataType::Timestamp(_, None) => without_zone(&text).to_string(),
         _ => text,
     };
+    // The value, still under the cast, which may round it (`timestamp(p)`).
     if let Some(value) = far_year(&text, target) {
-        return Ok(Transformed::yes(Expr::Literal(value, None)));
+        return Ok(Transformed::yes(with_operand(
+            expr,
+            Expr::Literal(value, None),
+        )));
     }
     if let DataType::Timestamp(_, zone) = target
         && let Some(micros) = beyond_microseconds(&text, zone.as_deref())
     {
-        return Ok(Transformed::yes(Expr::Literal(
-            ScalarValue::TimestampMicrosecond(Some(micros), zone.clone()),
-            None,
+        let value = ScalarValue::TimestampMicrosecond(Some(micros), zone.clone());
+        return Ok(Transformed::yes(with_operand(
+            expr,
+            Expr::Literal(value, None),
         )));
     }
     if matches!(inner, Expr::Literal(ScalarValue::Utf8(Some(original)), _) if *original == text) {

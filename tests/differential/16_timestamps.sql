@@ -30,8 +30,15 @@ SELECT timestamp '2024-01-01 00:00:00.1234565', timestamptz '2024-01-01 00:00:00
 SELECT make_timestamp(1, 1, 1, 0, 0, 0) < timestamp '0002-01-01', '0001-01-01'::date::timestamp;
 SELECT now() = current_timestamp, now() = transaction_timestamp(), pg_typeof(now()), pg_typeof(clock_timestamp()), pg_typeof(statement_timestamp());
 BEGIN;
-SELECT pg_sleep(0.01);
+SELECT count(*) FROM (SELECT pg_sleep(0.01)) s;
 SELECT now() = statement_timestamp() AS same, now() < statement_timestamp() AS earlier;
 INSERT INTO readings VALUES (4, localtimestamp, now());
 SELECT logged = date_trunc('second', now()) OR logged = date_trunc('second', now()) + interval '1 second' FROM readings WHERE id = 4;
 COMMIT;
+CREATE TABLE stamped (id int PRIMARY KEY, at timestamptz CHECK (at <= now() + interval '0.5 second'));
+INSERT INTO stamped VALUES (1, now());
+SELECT count(*) FROM (SELECT pg_sleep(0.7)) s;
+INSERT INTO stamped VALUES (2, now());
+INSERT INTO stamped VALUES (3, now() + interval '1 hour');
+SELECT id FROM stamped ORDER BY id;
+SELECT '2024-01-01 10:00:00.5555555'::timestamp(1), '10000-01-01 10:00:00.55'::timestamp(1);

@@ -911,16 +911,32 @@ impl datafusion::catalog::TableFunctionImpl for DateSeries {
 /// `now()` is the statement's start) and of the statement. The session sets them as each
 /// statement begins.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct TransactionStart(Arc<std::sync::Mutex<(Option<i64>, i64)>>);
+pub(crate) struct TransactionStart {
+    instants: Arc<std::sync::Mutex<(Option<i64>, i64)>>,
+    /// No statement sets it: each evaluation reads the clock (plans kept across statements,
+    /// such as CHECK constraints').
+    live: bool,
+}
 
 impl TransactionStart {
+    /// A clock for plans kept across statements: `now()` is the moment it is evaluated.
+    pub(crate) fn live() -> TransactionStart {
+        TransactionStart {
+            live: true,
+            ..TransactionStart::default()
+        }
+    }
+
     pub(crate) fn set(&self, transaction: Option<i64>) {
         let statement = chrono::Utc::now().timestamp_micros();
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = (transaction, statement);
+        *self.instants.lock().unwrap_or_else(|e| e.into_inner()) = (transaction, statement);
     }
 
     fn get(&self) -> (Option<i64>, i64) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+        match self.live {
+            true => (None, chrono::Utc::now().timestamp_micros()),
+            false => *self.instants.lock().unwrap_or_else(|e| e.into_inner()),
+        }
     }
 }
 
@@ -1054,6 +1070,7 @@ impl ScalarUDFImpl for ClockFunction {
     ) -> Result<datafusion::logical_expr::simplify::ExprSimplifyResult> {
         use datafusion::logical_expr::simplify::ExprSimplifyResult;
         Ok(match self.clock {
+            _ if self.start.live => ExprSimplifyResult::Original(args),
             Clock::Wall => ExprSimplifyResult::Original(args),
             _ => ExprSimplifyResult::Simplified(datafusion::logical_expr::Expr::Literal(
                 self.value(),

@@ -1,0 +1,46 @@
+-- Read-only transactions, as drivers ask for them (psycopg's read_only, pgjdbc's
+-- setReadOnly): BEGIN READ ONLY, SET TRANSACTION, default_transaction_read_only and SET
+-- SESSION CHARACTERISTICS; a write in one is 25006 and the data stays as it was.
+CREATE TABLE accounts (id int PRIMARY KEY, balance int);
+insert into accounts values (1, 10);
+begin read only;
+show transaction_read_only;
+select * from accounts;
+insert into accounts values (2, 20);
+select 1;
+rollback;
+begin;
+set transaction read only;
+update accounts set balance = 0;
+rollback;
+start transaction read only, isolation level serializable;
+delete from accounts;
+rollback;
+begin read only;
+create table nope (a int);
+rollback;
+begin read only;
+set transaction read write;
+insert into accounts values (3, 30);
+commit;
+set transaction read only;
+set default_transaction_read_only = on;
+show default_transaction_read_only;
+show transaction_read_only;
+insert into accounts values (4, 40);
+begin;
+show transaction_read_only;
+select current_setting('transaction_read_only');
+commit;
+begin read write;
+insert into accounts values (5, 50);
+commit;
+set default_transaction_read_only = off;
+set session characteristics as transaction read only;
+show default_transaction_read_only;
+truncate accounts;
+drop table accounts;
+set session characteristics as transaction read write;
+show transaction_read_only;
+select * from accounts order by id;
+SET default_transaction_read_only = 'maybe';
