@@ -35,6 +35,10 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::UniqueViolation { .. } | Error::DuplicateInNewIndex { .. } => "23505",
         Error::StringTooLong(_) => "22001",
         Error::NumericOverflow(_) | Error::FieldOverflow { .. } => "22003",
+        // PostgreSQL's date and time input functions say 22007.
+        Error::InvalidText { ty, .. } if ty.starts_with("date") || ty.starts_with("time") => {
+            "22007"
+        }
         Error::InvalidText { .. } => "22P02",
         Error::InFailedTransaction => "25P02",
         Error::ReadOnlyTransaction(_) => "25006",
@@ -56,7 +60,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::TruncateReferenced { .. } => "0A000",
         Error::UndefinedColumn(_) => "42703",
         Error::UnknownSetting(_) => "42704",
-        Error::InvalidSettingValue { .. } => "22023",
+        Error::InvalidSettingValue { .. } | Error::BooleanSetting(_) => "22023",
         Error::UnknownCursor(_) => "34000",
         Error::DuplicateCursor(_) => "42P03",
         Error::NoTransaction(_) => "25P01",
@@ -73,6 +77,8 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::InvalidStatement(_) => "42601",
         Error::CheckViolation { .. } | Error::CheckViolatedByRow { .. } => "23514",
         Error::Canceled | Error::StatementTimeout => "57014",
+        Error::Deadlock => "40P01",
+        Error::LockTimeout => "55P03",
         Error::ScanClassNotAllowed { .. } => "54000",
         Error::BadCopyData(_) => "22P04",
         Error::InvalidName(_) => "42602",
@@ -176,6 +182,9 @@ fn message_state(m: &str) -> &'static str {
     }
     if let Some(failure) = CastFailure::parse(m) {
         return failure.state();
+    }
+    if let Some((_, out_of_range)) = timestamp_text(m) {
+        return if out_of_range { "22008" } else { "22007" };
     }
     if integer_overflow(m).is_some() {
         return "22003";
@@ -343,6 +352,8 @@ impl<'a> CastFailure<'a> {
     fn state(&self) -> &'static str {
         if self.out_of_range() {
             "22003"
+        } else if matches!(self.ty, "date" | "timestamp") {
+            "22007"
         } else {
             "22P02"
         }
@@ -362,6 +373,18 @@ impl<'a> CastFailure<'a> {
             )
         }
     }
+}
+
+/// Arrow's failure to read timestamp text ("Parser error: Error parsing timestamp from
+/// 'garbage': timestamp must contain at least 10 characters"): the text, and whether it was
+/// a date out of range (PostgreSQL's 22008) rather than bad syntax (22007).
+fn timestamp_text(m: &str) -> Option<(&str, bool)> {
+    let (_, rest) = m.split_once("Error parsing timestamp from '")?;
+    let (text, reason) = rest.rsplit_once("': ")?;
+    let out_of_range = reason.starts_with("error parsing date")
+        || reason.starts_with("error parsing time")
+        || reason.contains("out of range");
+    Some((text, out_of_range))
 }
 
 /// Arrow's failure to fit a number to a decimal type ("123.00 is too large to store in a
@@ -414,6 +437,12 @@ fn postgres_wording(m: &str) -> Option<String> {
         && let Some((call, _)) = call.split_once("'.")
     {
         return Some(format!("function {call} does not exist"));
+    }
+    if let Some((text, out_of_range)) = timestamp_text(m) {
+        return Some(match out_of_range {
+            true => format!("date/time field value out of range: \"{text}\""),
+            false => format!("invalid input syntax for type timestamp: \"{text}\""),
+        });
     }
     let first_line = m.lines().next().unwrap_or(m).trim_end_matches('.');
     let unquote = |s: &str| s.trim().trim_matches('"').trim_matches('\'').to_string();
@@ -518,7 +547,7 @@ pub fn locate(e: PgWireError, sql: &str) -> PgWireError {
     }
     // A string constant the type's input function refuses: PostgreSQL points at it.
     if info.position.is_none()
-        && (info.code == "22P02" || info.code == "22003")
+        && matches!(info.code.as_str(), "22P02" | "22003" | "22007" | "22008")
         && let Some(position) = literal_at(&info.message, sql)
     {
         info.position = Some(position.to_string());
@@ -545,6 +574,8 @@ fn using_at(sql: &str) -> Option<usize> {
 fn literal_at(message: &str, sql: &str) -> Option<usize> {
     let value = if let Some(rest) = message.strip_prefix("invalid input syntax for type ") {
         rest.split_once(": \"")?.1.strip_suffix('"')?
+    } else if let Some(rest) = message.strip_prefix("date/time field value out of range: \"") {
+        rest.strip_suffix('"')?
     } else {
         let rest = message.strip_prefix("value \"")?;
         rest.split_once("\" is out of range for type ")?.0

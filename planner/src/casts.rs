@@ -672,3 +672,207 @@ impl datafusion::logical_expr::planner::ExprPlanner for LiteralComparisons {
         Ok(PlannerResult::Original(expr))
     }
 }
+
+/// `coalesce`, `greatest`, `least` and `nullif` with a quoted literal beside a boolean, a
+/// bytea or a timestamp (`coalesce(done, 'f')`, `coalesce(ts, '1970-01-01')`): the literal
+/// is of the other arguments' type, as PostgreSQL resolves an unknown-type argument.
+/// DataFusion's functions find no common type for those and text, and refused the call
+/// while it was planned, before `literal_operands` could read the literal; so their type
+/// check takes text for that type, and the rest is theirs.
+/// (`nullif`'s own check is that of a comparison, which is redone here after the literal.)
+#[derive(Debug)]
+pub(crate) struct UnknownLiteralArguments {
+    inner: Arc<dyn ScalarUDFImpl>,
+    /// The inner signature, or a user-defined one when it is `comparable`.
+    signature: Signature,
+}
+
+impl UnknownLiteralArguments {
+    pub(crate) fn wrap(function: &ScalarUDF) -> ScalarUDF {
+        let inner = Arc::clone(function.inner());
+        let signature = match &inner.signature().type_signature {
+            datafusion::logical_expr::TypeSignature::Comparable(_) => {
+                Signature::user_defined(inner.signature().volatility)
+            }
+            _ => inner.signature().clone(),
+        };
+        ScalarUDF::new_from_impl(UnknownLiteralArguments { inner, signature })
+    }
+}
+
+impl PartialEq for UnknownLiteralArguments {
+    fn eq(&self, other: &Self) -> bool {
+        self.inner.name() == other.inner.name()
+    }
+}
+
+impl Eq for UnknownLiteralArguments {}
+
+impl std::hash::Hash for UnknownLiteralArguments {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.inner.name().hash(state);
+    }
+}
+
+#[warn(clippy::missing_trait_methods)]
+impl ScalarUDFImpl for UnknownLiteralArguments {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn display_name(&self, args: &[Expr]) -> Result<String> {
+        #[expect(deprecated)]
+        self.inner.display_name(args)
+    }
+
+    fn schema_name(&self, args: &[Expr]) -> Result<String> {
+        self.inner.schema_name(args)
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        self.inner.return_type(arg_types)
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        self.inner.return_field_from_args(args)
+    }
+
+    fn is_nullable(&self, args: &[Expr], schema: &dyn datafusion::common::ExprSchema) -> bool {
+        #[expect(deprecated)]
+        self.inner.is_nullable(args, schema)
+    }
+
+    fn is_strict(&self) -> bool {
+        self.inner.is_strict()
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        self.inner.invoke_with_args(args)
+    }
+
+    fn with_updated_config(&self, config: &datafusion::config::ConfigOptions) -> Option<ScalarUDF> {
+        self.inner
+            .with_updated_config(config)
+            .map(|updated| UnknownLiteralArguments::wrap(&updated))
+    }
+
+    fn aliases(&self) -> &[String] {
+        self.inner.aliases()
+    }
+
+    fn simplify(
+        &self,
+        args: Vec<Expr>,
+        info: &datafusion::logical_expr::simplify::SimplifyContext,
+    ) -> Result<datafusion::logical_expr::simplify::ExprSimplifyResult> {
+        self.inner.simplify(args, info)
+    }
+
+    fn preimage(
+        &self,
+        args: &[Expr],
+        lit_expr: &Expr,
+        info: &datafusion::logical_expr::simplify::SimplifyContext,
+    ) -> Result<datafusion::logical_expr::preimage::PreimageResult> {
+        self.inner.preimage(args, lit_expr, info)
+    }
+
+    fn conditional_arguments<'a>(
+        &self,
+        args: &'a [Expr],
+    ) -> Option<(Vec<&'a Expr>, Vec<&'a Expr>)> {
+        self.inner.conditional_arguments(args)
+    }
+
+    fn short_circuits(&self) -> bool {
+        self.inner.short_circuits()
+    }
+
+    fn evaluate_bounds(
+        &self,
+        input: &[&datafusion::logical_expr::interval_arithmetic::Interval],
+    ) -> Result<datafusion::logical_expr::interval_arithmetic::Interval> {
+        self.inner.evaluate_bounds(input)
+    }
+
+    fn propagate_constraints(
+        &self,
+        interval: &datafusion::logical_expr::interval_arithmetic::Interval,
+        inputs: &[&datafusion::logical_expr::interval_arithmetic::Interval],
+    ) -> Result<Option<Vec<datafusion::logical_expr::interval_arithmetic::Interval>>> {
+        self.inner.propagate_constraints(interval, inputs)
+    }
+
+    fn struct_field_mapping(
+        &self,
+        literal_args: &[Option<datafusion::common::ScalarValue>],
+    ) -> Option<datafusion::logical_expr::StructFieldMapping> {
+        self.inner.struct_field_mapping(literal_args)
+    }
+
+    fn output_ordering(
+        &self,
+        inputs: &[datafusion::logical_expr::sort_properties::ExprProperties],
+    ) -> Result<datafusion::logical_expr::sort_properties::SortProperties> {
+        self.inner.output_ordering(inputs)
+    }
+
+    fn preserves_lex_ordering(
+        &self,
+        inputs: &[datafusion::logical_expr::sort_properties::ExprProperties],
+    ) -> Result<bool> {
+        self.inner.preserves_lex_ordering(inputs)
+    }
+
+    fn strictly_order_preserving(
+        &self,
+        inputs: &[datafusion::logical_expr::sort_properties::ExprProperties],
+    ) -> Result<bool> {
+        self.inner.strictly_order_preserving(inputs)
+    }
+
+    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
+        let is_text =
+            |t: &DataType| matches!(t, DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8);
+        let typed = arg_types
+            .iter()
+            .find(|t| reads_literals(t) || matches!(t, DataType::Date32));
+        let args: Vec<DataType> = match typed {
+            Some(typed) => arg_types
+                .iter()
+                .map(|t| if is_text(t) { typed.clone() } else { t.clone() })
+                .collect(),
+            None => arg_types.to_vec(),
+        };
+        if self.signature == *self.inner.signature() {
+            return self.inner.coerce_types(&args);
+        }
+        // Comparable: both sides of the comparison's common type.
+        use datafusion::logical_expr::type_coercion::binary::comparison_coercion;
+        match &args[..] {
+            [a, b] => match comparison_coercion(a, b) {
+                Some(common) => Ok(vec![common.clone(), common]),
+                None => datafusion::common::plan_err!(
+                    "{} cannot compare {a} and {b}",
+                    self.inner.name()
+                ),
+            },
+            _ => datafusion::common::plan_err!("{} takes two arguments", self.inner.name()),
+        }
+    }
+
+    fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
+        self.inner.documentation()
+    }
+
+    fn placement(
+        &self,
+        args: &[datafusion::logical_expr::ExpressionPlacement],
+    ) -> datafusion::logical_expr::ExpressionPlacement {
+        self.inner.placement(args)
+    }
+}

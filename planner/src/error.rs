@@ -108,6 +108,9 @@ pub enum Error {
     #[error("invalid value for parameter \"{name}\": \"{value}\"")]
     InvalidSettingValue { name: String, value: String },
 
+    #[error("parameter \"{0}\" requires a Boolean value")]
+    BooleanSetting(String),
+
     #[error("cursor \"{0}\" already exists")]
     DuplicateCursor(String),
 
@@ -218,6 +221,14 @@ pub enum Error {
 
     #[error("canceling statement due to statement timeout")]
     StatementTimeout,
+
+    /// A lock wait that would close a cycle of sessions waiting on each other.
+    #[error("deadlock detected")]
+    Deadlock,
+
+    /// A lock wait longer than `lock_timeout`.
+    #[error("canceling statement due to lock timeout")]
+    LockTimeout,
 
     #[error("{class} on table \"{table}\" is not allowed by partita.max_scan_class = {allowed}")]
     ScanClassNotAllowed {

@@ -4,6 +4,7 @@
 //! Input: parsed statements. Output: Arrow record batch streams and command tags. No wire
 //! protocol and no sockets here.
 
+pub mod advisory;
 pub mod arrays;
 pub mod autoparam;
 pub mod casts;

@@ -5,6 +5,10 @@
 //! `partita_json_row('a', t.a, 'b', t.b)` (json's compact `{"a":1,"b":"x"}`), `to_jsonb(t)`
 //! `jsonb_build_object('a', t.a, …)`.
 //!
+//! `count(t.*)` and `count(t)` count the rows where `t` has one: a row an outer join made
+//! up for no match is not counted, as PostgreSQL's NULL record is not (DataFusion took
+//! `t.*` there for `*`, counting every row).
+//!
 //! A FROM item's columns are a table's user columns (`columns_of`), a derived table's
 //! column aliases, or the names of its select list when each item has one.
 
@@ -56,7 +60,7 @@ fn mentions_row_function(stmt: &Statement) -> bool {
                 Expr::Function(f)
                     if f.name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
                         ROW_FUNCTIONS.contains(&i.value.to_ascii_lowercase().as_str())
-                    }) =>
+                    }) || counted_row(f).is_some() =>
                 {
                     ControlFlow::Break(())
                 }
@@ -65,6 +69,60 @@ fn mentions_row_function(stmt: &Statement) -> bool {
         }
     }
     stmt.visit(&mut Finder).is_break()
+}
+
+/// The whole row `count(t.*)` or `count(t)` counts (`t`, which may still be a column's
+/// name); `None` for any other call. DISTINCT is left as it is.
+fn counted_row(f: &ast::Function) -> Option<Ident> {
+    if f.name.0.len() != 1 || !f.name.to_string().eq_ignore_ascii_case("count") {
+        return None;
+    }
+    let FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    if list.duplicate_treatment.is_some() {
+        return None;
+    }
+    match list.args.as_slice() {
+        [FunctionArg::Unnamed(FunctionArgExpr::QualifiedWildcard(name))] => match &name.0[..] {
+            [part] => part.as_ident().cloned(),
+            _ => None,
+        },
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Identifier(id)))] => Some(id.clone()),
+        _ => None,
+    }
+}
+
+/// `c1 IS NULL AND c2 IS NULL …` over `qualifier`'s columns: whether the row is one an
+/// outer join made up for no match (`None` when the item has no columns).
+fn missing_row(qualifier: &str, columns: &[String]) -> Option<Expr> {
+    columns
+        .iter()
+        .map(|c| {
+            Expr::IsNull(Box::new(Expr::CompoundIdentifier(vec![
+                Ident::with_quote('"', qualifier),
+                Ident::with_quote('"', c.clone()),
+            ])))
+        })
+        .reduce(|a, b| Expr::BinaryOp {
+            left: Box::new(a),
+            op: ast::BinaryOperator::And,
+            right: Box::new(b),
+        })
+}
+
+/// `CASE WHEN missing THEN NULL ELSE value END`.
+fn unless_missing(missing: Expr, value: Expr) -> Expr {
+    Expr::Case {
+        case_token: ast::helpers::attached_token::AttachedToken::empty(),
+        end_token: ast::helpers::attached_token::AttachedToken::empty(),
+        operand: None,
+        conditions: vec![ast::CaseWhen {
+            condition: missing,
+            result: Expr::value(Value::Null),
+        }],
+        else_result: Some(Box::new(value)),
+    }
 }
 
 /// A FROM item: its qualifier, its columns, and whether an outer join can give it a row of
@@ -225,6 +283,27 @@ fn expand_select(select: &mut Select, columns_of: &dyn Fn(&str) -> Option<Vec<St
                 return ControlFlow::Continue(());
             };
             let name = name.value.to_ascii_lowercase();
+            if let Some(row) = counted_row(f)
+                && let Some(source) = self
+                    .row(&Expr::Identifier(row))
+                    .and_then(|q| self.sources.iter().find(|s| s.qualifier == q))
+            {
+                // A row of a FROM item no outer join pads is always there: `count(*)`.
+                let arg = match source.nullable {
+                    true => match missing_row(&source.qualifier, &source.columns) {
+                        Some(missing) => FunctionArgExpr::Expr(unless_missing(
+                            missing,
+                            Expr::value(Value::Number("1".into(), false)),
+                        )),
+                        None => return ControlFlow::Continue(()),
+                    },
+                    false => FunctionArgExpr::Wildcard,
+                };
+                if let FunctionArguments::List(list) = &mut f.args {
+                    list.args = vec![FunctionArg::Unnamed(arg)];
+                }
+                return ControlFlow::Continue(());
+            }
             // `json_agg(t)`, as the JSON rewrite left it (`json_agg(array_agg(to_json(t)))`):
             // rows are separated as PostgreSQL separates them; `to_json(t)` is expanded
             // below.
@@ -261,23 +340,10 @@ fn expand_select(select: &mut Select, columns_of: &dyn Fn(&str) -> Option<Vec<St
             } else {
                 ROW_OBJECT
             };
-            let column = |c: &String| {
-                Expr::CompoundIdentifier(vec![
-                    Ident::with_quote('"', qualifier.clone()),
-                    Ident::with_quote('"', c.clone()),
-                ])
-            };
             let mut row = call(builder, members);
             // The row an outer join made up for no match is NULL, as a whole.
             if source.nullable
-                && let Some(missing) = columns
-                    .iter()
-                    .map(|c| Expr::IsNull(Box::new(column(c))))
-                    .reduce(|a, b| Expr::BinaryOp {
-                        left: Box::new(a),
-                        op: ast::BinaryOperator::And,
-                        right: Box::new(b),
-                    })
+                && let Some(missing) = missing_row(&qualifier, columns)
             {
                 // (A cast back to the builder's type, which CASE does not keep.)
                 let ty = if builder == ROW_OBJECT {
@@ -285,19 +351,9 @@ fn expand_select(select: &mut Select, columns_of: &dyn Fn(&str) -> Option<Vec<St
                 } else {
                     ast::DataType::JSONB
                 };
-                row = Expr::Case {
-                    case_token: ast::helpers::attached_token::AttachedToken::empty(),
-                    end_token: ast::helpers::attached_token::AttachedToken::empty(),
-                    operand: None,
-                    conditions: vec![ast::CaseWhen {
-                        condition: missing,
-                        result: Expr::value(Value::Null),
-                    }],
-                    else_result: Some(Box::new(row)),
-                };
                 row = Expr::Cast {
                     kind: ast::CastKind::DoubleColon,
-                    expr: Box::new(Expr::Nested(Box::new(row))),
+                    expr: Box::new(Expr::Nested(Box::new(unless_missing(missing, row)))),
                     data_type: ty,
                     array: false,
                     format: None,

@@ -40,6 +40,8 @@ pub struct Database {
     pub store: Store,
     pub catalog: Catalog,
     pub executor: Arc<Executor>,
+    /// The sessions' advisory locks.
+    pub advisory: Arc<crate::advisory::AdvisoryLocks>,
 }
 
 impl Database {
@@ -52,6 +54,7 @@ impl Database {
             store,
             catalog,
             executor,
+            advisory: Arc::default(),
         })
     }
 
@@ -190,6 +193,8 @@ pub struct Session {
     types: crate::casts::PostgresTypes,
     /// The open transaction block's start, which `now()` reads.
     transaction_start: crate::functions::TransactionStart,
+    /// The session's advisory locks, released when it ends.
+    advisory: Arc<crate::advisory::AdvisoryOwner>,
 }
 
 /// A prepared query's plan with its placeholders, valid while the catalog is unchanged.
@@ -413,34 +418,137 @@ fn syntax_error(text: &str, e: datafusion::sql::sqlparser::parser::ParserError) 
 
 const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("application_name", ""),
+    ("array_nulls", "on"),
+    ("backslash_quote", "safe_encoding"),
     ("block_size", "8192"),
+    ("bytea_output", "hex"),
+    ("check_function_bodies", "on"),
     ("client_encoding", "UTF8"),
     ("client_min_messages", "notice"),
+    ("cpu_index_tuple_cost", "0.005"),
+    ("cpu_operator_cost", "0.0025"),
+    ("cpu_tuple_cost", "0.01"),
+    ("cursor_tuple_fraction", "0.1"),
     ("datestyle", "ISO, MDY"),
+    ("deadlock_timeout", "1s"),
+    ("default_statistics_target", "100"),
     ("default_table_access_method", "partita"),
+    ("default_tablespace", ""),
+    ("default_toast_compression", "pglz"),
+    ("default_transaction_deferrable", "off"),
     ("default_transaction_isolation", "serializable"),
     ("default_transaction_read_only", "off"),
+    ("default_with_oids", "off"),
+    ("effective_cache_size", "4GB"),
+    ("effective_io_concurrency", "1"),
+    ("enable_bitmapscan", "on"),
+    ("enable_gathermerge", "on"),
+    ("enable_hashagg", "on"),
+    ("enable_hashjoin", "on"),
+    ("enable_incremental_sort", "on"),
+    ("enable_indexonlyscan", "on"),
+    ("enable_indexscan", "on"),
+    ("enable_material", "on"),
+    ("enable_memoize", "on"),
+    ("enable_mergejoin", "on"),
+    ("enable_nestloop", "on"),
+    ("enable_parallel_append", "on"),
+    ("enable_parallel_hash", "on"),
+    ("enable_partition_pruning", "on"),
+    ("enable_partitionwise_aggregate", "off"),
+    ("enable_partitionwise_join", "off"),
+    ("enable_seqscan", "on"),
+    ("enable_sort", "on"),
+    ("enable_tidscan", "on"),
+    ("escape_string_warning", "on"),
     ("extra_float_digits", "1"),
+    ("from_collapse_limit", "8"),
+    ("geqo", "on"),
     ("idle_in_transaction_session_timeout", "0"),
+    ("idle_session_timeout", "0"),
     ("integer_datetimes", "on"),
     ("intervalstyle", "postgres"),
+    ("jit", "on"),
+    ("join_collapse_limit", "8"),
     ("lc_collate", "C"),
     ("lc_ctype", "C"),
+    ("lc_messages", "C"),
+    ("lc_monetary", "C"),
+    ("lc_numeric", "C"),
+    ("lc_time", "C"),
     ("lock_timeout", "0"),
+    ("log_min_duration_statement", "-1"),
+    ("log_statement", "none"),
+    ("maintenance_work_mem", "64MB"),
+    ("max_connections", "100"),
     ("max_identifier_length", "63"),
     ("max_index_keys", "32"),
+    ("max_parallel_workers_per_gather", "2"),
+    ("parallel_setup_cost", "1000"),
+    ("parallel_tuple_cost", "0.1"),
     ("partita.fast_path", "on"),
     ("partita.max_scan_class", "full"),
     ("partita.parallel_scan_min_bytes", "4194304"),
+    ("plan_cache_mode", "auto"),
+    ("quote_all_identifiers", "off"),
+    ("random_page_cost", "4"),
+    ("row_security", "on"),
     ("search_path", "\"$user\", public"),
+    ("seq_page_cost", "1"),
     ("server_encoding", "UTF8"),
     ("server_version", "15.0 (Partita)"),
     ("server_version_num", "150000"),
+    ("session_replication_role", "origin"),
     ("standard_conforming_strings", "on"),
     ("statement_timeout", "0"),
+    ("synchronous_commit", "on"),
+    ("tcp_keepalives_count", "0"),
+    ("tcp_keepalives_idle", "0"),
+    ("tcp_keepalives_interval", "0"),
+    ("temp_buffers", "8MB"),
+    ("temp_tablespaces", ""),
     ("timezone", "UTC"),
+    ("track_io_timing", "off"),
+    ("transaction_deferrable", "off"),
     ("transaction_isolation", "serializable"),
     ("transaction_read_only", "off"),
+    ("transform_null_equals", "off"),
+    ("work_mem", "4MB"),
+    ("xmloption", "content"),
+];
+
+/// Settings that are booleans: SET checks the value and shows it as `on` or `off`. Those
+/// about PostgreSQL's planner and executor are taken and shown, and change nothing here.
+const BOOLEAN_SETTINGS: &[&str] = &[
+    "array_nulls",
+    "check_function_bodies",
+    "default_transaction_deferrable",
+    "enable_bitmapscan",
+    "enable_gathermerge",
+    "enable_hashagg",
+    "enable_hashjoin",
+    "enable_incremental_sort",
+    "enable_indexonlyscan",
+    "enable_indexscan",
+    "enable_material",
+    "enable_memoize",
+    "enable_mergejoin",
+    "enable_nestloop",
+    "enable_parallel_append",
+    "enable_parallel_hash",
+    "enable_partition_pruning",
+    "enable_partitionwise_aggregate",
+    "enable_partitionwise_join",
+    "enable_seqscan",
+    "enable_sort",
+    "enable_tidscan",
+    "escape_string_warning",
+    "geqo",
+    "jit",
+    "quote_all_identifiers",
+    "row_security",
+    "track_io_timing",
+    "transaction_deferrable",
 ];
 
 /// The session's settings (SET, SHOW), shared with its `current_setting()` function.
@@ -609,7 +717,8 @@ fn pg_sleep_function(interrupt: Interrupt) -> datafusion::logical_expr::ScalarUD
                     None => step,
                 };
                 if left.is_zero() {
-                    return Ok(ScalarValue::Utf8(None));
+                    // PostgreSQL's void, whose text is empty.
+                    return Ok(ScalarValue::Utf8(Some(String::new())));
                 }
                 std::thread::sleep(left.min(step));
             };
@@ -762,6 +871,20 @@ impl Session {
         ctx.register_udf(current_setting_function(settings.clone()));
         ctx.register_udf(set_config_function());
         ctx.register_udf(pg_sleep_function(interrupt.clone()));
+        let advisory = Arc::new(db.advisory.owner());
+        let lock_settings = settings.clone();
+        crate::advisory::register(
+            &ctx,
+            &advisory,
+            &interrupt,
+            Arc::new(move || {
+                lock_settings
+                    .get("lock_timeout")
+                    .and_then(|t| parse_duration_ms(&t))
+                    .filter(|&ms| ms > 0)
+                    .map(Duration::from_millis)
+            }),
+        );
         crate::functions::register(&ctx);
         let transaction_start = crate::functions::TransactionStart::default();
         for clock in crate::functions::clock_functions(&transaction_start) {
@@ -795,6 +918,7 @@ impl Session {
             implicit_block: false,
             types,
             transaction_start,
+            advisory,
         };
         session.set_zone(Zone::utc());
         session.reported.clear();
@@ -884,6 +1008,11 @@ impl Session {
     pub async fn end_implicit(&mut self, commit: bool) -> Result<Option<storage::CommitInfo>> {
         self.implicit_block = false;
         let Some(open) = self.txn.take_if(|t| t.implicit) else {
+            // Statements that opened no transaction: its advisory locks end with them.
+            if self.txn.is_none() {
+                self.advisory
+                    .release_all(Some(crate::advisory::Scope::Transaction));
+            }
             return Ok(None);
         };
         if commit && !open.failed {
@@ -1409,6 +1538,8 @@ impl Session {
     /// Clears the statement scope at the end of a transaction; returns its catalog changes.
     fn end_scope(&mut self) -> CatalogChanges {
         self.cursors.retain(|_, c| c.hold);
+        self.advisory
+            .release_all(Some(crate::advisory::Scope::Transaction));
         let mut scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
         scope.reader = None;
         std::mem::take(&mut scope.changes)
@@ -2044,10 +2175,7 @@ impl Session {
             },
             "default_transaction_read_only" | "transaction_read_only" => {
                 let Some(on) = setting_bool(&value) else {
-                    return Err(Error::InvalidSettingValue {
-                        name: name.into(),
-                        value,
-                    });
+                    return Err(Error::BooleanSetting(name.into()));
                 };
                 let value = if on { "on" } else { "off" };
                 match name {
@@ -2063,6 +2191,35 @@ impl Session {
                 }
                 self.show_read_only();
             }
+            n if BOOLEAN_SETTINGS.contains(&n) => {
+                let Some(on) = setting_bool(&value) else {
+                    return Err(Error::BooleanSetting(name.into()));
+                };
+                self.settings
+                    .insert(name.into(), if on { "on" } else { "off" }.into());
+            }
+            // Tables WITH OIDS are gone since PostgreSQL 12; only `false` is taken.
+            "default_with_oids" => match setting_bool(&value) {
+                Some(false) => self.settings.insert(name.into(), "off".into()),
+                Some(true) => {
+                    return Err(Error::NotSupported {
+                        message: "tables declared WITH OIDS are not supported".into(),
+                        detail: None,
+                    });
+                }
+                None => return Err(Error::BooleanSetting(name.into())),
+            },
+            // Partita writes bytea as hex only.
+            "bytea_output" => match value.to_ascii_lowercase().as_str() {
+                "hex" => self.settings.insert(name.into(), "hex".into()),
+                "escape" => return Err(Error::Unsupported("bytea_output escape".into())),
+                _ => {
+                    return Err(Error::InvalidSettingValue {
+                        name: name.into(),
+                        value,
+                    });
+                }
+            },
             "timezone" => {
                 let zone = Zone::parse(&value).ok_or_else(|| Error::InvalidSettingValue {
                     name: "TimeZone".into(),

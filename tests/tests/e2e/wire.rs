@@ -373,6 +373,94 @@ async fn concurrent_transactions_conflict_with_40001() {
     assert_eq!(bal, 11);
 }
 
+/// Advisory locks, as migration tools take them: a second session waits for the first's
+/// lock (extended protocol, a parameter for the key) and gets it when the first unlocks;
+/// `pg_try_advisory_lock` does not wait; a transaction's lock ends with it, a session's
+/// with the session; `lock_timeout` ends a wait with 55P03 and a cycle of waits is 40P01.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn advisory_locks_wait_for_each_other() {
+    let server = TestServer::start();
+    let a = server.connect().await;
+    let b = server.connect().await;
+    let key = 72_707_369i64;
+    a.query_one("SELECT pg_advisory_lock($1)", &[&key])
+        .await
+        .unwrap();
+    let tried: bool = b
+        .query_one("SELECT pg_try_advisory_lock(72707369)", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(!tried);
+    let waiter = tokio::spawn(async move {
+        let started = std::time::Instant::now();
+        b.query_one("SELECT pg_advisory_lock($1)", &[&key])
+            .await
+            .unwrap();
+        (b, started.elapsed())
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiter.is_finished(), "the second session must wait");
+    let unlocked: bool = a
+        .query_one("SELECT pg_advisory_unlock($1)", &[&key])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(unlocked);
+    let (b, waited) = waiter.await.unwrap();
+    assert!(waited >= Duration::from_millis(250), "{waited:?}");
+    // b holds it now: a cannot take it, a wait past lock_timeout is 55P03.
+    a.batch_execute("SET lock_timeout = '100ms'").await.unwrap();
+    let err = a
+        .batch_execute("SELECT pg_advisory_lock(72707369)")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().unwrap().code(), "55P03");
+    // A transaction-level lock ends with the transaction.
+    b.batch_execute("SELECT pg_advisory_unlock_all(); BEGIN; SELECT pg_advisory_xact_lock(5)")
+        .await
+        .unwrap();
+    let during: bool = a
+        .query_one("SELECT pg_try_advisory_lock(5)", &[])
+        .await
+        .unwrap()
+        .get(0);
+    b.batch_execute("COMMIT").await.unwrap();
+    let after: bool = a
+        .query_one("SELECT pg_try_advisory_xact_lock(5)", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!((during, after), (false, true));
+    // a holds 1, b holds 2; b waits for 1; a asking for 2 closes the cycle: 40P01.
+    a.batch_execute("SET lock_timeout = 0; SELECT pg_advisory_lock(1)")
+        .await
+        .unwrap();
+    b.batch_execute("SELECT pg_advisory_lock(2)").await.unwrap();
+    let waiter = tokio::spawn(async move {
+        b.batch_execute("SELECT pg_advisory_lock(1)").await.unwrap();
+        b
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let err = a
+        .batch_execute("SELECT pg_advisory_lock(2)")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().unwrap().code(), "40P01");
+    // The session's end releases its locks: b's wait ends.
+    drop(a);
+    let b = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("the wait ends with the session holding the lock")
+        .unwrap();
+    let held: bool = b
+        .query_one("SELECT pg_advisory_unlock(1)", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(held);
+}
+
 /// A foreign key check reads through the writing transaction: a child inserted against a
 /// parent another transaction deletes meanwhile, or a parent deleted while another
 /// transaction adds a child, fails at commit (40001) instead of leaving a dangling
