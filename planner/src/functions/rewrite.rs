@@ -442,6 +442,15 @@ impl VisitorMut for Rewriter {
             };
             return ControlFlow::Continue(());
         }
+        // LOCALTIME (a keyword, which the parser takes for a column): the time of day of
+        // LOCALTIMESTAMP.
+        if let Expr::Identifier(id) = e
+            && id.quote_style.is_none()
+            && id.value.eq_ignore_ascii_case("localtime")
+        {
+            *e = cast(local_timestamp(None), DataType::Time(None, TimezoneInfo::None));
+            return ControlFlow::Continue(());
+        }
         let Expr::Function(f) = e else {
             return ControlFlow::Continue(());
         };
@@ -453,12 +462,9 @@ impl VisitorMut for Rewriter {
             if matches!(f.args, FunctionArguments::None) {
                 match name.as_str() {
                     "gen_random_uuid" => *e = cast(call("uuid", vec![]), uuid_type()),
-                    // LOCALTIMESTAMP: the current time in the session's zone, without it.
-                    "localtimestamp" => {
-                        *e = cast(
-                            call("now", vec![]),
-                            DataType::Timestamp(None, TimezoneInfo::None),
-                        )
+                    "localtimestamp" => *e = local_timestamp(None),
+                    "localtime" => {
+                        *e = cast(local_timestamp(None), DataType::Time(None, TimezoneInfo::None))
                     }
                     _ => {}
                 }
@@ -478,6 +484,26 @@ impl VisitorMut for Rewriter {
         };
         match (name.as_str(), plain) {
             ("generate_series", _) => series_args(&mut list.args),
+            // CURRENT_TIMESTAMP(p) and LOCALTIMESTAMP(p): rounded to p digits.
+            ("current_timestamp" | "localtimestamp", Some(args))
+                if args.len() == 1
+                    && matches!(&args[0], Expr::Value(v) if matches!(v.value, Value::Number(..))) =>
+            {
+                let digits = match &args[0] {
+                    Expr::Value(v) => match &v.value {
+                        Value::Number(n, _) => n.parse::<u64>().ok(),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                *e = match name.as_str() {
+                    "localtimestamp" => local_timestamp(digits),
+                    _ => cast(
+                        call("now", vec![]),
+                        DataType::Timestamp(digits, TimezoneInfo::WithTimeZone),
+                    ),
+                };
+            }
             ("percentile_disc", Some(args)) if args.len() == 1 && f.within_group.len() == 1 => {
                 *e = percentile_disc(&args[0], &f.within_group[0], f.filter.as_deref());
             }
@@ -742,6 +768,14 @@ fn make_interval_args(args: &[FunctionArg]) -> Option<Vec<Expr>> {
         out.into_iter()
             .map(|x| x.unwrap_or_else(|| number("0")))
             .collect(),
+    )
+}
+
+/// LOCALTIMESTAMP[(p)]: the current time in the session's zone, without it.
+fn local_timestamp(digits: Option<u64>) -> Expr {
+    cast(
+        call("now", vec![]),
+        DataType::Timestamp(digits, TimezoneInfo::None),
     )
 }
 
