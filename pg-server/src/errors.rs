@@ -78,6 +78,8 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::CheckViolation { .. } | Error::CheckViolatedByRow { .. } => "23514",
         Error::Canceled | Error::StatementTimeout => "57014",
         Error::Deadlock => "40P01",
+        Error::DuplicateWithName(_) => "42712",
+        Error::WithColumnCount { .. } => "42P10",
         Error::LockTimeout => "55P03",
         Error::ScanClassNotAllowed { .. } => "54000",
         Error::BadCopyData(_) => "22P04",
@@ -349,9 +351,23 @@ impl<'a> CastFailure<'a> {
             && self.value.trim().parse::<i128>().is_ok()
     }
 
+    /// Date text of numbers alone that does not read ('2021-02-30', '2021-13-01') names a
+    /// day that does not exist: PostgreSQL's "field value out of range" (22008), not bad
+    /// syntax.
+    fn field_out_of_range(&self) -> bool {
+        matches!(self.ty, "date" | "timestamp")
+            && self.value.chars().any(|c| c.is_ascii_digit())
+            && self
+                .value
+                .chars()
+                .all(|c| c.is_ascii_digit() || "-/:. ".contains(c))
+    }
+
     fn state(&self) -> &'static str {
         if self.out_of_range() {
             "22003"
+        } else if self.field_out_of_range() {
+            "22008"
         } else if matches!(self.ty, "date" | "timestamp") {
             "22007"
         } else {
@@ -360,6 +376,9 @@ impl<'a> CastFailure<'a> {
     }
 
     fn message(&self) -> String {
+        if self.field_out_of_range() {
+            return format!("date/time field value out of range: \"{}\"", self.value);
+        }
         if self.out_of_range() {
             format!(
                 "value \"{}\" is out of range for type {}",

@@ -96,12 +96,13 @@ struct Table {
 }
 
 impl Table {
-    /// The other sessions whose holds keep `owner` from taking `key` in `mode`.
+    /// The other sessions that keep `owner` from taking `key` in `mode`: those whose holds
+    /// conflict and, for a shared lock `owner` does not hold yet, those waiting for the key
+    /// exclusively, which a stream of shared locks would otherwise starve.
     fn blockers(&self, owner: u64, key: Key, mode: Mode) -> Vec<u64> {
-        let Some(holders) = self.held.get(&key) else {
-            return Vec::new();
-        };
-        holders
+        let empty = HashMap::new();
+        let holders = self.held.get(&key).unwrap_or(&empty);
+        let mut found: Vec<u64> = holders
             .iter()
             .filter(|(id, held)| {
                 **id != owner
@@ -111,7 +112,16 @@ impl Table {
                     }
             })
             .map(|(id, _)| *id)
-            .collect()
+            .collect();
+        if mode == Mode::Shared && !holders.contains_key(&owner) {
+            found.extend(
+                self.waiting
+                    .iter()
+                    .filter(|(id, wait)| **id != owner && **wait == (key, Mode::Exclusive))
+                    .map(|(id, _)| *id),
+            );
+        }
+        found
     }
 
     /// Whether `owner` waiting for `key` would wait, through other waiting sessions, on
@@ -464,6 +474,16 @@ mod tests {
         assert!(a.try_lock(key, Mode::Shared, Scope::Transaction));
         assert!(b.try_lock(key, Mode::Shared, Scope::Session));
         assert!(!b.try_lock(key, Mode::Exclusive, Scope::Session));
+        // A session waiting for the key exclusively goes before new shared holds, but not
+        // before more of a shared hold already there.
+        let (c, d) = (locks.owner(), locks.owner());
+        locks.table().waiting.insert(d.id, (key, Mode::Exclusive));
+        assert!(!c.try_lock(key, Mode::Shared, Scope::Session));
+        assert!(b.try_lock(key, Mode::Shared, Scope::Session));
+        assert!(b.unlock(key, Mode::Shared));
+        locks.table().waiting.clear();
+        assert!(c.try_lock(key, Mode::Shared, Scope::Session));
+        assert!(c.unlock(key, Mode::Shared));
         a.release_all(Some(Scope::Transaction));
         assert!(b.try_lock(key, Mode::Exclusive, Scope::Session));
         // The two-integer space is not the bigint one.

@@ -77,6 +77,24 @@ impl WriteResult {
         self
     }
 
+    /// Rows computed already, under `tag` (a SELECT around writes).
+    pub fn rows(schema: SchemaRef, batches: Vec<RecordBatch>, tag: &str) -> WriteResult {
+        WriteResult {
+            tag: tag.to_string(),
+            count: None,
+            returning: None,
+            evaluated: Some((schema, batches)),
+        }
+    }
+
+    /// RETURNING's rows now, before any commit (a WITH query's rows).
+    pub(crate) async fn rows_now(&mut self) -> Result<Option<(SchemaRef, Vec<RecordBatch>)>> {
+        match self.evaluated.take() {
+            Some(rows) => Ok(Some(rows)),
+            None => self.returning_rows(None).await,
+        }
+    }
+
     pub fn command(tag: &str) -> WriteResult {
         WriteResult {
             tag: tag.to_string(),

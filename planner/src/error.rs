@@ -111,6 +111,18 @@ pub enum Error {
     #[error("parameter \"{0}\" requires a Boolean value")]
     BooleanSetting(String),
 
+    #[error("WITH query name \"{0}\" specified more than once")]
+    DuplicateWithName(String),
+
+    #[error(
+        "WITH query \"{name}\" has {available} columns available but {given} columns specified"
+    )]
+    WithColumnCount {
+        name: String,
+        available: usize,
+        given: usize,
+    },
+
     #[error("cursor \"{0}\" already exists")]
     DuplicateCursor(String),
 

@@ -51,6 +51,7 @@ pub mod text;
 pub mod to_char;
 pub mod view;
 pub mod wildcard;
+mod with_writes;
 pub mod zone;
 
 pub use error::{Error, Result};

@@ -87,12 +87,29 @@ pub fn rewrite_arithmetic(expr: Expr, schema: &DFSchema) -> Result<Transformed<E
     )))
 }
 
-/// Replaces casts to `numeric` without precision by `numeric(x)` (see the module comment).
+/// Replaces casts to `numeric` without precision, and `numeric '1.10'` constants, by
+/// `numeric(x)` (see the module comment).
 pub fn rewrite_numeric_casts(stmt: &mut ast::Statement) {
     struct Rewriter;
     impl VisitorMut for Rewriter {
         type Break = ();
         fn post_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
+            if let ast::Expr::TypedString(typed) = e
+                && matches!(
+                    typed.data_type,
+                    ast::DataType::Numeric(ast::ExactNumberInfo::None)
+                        | ast::DataType::Decimal(ast::ExactNumberInfo::None)
+                        | ast::DataType::Dec(ast::ExactNumberInfo::None)
+                )
+            {
+                *e = ast::Expr::Cast {
+                    kind: ast::CastKind::DoubleColon,
+                    expr: Box::new(ast::Expr::Value(typed.value.clone())),
+                    data_type: typed.data_type.clone(),
+                    array: false,
+                    format: None,
+                };
+            }
             if let ast::Expr::Cast {
                 expr,
                 data_type:

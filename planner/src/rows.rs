@@ -21,24 +21,31 @@ use datafusion::sql::sqlparser::ast::{
 use sql::ddl::{normalize_ident, table_name};
 use std::ops::ControlFlow;
 
+/// A table's user columns, and one a stored row never has NULL in, when it has one.
+type RowColumns<'a> = &'a dyn Fn(&str) -> Option<(Vec<String>, Option<String>)>;
+
 /// Writes out the whole-row references above; `columns_of` gives a table's user columns.
-pub fn expand_whole_rows(stmt: &mut Statement, columns_of: &dyn Fn(&str) -> Option<Vec<String>>) {
+/// `count(DISTINCT t.*)`, which would need rows compared whole, is refused (0A000).
+pub fn expand_whole_rows(stmt: &mut Statement, columns_of: RowColumns) -> crate::Result<()> {
     struct Expander<'a> {
-        columns_of: &'a dyn Fn(&str) -> Option<Vec<String>>,
+        columns_of: RowColumns<'a>,
     }
     impl VisitorMut for Expander<'_> {
-        type Break = ();
-        fn post_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+        type Break = crate::Error;
+        fn post_visit_query(&mut self, q: &mut Query) -> ControlFlow<crate::Error> {
             if let SetExpr::Select(select) = q.body.as_mut() {
-                expand_select(select, self.columns_of);
+                expand_select(select, self.columns_of)?;
             }
             ControlFlow::Continue(())
         }
     }
     if !mentions_row_function(stmt) {
-        return;
+        return Ok(());
     }
-    let _ = stmt.visit(&mut Expander { columns_of });
+    match stmt.visit(&mut Expander { columns_of }) {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(()),
+    }
 }
 
 /// The functions that take a whole row.
@@ -71,26 +78,40 @@ fn mentions_row_function(stmt: &Statement) -> bool {
     stmt.visit(&mut Finder).is_break()
 }
 
-/// The whole row `count(t.*)` or `count(t)` counts (`t`, which may still be a column's
-/// name); `None` for any other call. DISTINCT is left as it is.
-fn counted_row(f: &ast::Function) -> Option<Ident> {
+/// What `count(t.*)` or `count(t)` counts.
+struct CountedRow {
+    /// `t`, which in `count(t)` may still be a column's name.
+    name: Ident,
+    /// `t.*`: certainly a FROM item.
+    wildcard: bool,
+    distinct: bool,
+}
+
+/// The whole row a call of count counts; `None` for any other call.
+fn counted_row(f: &ast::Function) -> Option<CountedRow> {
     if f.name.0.len() != 1 || !f.name.to_string().eq_ignore_ascii_case("count") {
         return None;
     }
     let FunctionArguments::List(list) = &f.args else {
         return None;
     };
-    if list.duplicate_treatment.is_some() {
-        return None;
-    }
-    match list.args.as_slice() {
+    let distinct = matches!(
+        list.duplicate_treatment,
+        Some(ast::DuplicateTreatment::Distinct)
+    );
+    let (name, wildcard) = match list.args.as_slice() {
         [FunctionArg::Unnamed(FunctionArgExpr::QualifiedWildcard(name))] => match &name.0[..] {
-            [part] => part.as_ident().cloned(),
-            _ => None,
+            [part] => (part.as_ident().cloned()?, true),
+            _ => return None,
         },
-        [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Identifier(id)))] => Some(id.clone()),
-        _ => None,
-    }
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Identifier(id)))] => (id.clone(), false),
+        _ => return None,
+    };
+    Some(CountedRow {
+        name,
+        wildcard,
+        distinct,
+    })
 }
 
 /// `c1 IS NULL AND c2 IS NULL …` over `qualifier`'s columns: whether the row is one an
@@ -125,16 +146,29 @@ fn unless_missing(missing: Expr, value: Expr) -> Expr {
     }
 }
 
-/// A FROM item: its qualifier, its columns, and whether an outer join can give it a row of
-/// NULLs (its whole row is then NULL, not an object of NULLs).
+/// A FROM item: its qualifier, its columns, whether an outer join can give it a row of
+/// NULLs (its whole row is then NULL, not an object of NULLs), and a column never NULL in
+/// a row it has (a table's key).
 struct Source {
     qualifier: String,
     columns: Vec<String>,
     nullable: bool,
+    never_null: Option<String>,
+}
+
+impl Source {
+    /// Whether the row is one an outer join made up: its never-NULL column is NULL, or
+    /// else all its columns are (`None` when it has none).
+    fn missing(&self) -> Option<Expr> {
+        match &self.never_null {
+            Some(column) => missing_row(&self.qualifier, std::slice::from_ref(column)),
+            None => missing_row(&self.qualifier, &self.columns),
+        }
+    }
 }
 
 /// The FROM items of `select`.
-fn sources(select: &Select, columns_of: &dyn Fn(&str) -> Option<Vec<String>>) -> Vec<Source> {
+fn sources(select: &Select, columns_of: RowColumns) -> Vec<Source> {
     use ast::JoinOperator as J;
     let mut out = Vec::new();
     for twj in &select.from {
@@ -153,11 +187,12 @@ fn sources(select: &Select, columns_of: &dyn Fn(&str) -> Option<Vec<String>>) ->
                 (&j.relation, nullable)
             }));
         for (relation, nullable) in relations {
-            let mut push = |qualifier: String, columns: Vec<String>| {
+            let mut push = |qualifier: String, columns: Vec<String>, never_null: Option<String>| {
                 out.push(Source {
                     qualifier,
                     columns,
                     nullable,
+                    never_null,
                 })
             };
             match relation {
@@ -170,16 +205,20 @@ fn sources(select: &Select, columns_of: &dyn Fn(&str) -> Option<Vec<String>>) ->
                     let Ok(table) = table_name(name) else {
                         continue;
                     };
-                    let Some(mut columns) = columns_of(&table) else {
+                    let Some((mut columns, mut key)) = columns_of(&table) else {
                         continue;
                     };
                     if let Some(alias) = alias {
                         for (column, renamed) in columns.iter_mut().zip(&alias.columns) {
-                            *column = normalize_ident(&renamed.name);
+                            let renamed = normalize_ident(&renamed.name);
+                            if key.as_ref() == Some(column) {
+                                key = Some(renamed.clone());
+                            }
+                            *column = renamed;
                         }
                     }
                     let qualifier = alias.as_ref().map_or(table, |a| normalize_ident(&a.name));
-                    push(qualifier, columns);
+                    push(qualifier, columns, key);
                 }
                 TableFactor::Derived {
                     subquery,
@@ -198,7 +237,7 @@ fn sources(select: &Select, columns_of: &dyn Fn(&str) -> Option<Vec<String>>) ->
                         )
                     };
                     if let Some(columns) = columns {
-                        push(normalize_ident(&alias.name), columns);
+                        push(normalize_ident(&alias.name), columns, None);
                     }
                 }
                 _ => {}
@@ -228,10 +267,10 @@ fn select_list_names(q: &Query) -> Option<Vec<String>> {
         .collect()
 }
 
-fn expand_select(select: &mut Select, columns_of: &dyn Fn(&str) -> Option<Vec<String>>) {
+fn expand_select(select: &mut Select, columns_of: RowColumns) -> ControlFlow<crate::Error> {
     let sources = sources(select, columns_of);
     if sources.is_empty() {
-        return;
+        return ControlFlow::Continue(());
     }
     struct Rows<'a> {
         sources: &'a [Source],
@@ -274,8 +313,8 @@ fn expand_select(select: &mut Select, columns_of: &dyn Fn(&str) -> Option<Vec<St
     }
 
     impl VisitorMut for Rows<'_> {
-        type Break = ();
-        fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        type Break = crate::Error;
+        fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<crate::Error> {
             let Expr::Function(f) = e else {
                 return ControlFlow::Continue(());
             };
@@ -283,14 +322,21 @@ fn expand_select(select: &mut Select, columns_of: &dyn Fn(&str) -> Option<Vec<St
                 return ControlFlow::Continue(());
             };
             let name = name.value.to_ascii_lowercase();
-            if let Some(row) = counted_row(f)
-                && let Some(source) = self
-                    .row(&Expr::Identifier(row))
-                    .and_then(|q| self.sources.iter().find(|s| s.qualifier == q))
+            if let Some(counted) = counted_row(f)
+                && let Some(source) = match counted.wildcard {
+                    true => Some(normalize_ident(&counted.name)),
+                    false => self.row(&Expr::Identifier(counted.name.clone())),
+                }
+                .and_then(|q| self.sources.iter().find(|s| s.qualifier == q))
             {
+                if counted.distinct {
+                    return ControlFlow::Break(crate::Error::Unsupported(
+                        "count(DISTINCT) of a whole row".into(),
+                    ));
+                }
                 // A row of a FROM item no outer join pads is always there: `count(*)`.
                 let arg = match source.nullable {
-                    true => match missing_row(&source.qualifier, &source.columns) {
+                    true => match source.missing() {
                         Some(missing) => FunctionArgExpr::Expr(unless_missing(
                             missing,
                             Expr::value(Value::Number("1".into(), false)),
@@ -343,7 +389,7 @@ fn expand_select(select: &mut Select, columns_of: &dyn Fn(&str) -> Option<Vec<St
             let mut row = call(builder, members);
             // The row an outer join made up for no match is NULL, as a whole.
             if source.nullable
-                && let Some(missing) = missing_row(&qualifier, columns)
+                && let Some(missing) = source.missing()
             {
                 // (A cast back to the builder's type, which CASE does not keep.)
                 let ty = if builder == ROW_OBJECT {
@@ -370,9 +416,10 @@ fn expand_select(select: &mut Select, columns_of: &dyn Fn(&str) -> Option<Vec<St
     }
     let mut rows = Rows { sources: &sources };
     for item in &mut select.projection {
-        let _ = item.visit(&mut rows);
+        item.visit(&mut rows)?;
     }
     if let Some(having) = &mut select.having {
-        let _ = having.visit(&mut rows);
+        having.visit(&mut rows)?;
     }
+    ControlFlow::Continue(())
 }

@@ -24,6 +24,9 @@ pub struct StatementScope {
     pub stream_bytes_min: u64,
     /// The session's time zone, in Arrow's spelling (timestamptz columns carry it).
     pub zone: Arc<str>,
+    /// Tables of the running statement by name, found before the catalog's: the rows of
+    /// its WITH queries when it holds writes (`with_writes`).
+    pub local_tables: std::collections::HashMap<String, Arc<dyn TableProvider>>,
 }
 
 #[derive(Clone)]
@@ -54,6 +57,9 @@ impl SchemaProvider for PartitaSchema {
 
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
         let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(table) = scope.local_tables.get(name) {
+            return Ok(Some(Arc::clone(table)));
+        }
         let Some(def) = self.catalog.table(name, &scope.changes) else {
             return match self.catalog.sequence(name, &scope.changes) {
                 Some(sequence) => Ok(Some(sequence_table(&self.catalog, &self.store, &sequence)?)),
@@ -78,7 +84,8 @@ impl SchemaProvider for PartitaSchema {
 
     fn table_exist(&self, name: &str) -> bool {
         let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
-        self.catalog.table(name, &scope.changes).is_some()
+        scope.local_tables.contains_key(name)
+            || self.catalog.table(name, &scope.changes).is_some()
             || self.catalog.sequence_exists(name, &scope.changes)
     }
 }

@@ -68,7 +68,13 @@ fn rewrite_expressions(
 ) -> Result<LogicalPlan> {
     plan.transform_up_with_subqueries(|plan| {
         let schema = input_schema(&plan);
-        rewrite_node_expressions(plan, |e| rewrite(e, &schema))
+        let rewritten = rewrite_node_expressions(plan, |e| rewrite(e, &schema))?;
+        // A rewrite below may have changed the type of a column this node passes on
+        // (`round(5, 2)` is a numeric now): its schema is computed again.
+        if rewritten.transformed || rewritten.data.inputs().is_empty() {
+            return Ok(rewritten);
+        }
+        rewritten.map_data(|p| p.recompute_schema())
     })
     .map(|t| t.data)
 }

@@ -837,6 +837,7 @@ impl Session {
             max_class: ScanClass::Full,
             stream_bytes_min: crate::provider::STREAM_BYTES_MIN,
             zone: Arc::from(sql::types::UTC),
+            local_tables: Default::default(),
         }));
         let catalog = MemoryCatalogProvider::new();
         let _ = catalog.register_schema(
@@ -982,8 +983,18 @@ impl Session {
     /// a transaction block every later statement gets 25P02 until ROLLBACK.
     pub fn statement_failed(&mut self) {
         self.cascaded.clear();
+        self.mark_failed();
+    }
+
+    /// The open transaction failed: it only waits for ROLLBACK now. Its advisory locks go
+    /// at once, as PostgreSQL aborts it there, unless a savepoint may take it back.
+    fn mark_failed(&mut self) {
         if let Some(t) = self.txn.as_mut() {
             t.failed = true;
+            if t.savepoints.is_empty() {
+                self.advisory
+                    .release_all(Some(crate::advisory::Scope::Transaction));
+            }
         }
     }
 
@@ -1087,10 +1098,8 @@ impl Session {
             return Err(Error::InFailedTransaction);
         }
         let result = self.execute_inner(stmt, params).await;
-        if result.is_err()
-            && let Some(t) = self.txn.as_mut()
-        {
-            t.failed = true;
+        if result.is_err() {
+            self.mark_failed();
         }
         result
     }
@@ -1131,7 +1140,10 @@ impl Session {
         if let Some(calls) = set_config_calls(&bound) {
             return self.set_config(calls);
         }
-        if !params.is_empty() && matches!(stmt, Statement::Query(_)) {
+        if !params.is_empty()
+            && matches!(stmt, Statement::Query(_))
+            && !crate::with_writes::applies(&stmt)
+        {
             if self.fast_path_on()
                 && let Some(fast) = self.fast_statement(&bound)
             {
@@ -1264,6 +1276,7 @@ impl Session {
             Statement::Rollback {
                 savepoint: None, ..
             } => Ok(self.rollback()),
+            Statement::Query(_) if crate::with_writes::applies(&stmt) => self.run_write(stmt).await,
             Statement::Query(_) => {
                 if let Some(fast) = self
                     .fast_path_on()
@@ -1600,6 +1613,19 @@ impl Session {
         crate::wildcard::expand_wildcards(stmt, &|name| self.user_columns(name));
     }
 
+    /// The columns `SELECT *` shows of table `name`, and one of them a stored row never
+    /// has NULL in (the first key column; none when the key is a hidden row id).
+    fn row_columns(&self, name: &str) -> Option<(Vec<String>, Option<String>)> {
+        let def = self.table_def(name).ok()?;
+        let key = def
+            .partition_key
+            .first()
+            .map(|&i| &def.columns[i])
+            .filter(|c| !c.hidden)
+            .map(|c| c.name.clone());
+        Some((self.user_columns(name)?, key))
+    }
+
     /// The columns `SELECT *` shows of table `name`.
     fn user_columns(&self, name: &str) -> Option<Vec<String>> {
         let def = self.table_def(name).ok()?;
@@ -1618,7 +1644,7 @@ impl Session {
         self.expand_views(&mut stmt)?;
         crate::subquery::prepare(&mut stmt);
         self.expand_wildcards(&mut stmt);
-        crate::rows::expand_whole_rows(&mut stmt, &|name| self.user_columns(name));
+        crate::rows::expand_whole_rows(&mut stmt, &|name| self.row_columns(name))?;
         self.begin_statement(mentions_system_column(&stmt));
         let state = self.ctx.state();
         // EXCEPT ALL and INTERSECT ALL count rows once their left sides' columns are known.
@@ -1780,7 +1806,7 @@ impl Session {
         self.setting("partita.fast_path").as_deref() != Some("off")
     }
 
-    async fn exec_write(&mut self, stmt: &Statement) -> Result<dml::WriteResult> {
+    pub(crate) async fn exec_write(&mut self, stmt: &Statement) -> Result<dml::WriteResult> {
         if let Some(fast) = self
             .fast_path_on()
             .then(|| self.fast_statement(stmt))
@@ -1789,6 +1815,7 @@ impl Session {
             return self.run_fast_write(fast);
         }
         match stmt {
+            Statement::Query(_) => crate::with_writes::run(self, stmt).await,
             Statement::Insert(insert) => dml::insert(self, insert).await,
             Statement::Update(update) => dml::update(self, update).await,
             Statement::Delete(delete) => dml::delete(self, delete).await,
@@ -2338,6 +2365,12 @@ fn setting_is_on(value: &str) -> bool {
 
 /// The command a statement is, as PostgreSQL names it in errors (`CREATE TABLE`).
 fn command_name(stmt: &Statement) -> String {
+    if let Some(main) = crate::with_writes::command_of(stmt) {
+        return match main {
+            Statement::Query(_) => "SELECT".into(),
+            write => command_name(write),
+        };
+    }
     match stmt {
         Statement::Insert(_) => "INSERT".into(),
         Statement::Update(_) => "UPDATE".into(),
@@ -2785,6 +2818,9 @@ impl Session {
             });
         }
         let n = placeholder_count(stmt);
+        if crate::with_writes::applies(stmt) {
+            return crate::with_writes::describe(self, stmt, n).await;
+        }
         let mut params: Vec<Option<datafusion::arrow::datatypes::DataType>> = vec![None; n];
         let mut declared_types: Vec<Option<sql::SqlType>> = vec![None; n];
         let merge = |plan: &LogicalPlan,
@@ -2944,8 +2980,20 @@ impl Session {
                     .filter(|v| placeholder_index(v).is_none())
                     .collect();
                 if !expressions.is_empty() || update.selection.is_some() {
-                    let probe =
-                        where_probe(name, alias.clone(), &expressions, update.selection.as_ref());
+                    let from = match &update.from {
+                        Some(
+                            ast::UpdateTableFromKind::BeforeSet(from)
+                            | ast::UpdateTableFromKind::AfterSet(from),
+                        ) => from.as_slice(),
+                        None => &[],
+                    };
+                    let probe = where_probe(
+                        name,
+                        alias.clone(),
+                        from,
+                        &expressions,
+                        update.selection.as_ref(),
+                    );
                     merge(&self.plan(probe).await?, &mut params, &mut declared_types);
                 }
                 self.returning_schema(
@@ -2970,7 +3018,8 @@ impl Session {
                 };
                 let def = self.written_table_def(&sql::ddl::table_name(name)?)?;
                 if let Some(selection) = &delete.selection {
-                    let probe = where_probe(name, alias.clone(), &[], Some(selection));
+                    let using = delete.using.as_deref().unwrap_or_default();
+                    let probe = where_probe(name, alias.clone(), using, &[], Some(selection));
                     merge(&self.plan(probe).await?, &mut params, &mut declared_types);
                 }
                 self.returning_schema(
@@ -3014,16 +3063,20 @@ impl Session {
     }
 }
 
-/// `SELECT 1 FROM t WHERE …`, to let DataFusion infer the types of a WHERE clause's `$n`.
-/// `SELECT items FROM name [alias] [WHERE selection]`: a query whose plan types the
-/// placeholders of a write's expressions and condition from the table's columns.
+/// `SELECT items FROM name [alias][, from…] [WHERE selection]`: a query whose plan types the
+/// placeholders of a write's expressions and condition from the columns of the table and
+/// of UPDATE's FROM or DELETE's USING.
 fn where_probe(
     name: &ast::ObjectName,
     alias: Option<ast::TableAlias>,
+    from: &[ast::TableWithJoins],
     items: &[&Expr],
     selection: Option<&Expr>,
 ) -> Statement {
-    let alias_text = alias.map(|a| format!(" AS {}", a.name)).unwrap_or_default();
+    let mut alias_text = alias.map(|a| format!(" AS {}", a.name)).unwrap_or_default();
+    for table in from {
+        alias_text.push_str(&format!(", {table}"));
+    }
     let items = if items.is_empty() {
         "1".to_string()
     } else {

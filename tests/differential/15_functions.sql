@@ -91,3 +91,5 @@ ROLLBACK;
 SELECT * FROM in_txn;
 CREATE TABLE no_rows AS SELECT * FROM sales WHERE false;
 SELECT count(*) FROM no_rows;
+-- round and trunc of an integer to a number of digits are numerics with that scale.
+SELECT round(5, 2), trunc(5, 1), round(5::bigint, 1), round(1234.5678, -2), round(9.99, 1), numeric '1.10' + 1;

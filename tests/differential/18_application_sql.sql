@@ -49,3 +49,36 @@ BEGIN;
 SELECT pg_advisory_xact_lock(9), pg_try_advisory_xact_lock(9);
 SELECT pg_advisory_unlock(9);
 COMMIT;
+SELECT count(c.*) FROM customers LEFT JOIN orders c ON c.customer_id = customers.id AND c.total > 100;
+-- Writes with WITH: a WITH query read by a write, a write's RETURNING rows read by the
+-- statement around it (archiving: DELETE … RETURNING into INSERT), in one transaction.
+CREATE TABLE archive (id int PRIMARY KEY, customer_id int, total int);
+WITH big AS (SELECT id FROM orders WHERE total > 20) UPDATE orders SET total = total + 1 WHERE id IN (SELECT id FROM big);
+WITH moved AS (DELETE FROM orders WHERE customer_id = 1 RETURNING *) INSERT INTO archive SELECT * FROM moved;
+SELECT * FROM archive ORDER BY id;
+SELECT * FROM orders ORDER BY id;
+WITH n AS (INSERT INTO orders VALUES (20, 2, 5), (21, 2, 6) RETURNING id, total) SELECT sum(total), count(*) FROM n;
+WITH n(order_id, amount) AS (INSERT INTO orders VALUES (22, 3, 9) RETURNING id, total) SELECT order_id, amount * 2 FROM n;
+WITH u AS (UPDATE orders SET total = total * 10 WHERE customer_id = 2 RETURNING id, total) SELECT * FROM u ORDER BY id;
+WITH s AS (SELECT 21 AS id) DELETE FROM orders o USING s WHERE o.id = s.id RETURNING o.id;
+WITH d AS (DELETE FROM orders WHERE id = 20) SELECT * FROM d;
+WITH a AS (INSERT INTO archive VALUES (30, 3, 1) RETURNING *), b AS (INSERT INTO archive VALUES (30, 3, 2) RETURNING *) SELECT * FROM a;
+WITH a AS (INSERT INTO archive VALUES (31, 3, 1) RETURNING *) SELECT 1 / 0 FROM a;
+SELECT count(*) FROM archive;
+WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3), w AS (INSERT INTO archive SELECT n + 40, 0, n FROM r RETURNING id) SELECT * FROM w ORDER BY id;
+BEGIN READ ONLY;
+WITH a AS (INSERT INTO archive VALUES (50, 3, 1) RETURNING *) SELECT * FROM a;
+ROLLBACK;
+SELECT * FROM archive ORDER BY id;
+-- Parts of a WITH that name a table the statement writes, a view, or each other.
+CREATE VIEW big_orders AS SELECT id, total FROM orders WHERE total > 50;
+WITH big_orders AS (INSERT INTO orders VALUES (60, 3, 1) RETURNING id, total) SELECT * FROM big_orders;
+WITH w AS (INSERT INTO orders VALUES (61, 3, 2) RETURNING total + 1 AS next) SELECT next FROM w;
+WITH a AS (INSERT INTO orders VALUES (62, 3, 3) RETURNING *), b AS (SELECT id * 2 AS twice FROM a) SELECT * FROM b;
+WITH archive AS (SELECT 30 AS id) DELETE FROM archive WHERE id = 30 RETURNING *;
+WITH z AS (SELECT 1 / 0 AS x) INSERT INTO orders VALUES (63, 3, 4);
+WITH a AS (WITH b AS (SELECT 64 AS id, 3 AS customer_id, 5 AS total) INSERT INTO orders SELECT * FROM b RETURNING *) SELECT * FROM a;
+WITH a AS (SELECT 1), a AS (SELECT 2) INSERT INTO orders VALUES (65, 3, 6);
+WITH n(x, y, z) AS (INSERT INTO orders VALUES (66, 3, 7) RETURNING id, total) SELECT * FROM n;
+WITH w AS (SELECT 22 AS id, 99 AS total) UPDATE orders o SET total = w.total FROM w WHERE o.id = w.id RETURNING o.*;
+SELECT * FROM orders ORDER BY id;

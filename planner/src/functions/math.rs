@@ -165,9 +165,9 @@ fn width_bucket(operand: f64, b1: f64, b2: f64, count: i64) -> Result<i32, Error
     }
 }
 
-/// `ceil`, `floor` and `trunc` of a numeric have the scale PostgreSQL gives them (0, or
-/// `trunc`'s constant second argument); DataFusion keeps the argument's scale (`ceil(2.1)`
-/// would be `3.0`).
+/// `ceil`, `floor`, `trunc` and `round` of a numeric have the scale PostgreSQL gives them
+/// (0, or the constant second argument); DataFusion keeps the argument's scale (`ceil(2.1)`
+/// would be `3.0`). `round(5, 2)` and `trunc(5, 2)` of an integer are numeric, `5.00`.
 ///
 /// `round` of a float rounds halves to even, as C's `rint` does for PostgreSQL
 /// (`round(2.5::float8)` is 2); DataFusion's rounds them away from zero.
@@ -184,12 +184,31 @@ pub(crate) fn rounding_scale(expr: Expr, schema: &DFSchema) -> Result<Transforme
         );
         return Ok(Transformed::yes(half_even.call(vec![x.clone()])));
     }
-    if !matches!(f.name(), "ceil" | "floor" | "trunc") {
+    if !matches!(f.name(), "ceil" | "floor" | "trunc" | "round") {
         return Ok(Transformed::no(expr));
     }
+    // An integer (which coercion may have made a float already) is rounded as a numeric.
+    let integer = |x: &Expr| -> Result<Option<Expr>> {
+        let x = match x {
+            Expr::Cast(Cast { expr: inner, .. }) if inner.get_type(schema)?.is_integer() => inner,
+            x => x,
+        };
+        Ok(x.get_type(schema)?.is_integer().then(|| x.clone()))
+    };
+    let (expr, numeric) = match f.args.as_slice() {
+        [x, digits] if matches!(f.name(), "round" | "trunc") && integer(x)?.is_some() => {
+            let x = integer(x)?.unwrap_or_else(|| x.clone());
+            let x = Expr::Cast(Cast::new(Box::new(x), DataType::Decimal128(38, 0)));
+            (f.func.call(vec![x, digits.clone()]), true)
+        }
+        _ => (expr, false),
+    };
+    let Expr::ScalarFunction(f) = &expr else {
+        return Ok(Transformed::new_transformed(expr, numeric));
+    };
     let Some(DataType::Decimal128(p, s)) = f.args.first().and_then(|a| a.get_type(schema).ok())
     else {
-        return Ok(Transformed::no(expr));
+        return Ok(Transformed::new_transformed(expr, numeric));
     };
     // `ceil(0.5)` needs a digit its argument's type has no room for (DataFusion keeps the
     // precision and overflows): the argument gets all 38.
@@ -206,22 +225,29 @@ pub(crate) fn rounding_scale(expr: Expr, schema: &DFSchema) -> Result<Transforme
         false => expr,
     };
     let Expr::ScalarFunction(f) = &expr else {
-        return Ok(Transformed::new_transformed(expr, widened));
+        return Ok(Transformed::new_transformed(expr, widened || numeric));
     };
-    let target = match f.args.get(1) {
+    // The digits, a constant (which coercion may have cast to an integer type).
+    let digits = match f.args.get(1) {
+        Some(Expr::Cast(Cast { expr, .. })) if matches!(expr.as_ref(), Expr::Literal(..)) => {
+            Some(expr.as_ref())
+        }
+        other => other,
+    };
+    let target = match digits {
         None => 0,
         Some(Expr::Literal(v, _)) => match int(v) {
             Some(n) => n.clamp(0, 38) as i8,
-            None => return Ok(Transformed::new_transformed(expr, widened)),
+            None => return Ok(Transformed::new_transformed(expr, widened || numeric)),
         },
-        Some(_) => return Ok(Transformed::new_transformed(expr, widened)),
+        Some(_) => return Ok(Transformed::new_transformed(expr, widened || numeric)),
     };
     match expr.get_type(schema)? {
         DataType::Decimal128(_, s) if s != target => Ok(Transformed::yes(Expr::Cast(Cast::new(
             Box::new(expr),
             DataType::Decimal128(38, target),
         )))),
-        _ => Ok(Transformed::new_transformed(expr, widened)),
+        _ => Ok(Transformed::new_transformed(expr, widened || numeric)),
     }
 }
 

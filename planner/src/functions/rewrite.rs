@@ -448,7 +448,10 @@ impl VisitorMut for Rewriter {
             && id.quote_style.is_none()
             && id.value.eq_ignore_ascii_case("localtime")
         {
-            *e = cast(local_timestamp(None), DataType::Time(None, TimezoneInfo::None));
+            *e = cast(
+                local_timestamp(None),
+                DataType::Time(None, TimezoneInfo::None),
+            );
             return ControlFlow::Continue(());
         }
         let Expr::Function(f) = e else {
@@ -464,7 +467,10 @@ impl VisitorMut for Rewriter {
                     "gen_random_uuid" => *e = cast(call("uuid", vec![]), uuid_type()),
                     "localtimestamp" => *e = local_timestamp(None),
                     "localtime" => {
-                        *e = cast(local_timestamp(None), DataType::Time(None, TimezoneInfo::None))
+                        *e = cast(
+                            local_timestamp(None),
+                            DataType::Time(None, TimezoneInfo::None),
+                        )
                     }
                     _ => {}
                 }

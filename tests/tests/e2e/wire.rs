@@ -461,6 +461,61 @@ async fn advisory_locks_wait_for_each_other() {
     assert!(held);
 }
 
+/// A write inside WITH, prepared with parameters as drivers send it: described (its
+/// parameters typed from the columns they go into, its rows from RETURNING) and run as one
+/// transaction.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_inside_with_over_the_extended_protocol() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE jobs (id bigint PRIMARY KEY, state text); \
+             CREATE TABLE done (id bigint PRIMARY KEY, state text); \
+             INSERT INTO jobs VALUES (1, 'new'), (2, 'new'), (3, 'new')",
+        )
+        .await
+        .unwrap();
+    let add = client
+        .prepare("WITH n AS (INSERT INTO jobs VALUES ($1, $2) RETURNING id) SELECT id * 10 AS tens FROM n")
+        .await
+        .unwrap();
+    assert_eq!(add.params(), &[Type::INT8, Type::TEXT]);
+    assert_eq!(add.columns()[0].name(), "tens");
+    let tens: i64 = client
+        .query_one(&add, &[&4i64, &"new"])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(tens, 40);
+    let finish = client
+        .prepare(
+            "WITH moved AS (DELETE FROM jobs WHERE id <= $1 RETURNING id, state) \
+             INSERT INTO done SELECT id, 'finished' FROM moved",
+        )
+        .await
+        .unwrap();
+    assert_eq!(client.execute(&finish, &[&2i64]).await.unwrap(), 2);
+    // A failing part undoes the others: 1 is in done already.
+    let err = client
+        .execute(
+            "WITH moved AS (DELETE FROM jobs WHERE id = 3 RETURNING id) \
+             INSERT INTO done SELECT 1, 'again' FROM moved",
+            &[],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().unwrap().code(), "23505");
+    let left: Vec<i64> = client
+        .query("SELECT id FROM jobs ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(left, vec![3, 4]);
+}
+
 /// A foreign key check reads through the writing transaction: a child inserted against a
 /// parent another transaction deletes meanwhile, or a parent deleted while another
 /// transaction adds a child, fails at commit (40001) instead of leaving a dangling
