@@ -203,13 +203,23 @@ fn encode_binary(
                     .div_euclid(86_400_000),
                 _ => i64::from(array.as_primitive::<Date32Type>().value(r)),
             };
-            out.put_i32((days - PG_EPOCH_DAYS) as i32);
+            // Infinite dates are sent as PostgreSQL keeps them: the extremes, not offset.
+            match i32::try_from(days) {
+                Ok(d) if sql::types::infinite_date(d) => {
+                    out.put_i32(if d > 0 { i32::MAX } else { i32::MIN })
+                }
+                _ => out.put_i32((days - PG_EPOCH_DAYS) as i32),
+            }
         }
         Type::TIMESTAMP | Type::TIMESTAMPTZ => {
             let DataType::Timestamp(unit, _) = array.data_type() else {
                 return Err("timestamp".into());
             };
-            out.put_i64(planner::output::timestamp_micros(array, r, unit) - PG_EPOCH_MICROS);
+            let micros = planner::output::timestamp_micros(array, r, unit);
+            match sql::types::infinite_timestamp(micros) {
+                true => out.put_i64(if micros > 0 { i64::MAX } else { i64::MIN }),
+                false => out.put_i64(micros - PG_EPOCH_MICROS),
+            }
         }
         Type::UUID => {
             let mut text = String::new();

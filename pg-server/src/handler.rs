@@ -844,14 +844,27 @@ fn param_text(bytes: &Bytes, ty: &Type, binary: bool) -> PgWireResult<String> {
             f64::from_be_bytes(arr(8)?.try_into().map_err(|_| bad("float8"))?)
         ),
         Type::DATE => {
-            let days =
-                i32::from_be_bytes(arr(4)?.try_into().map_err(|_| bad("date"))?) as i64 + 10_957;
+            let days = i32::from_be_bytes(arr(4)?.try_into().map_err(|_| bad("date"))?);
+            // PostgreSQL's infinite dates are its extremes.
+            match days {
+                i32::MAX => return Ok("infinity".into()),
+                i32::MIN => return Ok("-infinity".into()),
+                _ => {}
+            }
+            let days = i64::from(days) + 10_957;
             let (y, m, d) = planner::output::civil_from_days(days);
             format!("{y:04}-{m:02}-{d:02}")
         }
         Type::TIMESTAMP | Type::TIMESTAMPTZ => {
-            let micros = i64::from_be_bytes(arr(8)?.try_into().map_err(|_| bad("timestamp"))?)
-                + 10_957 * 86_400_000_000;
+            let micros = i64::from_be_bytes(arr(8)?.try_into().map_err(|_| bad("timestamp"))?);
+            match micros {
+                i64::MAX => return Ok("infinity".into()),
+                i64::MIN => return Ok("-infinity".into()),
+                _ => {}
+            }
+            let micros = micros
+                .checked_add(10_957 * 86_400_000_000)
+                .ok_or_else(|| bad("timestamp out of range"))?;
             let days = micros.div_euclid(86_400_000_000);
             let rem = micros.rem_euclid(86_400_000_000);
             let (y, m, d) = planner::output::civil_from_days(days);

@@ -2,13 +2,12 @@
 //! or a timestamp (`'Jan 5 2024'::date`, `'today'::date`): Arrow's parser reads only ISO.
 //!
 //! - Special words: `today`, `tomorrow`, `yesterday`, `now` (evaluated when the statement
-//!   runs, as PostgreSQL's are when the constant is read) and `epoch`.
+//!   runs, as PostgreSQL's are when the constant is read), `epoch`, and `infinity` and
+//!   `-infinity`, which are PostgreSQL's values: the largest and smallest of the type.
 //! - Month names and abbreviations in any order with day and year (`Jan 5 2024`, `5 January
 //!   2024`, `January 5, 2024`), weekday names ignored (`Mon Jan 01 2024`), numeric dates in
 //!   the DateStyle MDY order (`1/5/2024`, `01-05-24`) or year first (`2024/01/05`), and
 //!   `YYYYMMDD`; a time after the date may have `AM`/`PM` and a zone.
-//!
-//! `infinity` is refused as before: Partita's dates and timestamps have no infinite values.
 
 /// What a special word stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +16,8 @@ pub enum Special {
     Today(i32),
     /// The transaction's start time.
     Now,
+    /// `infinity` (true) or `-infinity`: later or earlier than every other value.
+    Infinity(bool),
 }
 
 /// The special word `text` is, if it is one (`epoch` is read as its ISO text instead).
@@ -26,6 +27,8 @@ pub fn special(text: &str) -> Option<Special> {
         "tomorrow" => Some(Special::Today(1)),
         "yesterday" => Some(Special::Today(-1)),
         "now" => Some(Special::Now),
+        "infinity" | "+infinity" => Some(Special::Infinity(true)),
+        "-infinity" => Some(Special::Infinity(false)),
         _ => None,
     }
 }
@@ -234,5 +237,7 @@ mod tests {
         assert_eq!(iso("Sept 5 2024").as_deref(), Some("2024-09-05"));
         assert_eq!(special("Today"), Some(Special::Today(0)));
         assert_eq!(special("now"), Some(Special::Now));
+        assert_eq!(special(" Infinity"), Some(Special::Infinity(true)));
+        assert_eq!(special("-infinity"), Some(Special::Infinity(false)));
     }
 }

@@ -115,6 +115,12 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
 
 pub(crate) fn push_date(days: i64, out: &mut String) {
     use std::fmt::Write;
+    if let Ok(days) = i32::try_from(days)
+        && sql::types::infinite_date(days)
+    {
+        out.push_str(if days > 0 { "infinity" } else { "-infinity" });
+        return;
+    }
     let (y, m, d) = civil_from_days(days);
     if y <= 0 {
         let _ = write!(out, "{:04}-{m:02}-{d:02} BC", 1 - y);
@@ -144,6 +150,10 @@ fn push_time_of_day(micros: i64, out: &mut String) {
 /// A timestamp; `zone` is given for timestamptz, which is shown in that zone with its
 /// offset (`2024-01-01 07:00:00-05`, `+05:30`), as PostgreSQL shows it.
 pub(crate) fn push_timestamp(micros: i64, zone: Option<&Tz>, out: &mut String) {
+    if sql::types::infinite_timestamp(micros) {
+        out.push_str(if micros > 0 { "infinity" } else { "-infinity" });
+        return;
+    }
     let offset = zone.map(|z| utc_offset_seconds(z, micros));
     let micros = micros.saturating_add(i64::from(offset.unwrap_or(0)) * 1_000_000);
     let days = micros.div_euclid(86_400_000_000);
@@ -468,6 +478,7 @@ impl OutputText {
         matches!(
             from,
             DataType::Timestamp(..)
+                | DataType::Date32
                 | DataType::Interval(_)
                 | DataType::Duration(_)
                 | DataType::Float32

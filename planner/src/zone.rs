@@ -106,6 +106,26 @@ pub fn rewrite_timestamp_text(
             }
             // The instant, in the session's zone as `now()` is.
             Special::Now => datafusion::functions::datetime::now(config).call(vec![]),
+            // Of the target's own type, so that the cast keeps it as it is.
+            Special::Infinity(later) => Expr::Literal(
+                match target {
+                    DataType::Date32 => ScalarValue::Date32(Some(match later {
+                        true => sql::types::DATE_INFINITY,
+                        false => -sql::types::DATE_INFINITY,
+                    })),
+                    _ => ScalarValue::TimestampMicrosecond(
+                        Some(match later {
+                            true => sql::types::TIMESTAMP_INFINITY,
+                            false => -sql::types::TIMESTAMP_INFINITY,
+                        }),
+                        match target {
+                            DataType::Timestamp(_, zone) => zone.clone(),
+                            _ => None,
+                        },
+                    ),
+                },
+                None,
+            ),
         };
         return Ok(Transformed::yes(with_operand(expr, value)));
     }

@@ -358,7 +358,27 @@ impl fmt::Display for SqlType {
 
 /// `micros` with `precision` fractional digits of a second (all six when `None`), rounded
 /// as PostgreSQL's `timestamp(p)` rounds: half away from its epoch, 2000-01-01.
+/// PostgreSQL's `infinity` timestamp, in microseconds (`-infinity` is its negative; its
+/// `DT_NOEND` and `DT_NOBEGIN` are i64's extremes, which Partita keeps apart from the
+/// smallest value so that negating one gives the other).
+pub const TIMESTAMP_INFINITY: i64 = i64::MAX;
+/// PostgreSQL's `infinity` date, in days.
+pub const DATE_INFINITY: i32 = i32::MAX;
+
+/// Whether a timestamp is `infinity` or `-infinity`.
+pub fn infinite_timestamp(micros: i64) -> bool {
+    micros == TIMESTAMP_INFINITY || micros == -TIMESTAMP_INFINITY
+}
+
+/// Whether a date is `infinity` or `-infinity`.
+pub fn infinite_date(days: i32) -> bool {
+    days == DATE_INFINITY || days == -DATE_INFINITY
+}
+
 pub fn round_timestamp(micros: i64, precision: Option<u8>) -> i64 {
+    if infinite_timestamp(micros) {
+        return micros;
+    }
     const POSTGRES_EPOCH: i128 = 946_684_800_000_000;
     let Some(p) = precision.filter(|p| *p < 6) else {
         return micros;

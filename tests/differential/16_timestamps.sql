@@ -42,3 +42,14 @@ INSERT INTO stamped VALUES (2, now());
 INSERT INTO stamped VALUES (3, now() + interval '1 hour');
 SELECT id FROM stamped ORDER BY id;
 SELECT '2024-01-01 10:00:00.5555555'::timestamp(1), '10000-01-01 10:00:00.55'::timestamp(1);
+-- infinity and -infinity: later and earlier than every other value, kept, shown and
+-- compared as in PostgreSQL.
+CREATE TABLE validity (id int PRIMARY KEY, valid_from timestamp, valid_to timestamptz, until date);
+INSERT INTO validity VALUES (1, '-infinity', 'infinity', 'infinity'), (2, '2024-01-01', '2024-06-01 10:00+00', '2024-01-01'), (3, 'infinity', '-infinity', '-infinity');
+SELECT * FROM validity ORDER BY id;
+SELECT id FROM validity WHERE valid_to > '2030-01-01' ORDER BY id;
+SELECT id FROM validity WHERE until < 'infinity' ORDER BY until;
+SELECT id, isfinite(valid_from), isfinite(until), isfinite(valid_to) FROM validity ORDER BY valid_from;
+SELECT max(valid_to), min(until), max(until)::text FROM validity;
+SELECT 'infinity'::timestamp, '-infinity'::timestamptz, '-infinity'::date, 'Infinity'::timestamp(0);
+UPDATE validity SET until = 'infinity' WHERE id = 2 RETURNING until;

@@ -36,17 +36,27 @@ const TIMESTAMP: DataType = DataType::Timestamp(TimeUnit::Microsecond, None);
 
 pub(super) fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(AtTimeZone::default()));
-    // Partita's dates, timestamps and intervals have no infinities: every one is finite.
+    // Dates and timestamps are infinite at `infinity` and `-infinity`; intervals never.
     ctx.register_udf(RowFunction::strict(
         "isfinite",
         Signature::any(1, Volatility::Immutable),
         DataType::Boolean,
-        |args| match args[0].data_type() {
-            DataType::Date32 | DataType::Timestamp(..) | DataType::Interval(_) => {
+        |args| match &args[0] {
+            ScalarValue::Date32(Some(days)) => Ok(ScalarValue::Boolean(Some(
+                !sql::types::infinite_date(*days),
+            ))),
+            ScalarValue::TimestampMicrosecond(Some(micros), _) => Ok(ScalarValue::Boolean(Some(
+                !sql::types::infinite_timestamp(*micros),
+            ))),
+            v if matches!(
+                v.data_type(),
+                DataType::Date32 | DataType::Timestamp(..) | DataType::Interval(_)
+            ) =>
+            {
                 Ok(ScalarValue::Boolean(Some(true)))
             }
             other => Err(DataFusionError::External(Box::new(
-                Error::UndefinedFunction(format!("isfinite({other})")),
+                Error::UndefinedFunction(format!("isfinite({})", other.data_type())),
             ))),
         },
     ));

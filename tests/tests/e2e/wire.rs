@@ -516,6 +516,44 @@ async fn writes_inside_with_over_the_extended_protocol() {
     assert_eq!(left, vec![3, 4]);
 }
 
+/// `infinity` and `-infinity` dates and timestamps in binary, both ways: PostgreSQL sends
+/// them as the extremes of the type, without the epoch offset.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn infinite_timestamps_in_binary() {
+    use tokio_postgres::types::{Date, Timestamp};
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE spans (id int PRIMARY KEY, ends timestamptz, until date)")
+        .await
+        .unwrap();
+    let insert = client
+        .prepare("INSERT INTO spans VALUES ($1, $2, $3)")
+        .await
+        .unwrap();
+    let never: Timestamp<chrono::DateTime<chrono::Utc>> = Timestamp::PosInfinity;
+    let always: Date<chrono::NaiveDate> = Date::NegInfinity;
+    client
+        .execute(&insert, &[&1i32, &never, &always])
+        .await
+        .unwrap();
+    let row = client
+        .query_one(
+            "SELECT ends, until, ends::text, until::text, '-infinity'::timestamp FROM spans",
+            &[],
+        )
+        .await
+        .unwrap();
+    let ends: Timestamp<chrono::DateTime<chrono::Utc>> = row.get(0);
+    let until: Date<chrono::NaiveDate> = row.get(1);
+    let texts: (String, String) = (row.get(2), row.get(3));
+    let minus: Timestamp<chrono::NaiveDateTime> = row.get(4);
+    assert_eq!(ends, Timestamp::PosInfinity);
+    assert_eq!(until, Date::NegInfinity);
+    assert_eq!(texts, ("infinity".to_string(), "-infinity".to_string()));
+    assert_eq!(minus, Timestamp::NegInfinity);
+}
+
 /// A foreign key check reads through the writing transaction: a child inserted against a
 /// parent another transaction deletes meanwhile, or a parent deleted while another
 /// transaction adds a child, fails at commit (40001) instead of leaving a dangling
