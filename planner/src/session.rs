@@ -127,8 +127,14 @@ pub struct Param {
 pub(crate) struct OpenTxn {
     pub txn: SharedTxn,
     pub failed: bool,
-    /// SAVEPOINTs, oldest first: name, the transaction's writes and catalog changes then.
-    pub savepoints: Vec<(String, storage::Savepoint, CatalogChanges)>,
+    /// SAVEPOINTs, oldest first: name, the transaction's writes, catalog changes and the
+    /// session's settings then.
+    pub savepoints: Vec<(
+        String,
+        storage::Savepoint,
+        CatalogChanges,
+        Vec<(String, String)>,
+    )>,
     /// Opened by a write of an implicit block (see `Session::set_implicit_block`), not by
     /// BEGIN: the wire layer ends it with `end_implicit`.
     pub implicit: bool,
@@ -730,31 +736,62 @@ fn pg_sleep_function(interrupt: Interrupt) -> datafusion::logical_expr::ScalarUD
     )
 }
 
-/// `current_setting(name)`: what SHOW name shows; an unknown name is 42704.
+/// `current_setting(name [, missing_ok])`: what SHOW name shows; an unknown name is 42704,
+/// or NULL with `missing_ok`.
 fn current_setting_function(settings: Settings) -> datafusion::logical_expr::ScalarUDF {
     use datafusion::arrow::datatypes::DataType;
     use datafusion::common::ScalarValue;
-    use datafusion::logical_expr::{ColumnarValue, Volatility, create_udf};
-    create_udf(
+    use datafusion::logical_expr::{Signature, TypeSignature, Volatility};
+    crate::functions::RowFunction::strict(
         "current_setting",
-        vec![DataType::Utf8],
+        Signature::one_of(
+            vec![
+                TypeSignature::Exact(vec![DataType::Utf8]),
+                TypeSignature::Exact(vec![DataType::Utf8, DataType::Boolean]),
+            ],
+            Volatility::Stable,
+        ),
         DataType::Utf8,
-        Volatility::Stable,
-        Arc::new(move |args: &[ColumnarValue]| {
-            let ColumnarValue::Scalar(ScalarValue::Utf8(Some(name))) = &args[0] else {
-                return Err(datafusion::error::DataFusionError::Plan(
-                    "current_setting needs a constant name".into(),
-                ));
+        move |args| {
+            let (ScalarValue::Utf8(Some(name)), missing_ok) = (
+                &args[0],
+                matches!(args.get(1), Some(ScalarValue::Boolean(Some(true)))),
+            ) else {
+                return Ok(ScalarValue::Utf8(None));
             };
             let name = name.to_ascii_lowercase();
             match settings.get(&name) {
-                Some(v) => Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(v)))),
+                Some(v) => Ok(ScalarValue::Utf8(Some(v))),
+                None if missing_ok => Ok(ScalarValue::Utf8(None)),
                 None => Err(datafusion::error::DataFusionError::External(Box::new(
                     Error::UnknownSetting(name),
                 ))),
             }
-        }),
+        },
     )
+}
+
+/// The SQL type of values of Arrow type `t`, for the types a parameter can be read as.
+fn sql_type_of(t: &datafusion::arrow::datatypes::DataType) -> Option<SqlType> {
+    use datafusion::arrow::datatypes::DataType as D;
+    Some(match t {
+        D::Boolean => SqlType::Bool,
+        D::Int16 => SqlType::Int2,
+        D::Int32 => SqlType::Int4,
+        D::Int64 => SqlType::Int8,
+        D::Float32 => SqlType::Float4,
+        D::Float64 => SqlType::Float8,
+        D::Decimal128(..) => SqlType::Numeric {
+            precision: None,
+            scale: None,
+        },
+        D::Utf8 | D::Utf8View | D::LargeUtf8 => SqlType::Text,
+        D::Binary => SqlType::Bytea,
+        D::Date32 => SqlType::Date,
+        D::Timestamp(_, None) => SqlType::Timestamp { precision: None },
+        D::Timestamp(_, Some(_)) => SqlType::TimestampTz { precision: None },
+        _ => return None,
+    })
 }
 
 /// How many times an autocommit write runs again after a conflict before it reports 40001.
@@ -1506,7 +1543,13 @@ impl Session {
             return Err(Error::NoTransaction("SAVEPOINT".into()));
         };
         let point = crate::provider::with_txn(&open.txn, |t| Ok(t.savepoint()))?;
-        open.savepoints.push((name, point, changes));
+        let settings = self
+            .settings
+            .all()
+            .into_iter()
+            .map(|(name, value, _)| (name, value))
+            .collect();
+        open.savepoints.push((name, point, changes, settings));
         Ok(Output::Command("SAVEPOINT".into()))
     }
 
@@ -1540,11 +1583,21 @@ impl Session {
             return Err(Error::NoTransaction("ROLLBACK TO SAVEPOINT".into()));
         };
         open.savepoints.truncate(at + 1);
-        let (_, point, changes) = &open.savepoints[at];
+        let (_, point, changes, settings) = &open.savepoints[at];
         crate::provider::with_txn(&open.txn, |t| t.rollback_to(point))?;
         open.failed = false;
+        let settings = settings.clone();
         self.scope.lock().unwrap_or_else(|e| e.into_inner()).changes = changes.clone();
         self.kept_plans.clear();
+        // SET since the savepoint is undone too, as in PostgreSQL.
+        for (name, value, _) in self.settings.all() {
+            let then = settings.iter().find(|(n, _)| *n == name).map(|(_, v)| v);
+            match then {
+                Some(then) if *then != value => self.set_setting(&name, then.clone())?,
+                None if name.contains('.') => self.set_setting(&name, String::new())?,
+                _ => {}
+            }
+        }
         Ok(Output::Command("ROLLBACK".into()))
     }
 
@@ -1933,6 +1986,26 @@ impl Session {
             )));
         }
         let mut params = Vec::with_capacity(arguments.len());
+        // A parameter PREPARE gave no type has the one its context gives, as in PostgreSQL
+        // (`pg_advisory_lock($1)` takes a bigint).
+        let mut types = types;
+        if types.len() < expected || types.iter().any(Option::is_none) {
+            types.resize(expected, None);
+            if let Ok(described) = self.describe(&stmt).await {
+                for (i, ty) in types.iter_mut().enumerate() {
+                    if ty.is_none() {
+                        *ty = described.declared.get(i).copied().flatten().or_else(|| {
+                            described
+                                .params
+                                .get(i)
+                                .cloned()
+                                .flatten()
+                                .and_then(|t| sql_type_of(&t))
+                        });
+                    }
+                }
+            }
+        }
         if !arguments.is_empty() {
             // The arguments' values as text, each then read as its parameter's type.
             let projection = arguments

@@ -82,3 +82,17 @@ WITH a AS (SELECT 1), a AS (SELECT 2) INSERT INTO orders VALUES (65, 3, 6);
 WITH n(x, y, z) AS (INSERT INTO orders VALUES (66, 3, 7) RETURNING id, total) SELECT * FROM n;
 WITH w AS (SELECT 22 AS id, 99 AS total) UPDATE orders o SET total = w.total FROM w WHERE o.id = w.id RETURNING o.*;
 SELECT * FROM orders ORDER BY id;
+-- SET undone by ROLLBACK TO SAVEPOINT; current_setting with missing_ok, as row-level
+-- security policies and audit triggers read an application's settings.
+BEGIN;
+SET lock_timeout = '10ms';
+SAVEPOINT s;
+SET lock_timeout = '20ms';
+SET app.user_id = '42';
+SELECT current_setting('app.user_id');
+ROLLBACK TO s;
+SHOW lock_timeout;
+SELECT current_setting('app.user_id', true), current_setting('app.nothing', true) IS NULL;
+COMMIT;
+SHOW lock_timeout;
+SELECT current_setting('app.nothing');
