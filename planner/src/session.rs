@@ -124,17 +124,20 @@ pub struct Param {
     pub ty: Option<SqlType>,
 }
 
+/// A SAVEPOINT: its name, the transaction's writes, catalog changes and the session's
+/// settings when it was made.
+pub(crate) type SavepointState = (
+    String,
+    storage::Savepoint,
+    CatalogChanges,
+    Vec<(String, String)>,
+);
+
 pub(crate) struct OpenTxn {
     pub txn: SharedTxn,
     pub failed: bool,
-    /// SAVEPOINTs, oldest first: name, the transaction's writes, catalog changes and the
-    /// session's settings then.
-    pub savepoints: Vec<(
-        String,
-        storage::Savepoint,
-        CatalogChanges,
-        Vec<(String, String)>,
-    )>,
+    /// SAVEPOINTs, oldest first.
+    pub savepoints: Vec<SavepointState>,
     /// Opened by a write of an implicit block (see `Session::set_implicit_block`), not by
     /// BEGIN: the wire layer ends it with `end_implicit`.
     pub implicit: bool,
