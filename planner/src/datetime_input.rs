@@ -27,7 +27,7 @@ pub fn special(text: &str) -> Option<Special> {
         "tomorrow" => Some(Special::Today(1)),
         "yesterday" => Some(Special::Today(-1)),
         "now" => Some(Special::Now),
-        "infinity" | "+infinity" => Some(Special::Infinity(true)),
+        "infinity" => Some(Special::Infinity(true)),
         "-infinity" => Some(Special::Infinity(false)),
         _ => None,
     }

@@ -359,9 +359,14 @@ pub(crate) fn select_query(
         value_table_mode: None,
         flavor: SelectFlavor::Standard,
     };
+    plain_query(None, SetExpr::Select(Box::new(select)))
+}
+
+/// A query of `body` after `with`, with no ORDER BY, LIMIT or other clauses.
+pub(crate) fn plain_query(with: Option<ast::With>, body: SetExpr) -> Query {
     Query {
-        with: None,
-        body: Box::new(SetExpr::Select(Box::new(select))),
+        with,
+        body: Box::new(body),
         order_by: None,
         limit_clause: None,
         fetch: None,

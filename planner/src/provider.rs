@@ -361,7 +361,9 @@ impl PartitaTable {
             .collect();
         let filter_columns_in_index = |f: &Expr| f.column_refs().iter().all(|c| in_index(&c.name));
         let access = TableAccess {
-            system_columns: false,
+            // A table without a primary key is keyed by its hidden row id, which the
+            // index holds and the lookup of base rows needs.
+            system_columns: self.def.columns.iter().any(|c| c.hidden),
             max_class,
             store: self.access.store.clone(),
             interrupt: self.access.interrupt.clone(),

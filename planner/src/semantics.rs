@@ -144,6 +144,30 @@ impl AnalyzerRule for ArithmeticOperands {
                 return Ok(literal);
             }
             let e = literal.data;
+            // The difference of two dates or two timestamps refuses infinite ones.
+            if let Expr::BinaryExpr(BinaryExpr {
+                left,
+                op: Operator::Minus,
+                right,
+            }) = &e
+                && let (Ok(l), Ok(r)) = (left.get_type(schema), right.get_type(schema))
+                && matches!(
+                    (&l, &r),
+                    (DataType::Date32, DataType::Date32)
+                        | (DataType::Timestamp(..), DataType::Timestamp(..))
+                )
+                && !matches!(left.as_ref(), Expr::ScalarFunction(f)
+                    if f.name() == crate::functions::FINITE_OPERAND)
+            {
+                let finite = datafusion::logical_expr::ScalarUDF::new_from_impl(
+                    crate::functions::FiniteOperand::default(),
+                );
+                return Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                    Box::new(finite.call(vec![left.as_ref().clone()])),
+                    Operator::Minus,
+                    Box::new(finite.call(vec![right.as_ref().clone()])),
+                ))));
+            }
             // date_trunc of a date truncates the timestamptz of its midnight in the session's
             // zone, as PostgreSQL's implicit cast does (DataFusion's gives a timestamp).
             if let Expr::ScalarFunction(f) = &e

@@ -2502,12 +2502,12 @@ fn show_name(variable: &[ast::Ident]) -> String {
         .iter()
         .map(|i| i.value.to_ascii_lowercase())
         .collect();
-    let separator = if parts.first().is_some_and(|p| p == "partita") {
-        "."
-    } else {
-        " "
-    };
-    parts.join(separator)
+    // SQL's spellings of a few settings are words; any other name is dotted (`app.user_id`).
+    let spaced = parts.join(" ");
+    match spaced.as_str() {
+        "time zone" | "transaction isolation level" | "session authorization" => spaced,
+        _ => parts.join("."),
+    }
 }
 
 /// `generate_series` bounds: an untyped string takes the type of the other bound's cast.
@@ -3167,20 +3167,12 @@ fn where_probe(
     parse_sql(&text)
         .ok()
         .and_then(|mut v| v.pop())
-        .unwrap_or(Statement::Query(Box::new(ast::Query {
-            with: None,
-            body: Box::new(ast::SetExpr::Values(ast::Values {
+        .unwrap_or(Statement::Query(Box::new(crate::dml::plain_query(
+            None,
+            ast::SetExpr::Values(ast::Values {
                 explicit_row: false,
                 value_keyword: false,
                 rows: vec![],
-            })),
-            order_by: None,
-            limit_clause: None,
-            fetch: None,
-            locks: vec![],
-            for_clause: None,
-            settings: None,
-            format_clause: None,
-            pipe_operators: vec![],
-        })))
+            }),
+        ))))
 }

@@ -63,6 +63,20 @@ impl ScalarUDFImpl for ToChar {
                 out.append_null();
                 continue;
             }
+            // `infinity` has no fields to write: PostgreSQL's to_char is NULL.
+            let infinite = match value.data_type() {
+                DataType::Timestamp(unit, _) => {
+                    sql::types::infinite_timestamp(timestamp_micros(&value, r, unit))
+                }
+                DataType::Date32 => {
+                    sql::types::infinite_date(value.as_primitive::<Date32Type>().value(r))
+                }
+                _ => false,
+            };
+            if infinite {
+                out.append_null();
+                continue;
+            }
             text.clear();
             let template = format.value(r);
             match value.data_type() {
@@ -105,7 +119,9 @@ impl ScalarUDFImpl for ToChar {
                 }
                 DataType::Date32 => {
                     let days = value.as_primitive::<Date32Type>().value(r);
-                    let date = NaiveDate::from_num_days_from_ce_opt(days + 719_163)
+                    let date = days
+                        .checked_add(719_163)
+                        .and_then(NaiveDate::from_num_days_from_ce_opt)
                         .ok_or_else(|| DataFusionError::Execution("date out of range".into()))?;
                     let moment = Moment {
                         at: date.and_hms_opt(0, 0, 0).unwrap_or_default(),

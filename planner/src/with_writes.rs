@@ -238,22 +238,15 @@ fn write_mut(body: &mut SetExpr) -> Option<&mut Statement> {
 /// The query a WITH query that is not a write is read as: itself as the only WITH query of
 /// `SELECT * FROM name` (so it may be recursive).
 fn alone(with: &ast::With, cte: &ast::Cte) -> Statement {
-    Statement::Query(Box::new(ast::Query {
-        with: Some(ast::With {
-            with_token: with.with_token.clone(),
-            recursive: with.recursive,
-            cte_tables: vec![cte.clone()],
-        }),
-        body: Box::new(select_all(&cte.alias.name)),
-        order_by: None,
-        limit_clause: None,
-        fetch: None,
-        locks: vec![],
-        for_clause: None,
-        settings: None,
-        format_clause: None,
-        pipe_operators: vec![],
-    }))
+    let with = ast::With {
+        with_token: with.with_token.clone(),
+        recursive: with.recursive,
+        cte_tables: vec![cte.clone()],
+    };
+    Statement::Query(Box::new(crate::dml::plain_query(
+        Some(with),
+        select_all(&cte.alias.name),
+    )))
 }
 
 /// Runs `stmt` (one that [`applies`]) in the session's open transaction.

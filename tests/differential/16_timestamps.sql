@@ -53,3 +53,8 @@ SELECT id, isfinite(valid_from), isfinite(until), isfinite(valid_to) FROM validi
 SELECT max(valid_to), min(until), max(until)::text FROM validity;
 SELECT 'infinity'::timestamp, '-infinity'::timestamptz, '-infinity'::date, 'Infinity'::timestamp(0);
 UPDATE validity SET until = 'infinity' WHERE id = 2 RETURNING until;
+SELECT until - '2020-01-01'::date FROM validity WHERE id = 1;
+SELECT valid_from - '2020-01-01'::timestamp FROM validity WHERE id = 3;
+SELECT until - '2020-01-01'::date FROM validity WHERE id = 2;
+SELECT to_char(until, 'YYYY'), to_char(valid_from, 'YYYY-MM-DD') FROM validity ORDER BY id;
+SELECT json_build_object('to', valid_to) FROM validity ORDER BY id;

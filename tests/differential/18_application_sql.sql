@@ -96,3 +96,11 @@ SELECT current_setting('app.user_id', true), current_setting('app.nothing', true
 COMMIT;
 SHOW lock_timeout;
 SELECT current_setting('app.nothing');
+SET app.tenant = 'acme';
+SHOW app.tenant;
+-- An index on a table without a primary key finds its rows by their hidden row id.
+CREATE TABLE visits (page text, day date);
+CREATE INDEX visits_day ON visits (day);
+INSERT INTO visits VALUES ('/', '2024-01-01'), ('/a', '2024-01-02'), ('/b', '2024-01-01');
+SELECT page FROM visits WHERE day = '2024-01-01' ORDER BY page;
+SELECT * FROM visits WHERE day = '2024-01-02';

@@ -1151,3 +1151,63 @@ impl ScalarUDFImpl for TimestampPrecision {
         }
     }
 }
+
+/// `partita_finite(x)`: `x`, a date or timestamp operand of a subtraction, refused when it is
+/// `infinity` or `-infinity`, as PostgreSQL refuses to subtract them (the difference of the
+/// stored extremes would be a wrong number).
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(crate) struct FiniteOperand {
+    signature: Signature,
+}
+
+pub(crate) const FINITE_OPERAND: &str = "partita_finite";
+
+impl Default for FiniteOperand {
+    fn default() -> Self {
+        FiniteOperand {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for FiniteOperand {
+    fn name(&self) -> &str {
+        FINITE_OPERAND
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        Ok(arg_types[0].clone())
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let value = args.args[0].clone();
+        let array = value.to_array(args.number_rows)?;
+        let infinite = match array.data_type() {
+            DataType::Date32 => array
+                .as_primitive::<datafusion::arrow::datatypes::Date32Type>()
+                .iter()
+                .flatten()
+                .any(sql::types::infinite_date),
+            DataType::Timestamp(TimeUnit::Microsecond, _) => array
+                .as_primitive::<TimestampMicrosecondType>()
+                .iter()
+                .flatten()
+                .any(sql::types::infinite_timestamp),
+            _ => false,
+        };
+        if infinite {
+            let what = match array.data_type() {
+                DataType::Date32 => "dates",
+                _ => "timestamps",
+            };
+            return Err(DataFusionError::External(Box::new(
+                Error::DatetimeOutOfRange(format!("cannot subtract infinite {what}")),
+            )));
+        }
+        Ok(value)
+    }
+}

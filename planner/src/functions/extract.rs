@@ -182,7 +182,9 @@ fn moment(values: &ArrayRef, r: usize, zone: Option<&Tz>) -> Result<Moment> {
         DataType::Date32 => {
             let days = values.as_primitive::<Date32Type>().value(r);
             Moment::Date(
-                NaiveDate::from_num_days_from_ce_opt(days + 719_163).ok_or_else(out_of_range)?,
+                days.checked_add(719_163)
+                    .and_then(NaiveDate::from_num_days_from_ce_opt)
+                    .ok_or_else(out_of_range)?,
             )
         }
         DataType::Timestamp(unit, _) => {

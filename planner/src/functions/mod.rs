@@ -20,7 +20,9 @@ mod row;
 pub(crate) mod text;
 
 pub(crate) use datetime::local_time_casts;
-pub(crate) use datetime::{TimestampPrecision, TransactionStart, clock_functions};
+pub(crate) use datetime::{
+    FINITE_OPERAND, FiniteOperand, TimestampPrecision, TransactionStart, clock_functions,
+};
 pub(crate) use extract::EXTRACT;
 pub(crate) use math::rounding_scale;
 pub(crate) use row::RowFunction;

@@ -1018,7 +1018,11 @@ pub fn sql_to_json(array: &ArrayRef, field: &Field, r: usize, kind: Kind) -> Res
         DataType::Timestamp(_, tz) => {
             let mut iso = text.replacen(' ', "T", 1);
             // PostgreSQL writes the offset with minutes in JSON: +00:00.
-            if tz.is_some() && iso.len() > 3 && iso.as_bytes()[iso.len() - 3] != b':' {
+            if tz.is_some()
+                && !iso.ends_with("infinity")
+                && iso.len() > 3
+                && iso.as_bytes()[iso.len() - 3] != b':'
+            {
                 iso.push_str(":00");
             }
             write_string(&iso, &mut out);
