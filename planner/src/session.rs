@@ -2643,35 +2643,79 @@ pub fn bind_params(stmt: &mut Statement, params: &[Param]) -> Result<()> {
         return Err(e);
     }
     fold_function_argument_integers(stmt);
+    fold_limit_integers(stmt);
     Ok(())
+}
+
+/// The integer a bound parameter holds: a number, an integer's text (a parameter of no
+/// declared type), or either cast to an integer type.
+fn bound_integer(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Nested(inner) => bound_integer(inner),
+        Expr::Cast {
+            expr,
+            data_type:
+                ast::DataType::SmallInt(_)
+                | ast::DataType::Int(_)
+                | ast::DataType::Integer(_)
+                | ast::DataType::BigInt(_)
+                | ast::DataType::Int2(_)
+                | ast::DataType::Int4(_)
+                | ast::DataType::Int8(_),
+            ..
+        } => bound_integer(expr),
+        Expr::Value(v) => match &v.value {
+            AstValue::Number(n, _) | AstValue::SingleQuotedString(n) => n.trim().parse().ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `LIMIT $1`, `OFFSET $2` and `FETCH FIRST $1 ROWS` take a count: a parameter a client
+/// sent as text without a type (node-postgres sends every one so) is that number, as
+/// PostgreSQL reads it as a bigint; DataFusion refused the text.
+fn fold_limit_integers(stmt: &mut Statement) {
+    struct Folder;
+    impl VisitorMut for Folder {
+        type Break = ();
+        fn post_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<()> {
+            let fold = |e: &mut Expr| {
+                if matches!(e, Expr::Value(_) | Expr::Cast { .. } | Expr::Nested(_))
+                    && let Some(n) = bound_integer(e)
+                {
+                    *e = Expr::value(AstValue::Number(n.to_string(), false));
+                }
+            };
+            match &mut q.limit_clause {
+                Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
+                    if let Some(limit) = limit {
+                        fold(limit);
+                    }
+                    if let Some(offset) = offset {
+                        fold(&mut offset.value);
+                    }
+                }
+                Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+                    fold(offset);
+                    fold(limit);
+                }
+                None => {}
+            }
+            if let Some(quantity) = q.fetch.as_mut().and_then(|f| f.quantity.as_mut()) {
+                fold(quantity);
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Folder);
 }
 
 /// A FROM function's arguments must be plain constants when it is planned: an integer
 /// parameter bound as `CAST('4' AS SMALLINT)` becomes the number `4` (a bigint, which
 /// `generate_series` takes).
 fn fold_function_argument_integers(stmt: &mut Statement) {
-    fn integer(e: &Expr) -> Option<i64> {
-        match e {
-            Expr::Nested(inner) => integer(inner),
-            Expr::Cast {
-                expr,
-                data_type:
-                    ast::DataType::SmallInt(_)
-                    | ast::DataType::Int(_)
-                    | ast::DataType::Integer(_)
-                    | ast::DataType::BigInt(_)
-                    | ast::DataType::Int2(_)
-                    | ast::DataType::Int4(_)
-                    | ast::DataType::Int8(_),
-                ..
-            } => integer(expr),
-            Expr::Value(v) => match &v.value {
-                AstValue::Number(n, _) | AstValue::SingleQuotedString(n) => n.trim().parse().ok(),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
+    let integer = bound_integer;
     for_each_function_argument(stmt, |e| {
         if matches!(e, Expr::Cast { .. } | Expr::Nested(_))
             && let Some(n) = integer(e)

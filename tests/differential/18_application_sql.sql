@@ -104,3 +104,7 @@ CREATE INDEX visits_day ON visits (day);
 INSERT INTO visits VALUES ('/', '2024-01-01'), ('/a', '2024-01-02'), ('/b', '2024-01-01');
 SELECT page FROM visits WHERE day = '2024-01-01' ORDER BY page;
 SELECT * FROM visits WHERE day = '2024-01-02';
+-- LIMIT and OFFSET of a parameter sent without a type (node-postgres sends every one so).
+PREPARE page AS SELECT page FROM visits ORDER BY page LIMIT $1 OFFSET $2;
+EXECUTE page(2, 1);
+EXECUTE page(1, 0);

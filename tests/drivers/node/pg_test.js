@@ -41,6 +41,9 @@ async function main() {
   await assert.rejects(client.query('INSERT INTO transfers (account, seq) VALUES ($1, $2)', ['acct-1', 1]),
     (e) => e.code === '23505');
   await assert.rejects(client.query('SELECT nosuch FROM transfers'), (e) => e.code === '42703');
+  // Pages: node-postgres sends LIMIT and OFFSET values as untyped text.
+  res = await client.query('SELECT seq FROM transfers WHERE account = $1 ORDER BY seq LIMIT $2 OFFSET $3', ['acct-1', 2, 1]);
+  assert.deepStrictEqual(res.rows.map((r) => r.seq), ['2', '3']);
   res = await client.query('SELECT 1 AS one');
   assert.strictEqual(res.rows[0].one, 1);
   await client.end();
