@@ -66,12 +66,18 @@ fn rewrite_expressions(
         datafusion::common::tree_node::Transformed<datafusion::logical_expr::Expr>,
     >,
 ) -> Result<LogicalPlan> {
+    // Once a rewrite has changed an expression (whose type may change: `round(5, 2)` is a
+    // numeric now), the nodes visited after it have their schemas computed again, as they
+    // may pass that column on. Plans nothing changed are left as they are.
+    let changed = std::cell::Cell::new(false);
     plan.transform_up_with_subqueries(|plan| {
         let schema = input_schema(&plan);
         let rewritten = rewrite_node_expressions(plan, |e| rewrite(e, &schema))?;
-        // A rewrite below may have changed the type of a column this node passes on
-        // (`round(5, 2)` is a numeric now): its schema is computed again.
-        if rewritten.transformed || rewritten.data.inputs().is_empty() {
+        if rewritten.transformed {
+            changed.set(true);
+            return Ok(rewritten);
+        }
+        if !changed.get() || rewritten.data.inputs().is_empty() {
             return Ok(rewritten);
         }
         rewritten.map_data(|p| p.recompute_schema())

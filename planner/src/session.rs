@@ -1990,9 +1990,9 @@ impl Session {
         }
         let mut params = Vec::with_capacity(arguments.len());
         // A parameter PREPARE gave no type has the one its context gives, as in PostgreSQL
-        // (`pg_advisory_lock($1)` takes a bigint).
+        // (`pg_advisory_lock($1)` takes a bigint): found at the first EXECUTE, and kept.
         let mut types = types;
-        if types.len() < expected || types.iter().any(Option::is_none) {
+        if types.len() < expected {
             types.resize(expected, None);
             if let Ok(described) = self.describe(&stmt).await {
                 for (i, ty) in types.iter_mut().enumerate() {
@@ -2006,6 +2006,9 @@ impl Session {
                                 .and_then(|t| sql_type_of(&t))
                         });
                     }
+                }
+                if let Some((_, kept)) = self.sql_prepared.get_mut(&name) {
+                    kept.clone_from(&types);
                 }
             }
         }
