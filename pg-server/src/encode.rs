@@ -1,14 +1,15 @@
 //! Arrow values on the wire: PostgreSQL type OIDs for Arrow fields (from
 //! `planner::pg_catalog::field_type_oid`), and each value in PostgreSQL's text format
 //! (`planner::output`) or binary format (base-10000 numerics, one-dimensional arrays,
-//! intervals as microseconds, days and months).
+//! times and intervals as microseconds, days and months).
 
 use bytes::{BufMut, BytesMut};
 use datafusion::arrow::array::timezone::Tz;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{
     DataType, Date32Type, Date64Type, Field, Float16Type, Float32Type, Float64Type, Int8Type,
-    Int16Type, Int32Type, Int64Type, IntervalMonthDayNanoType, IntervalUnit, UInt8Type, UInt16Type,
+    Int16Type, Int32Type, Int64Type, IntervalMonthDayNanoType, IntervalUnit, Time32MillisecondType,
+    Time32SecondType, Time64MicrosecondType, Time64NanosecondType, TimeUnit, UInt8Type, UInt16Type,
     UInt32Type, UInt64Type,
 };
 use pgwire::api::Type;
@@ -190,6 +191,7 @@ fn encode_binary(
         Type::INT2 => out.put_i16(as_i64(array).ok_or("int2")? as i16),
         Type::INT4 => out.put_i32(as_i64(array).ok_or("int4")? as i32),
         Type::INT8 => out.put_i64(as_i64(array).ok_or("int8")?),
+        Type::OID => out.put_u32(as_i64(array).ok_or("oid")? as u32),
         Type::FLOAT4 => out.put_f32(match array.data_type() {
             DataType::Float16 => f32::from(array.as_primitive::<Float16Type>().value(r)),
             _ => array.as_primitive::<Float32Type>().value(r),
@@ -253,6 +255,21 @@ fn encode_binary(
             write_text(array, r, zone, &mut text)?;
             out.put_slice(text.as_bytes());
         }
+        Type::TIME => out.put_i64(match array.data_type() {
+            DataType::Time64(TimeUnit::Microsecond) => {
+                array.as_primitive::<Time64MicrosecondType>().value(r)
+            }
+            DataType::Time64(TimeUnit::Nanosecond) => {
+                array.as_primitive::<Time64NanosecondType>().value(r) / 1000
+            }
+            DataType::Time32(TimeUnit::Millisecond) => {
+                i64::from(array.as_primitive::<Time32MillisecondType>().value(r)) * 1000
+            }
+            DataType::Time32(TimeUnit::Second) => {
+                i64::from(array.as_primitive::<Time32SecondType>().value(r)) * 1_000_000
+            }
+            _ => return Err("time".into()),
+        }),
         Type::INTERVAL => {
             let (months, days, micros) = match array.data_type() {
                 DataType::Interval(IntervalUnit::MonthDayNano) => {

@@ -835,6 +835,7 @@ fn param_text(bytes: &Bytes, ty: &Type, binary: bool) -> PgWireResult<String> {
         Type::INT2 => i16::from_be_bytes(arr(2)?.try_into().map_err(|_| bad("int2"))?).to_string(),
         Type::INT4 => i32::from_be_bytes(arr(4)?.try_into().map_err(|_| bad("int4"))?).to_string(),
         Type::INT8 => i64::from_be_bytes(arr(8)?.try_into().map_err(|_| bad("int8"))?).to_string(),
+        Type::OID => u32::from_be_bytes(arr(4)?.try_into().map_err(|_| bad("oid"))?).to_string(),
         Type::FLOAT4 => format!(
             "{:?}",
             f32::from_be_bytes(arr(4)?.try_into().map_err(|_| bad("float4"))?)
@@ -879,6 +880,32 @@ fn param_text(bytes: &Bytes, ty: &Type, binary: bool) -> PgWireResult<String> {
                 if *ty == Type::TIMESTAMPTZ { "+00" } else { "" }
             )
         }
+        Type::TIME => {
+            let micros = i64::from_be_bytes(arr(8)?.try_into().map_err(|_| bad("time"))?);
+            if !(0..=86_400_000_000).contains(&micros) {
+                return Err(bad("time out of range"));
+            }
+            let s = micros / 1_000_000;
+            format!(
+                "{:02}:{:02}:{:02}.{:06}",
+                s / 3600,
+                (s / 60) % 60,
+                s % 60,
+                micros % 1_000_000
+            )
+        }
+        Type::INTERVAL => {
+            let b = arr(16)?;
+            let micros = i64::from_be_bytes(b[..8].try_into().map_err(|_| bad("interval"))?);
+            let days = i32::from_be_bytes(b[8..12].try_into().map_err(|_| bad("interval"))?);
+            let months = i32::from_be_bytes(b[12..].try_into().map_err(|_| bad("interval"))?);
+            let sign = if micros < 0 { "-" } else { "" };
+            let (whole, fraction) = (
+                micros.unsigned_abs() / 1_000_000,
+                micros.unsigned_abs() % 1_000_000,
+            );
+            format!("{months} mons {days} days {sign}{whole}.{fraction:06} seconds")
+        }
         Type::UUID => {
             let u: [u8; 16] = arr(16)?.try_into().map_err(|_| bad("uuid"))?;
             planner::convert::format_uuid(&u)
@@ -905,6 +932,7 @@ fn array_element(ty: &Type) -> Option<Type> {
         Type::INT2_ARRAY => Type::INT2,
         Type::INT4_ARRAY => Type::INT4,
         Type::INT8_ARRAY => Type::INT8,
+        Type::OID_ARRAY => Type::OID,
         Type::FLOAT4_ARRAY => Type::FLOAT4,
         Type::FLOAT8_ARRAY => Type::FLOAT8,
         Type::NUMERIC_ARRAY => Type::NUMERIC,

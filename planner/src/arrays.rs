@@ -193,90 +193,10 @@ impl ScalarUDFImpl for ArrayLike {
 
 /// The element type an array compared with a value of type `t` has: `t`, with text as
 /// Utf8 (a NULL's type as text).
-fn element_like(t: &DataType) -> &DataType {
+pub(crate) fn element_like(t: &DataType) -> &DataType {
     match t {
         DataType::Null | DataType::Utf8View | DataType::LargeUtf8 => &DataType::Utf8,
         other => other,
-    }
-}
-
-/// Parameter types DataFusion leaves open that their context gives: `$n` in `x = ANY($n)`
-/// is an array of `x`'s type, `$n::int[]` an `int[]`, `$n::jsonb` a jsonb (with its
-/// declared SQL type, for the types Partita keeps as text), and `f($n)` the one type `f`
-/// takes there (`pg_advisory_lock($1)`: a bigint).
-pub fn contextual_parameter_types(
-    plan: &datafusion::logical_expr::LogicalPlan,
-) -> Vec<(String, DataType, Option<sql::SqlType>)> {
-    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
-    use datafusion::logical_expr::{Cast, Expr as LExpr, ExprSchemable};
-    let mut found = Vec::new();
-    let _ = plan.apply_with_subqueries(|node| {
-        let schema = crate::semantics::input_schema(node);
-        node.apply_expressions(|e| {
-            e.apply(|e| {
-                match e {
-                    LExpr::ScalarFunction(f) if f.name() == "partita_array_like" => {
-                        if let [left, LExpr::Placeholder(p)] = f.args.as_slice()
-                            && let Ok(t) = left.get_type(&schema)
-                        {
-                            let item = Field::new("item", element_like(&t).clone(), true);
-                            found.push((p.id.clone(), DataType::List(Arc::new(item)), None));
-                        }
-                    }
-                    LExpr::ScalarFunction(f) => {
-                        for (i, arg) in f.args.iter().enumerate() {
-                            if let LExpr::Placeholder(p) = arg
-                                && let Some(t) =
-                                    only_type(&f.func.signature().type_signature, f.args.len(), i)
-                            {
-                                found.push((p.id.clone(), t, None));
-                            }
-                        }
-                    }
-                    LExpr::Cast(Cast { expr, field }) => {
-                        if let LExpr::Placeholder(p) = expr.as_ref() {
-                            let declared = crate::casts::declared(field);
-                            if declared.is_some() || matches!(field.data_type(), DataType::List(_))
-                            {
-                                found.push((p.id.clone(), field.data_type().clone(), declared));
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-                Ok(TreeNodeRecursion::Continue)
-            })
-        })
-    });
-    found
-}
-
-/// The one type a function of `signature` takes as argument `at` of `arity`, when there is
-/// one.
-fn only_type(
-    signature: &datafusion::logical_expr::TypeSignature,
-    arity: usize,
-    at: usize,
-) -> Option<DataType> {
-    use datafusion::logical_expr::TypeSignature as S;
-    match signature {
-        S::Uniform(n, types) if *n == arity && types.len() == 1 => Some(types[0].clone()),
-        S::Exact(types) if types.len() == arity => types.get(at).cloned(),
-        S::OneOf(signatures) => {
-            let mut candidates = signatures
-                .iter()
-                .filter(|s| match s {
-                    S::Uniform(n, _) => *n == arity,
-                    S::Exact(types) => types.len() == arity,
-                    _ => true,
-                })
-                .map(|s| only_type(s, arity, at));
-            let first = candidates.next()??;
-            candidates
-                .all(|t| t.as_ref() == Some(&first))
-                .then_some(first)
-        }
-        _ => None,
     }
 }
 

@@ -62,6 +62,15 @@ impl TypePlanner for PostgresTypes {
             };
             return Ok(Some(Arc::new(field)));
         }
+        if let D::Custom(name, modifiers) = sql_type
+            && modifiers.is_empty()
+            && name.to_string().eq_ignore_ascii_case("oid")
+        {
+            let field = Field::new("", DataType::Int32, true).with_metadata(
+                [(sql::types::FIELD_TYPE_KEY.to_string(), "oid".to_string())].into(),
+            );
+            return Ok(Some(Arc::new(field)));
+        }
         if !matches!(
             sql_type,
             D::JSON

@@ -34,6 +34,7 @@ pub mod naming;
 pub mod numeric;
 pub mod objects;
 pub mod output;
+mod params;
 pub mod pg_catalog;
 mod plain_view;
 pub mod provider;

@@ -1023,12 +1023,83 @@ pub(crate) fn is_comparison(op: &datafusion::logical_expr::Operator) -> bool {
 }
 
 /// The analyzer rules of a Partita session: ours around DataFusion's defaults.
+/// The analyzer rule that gives `array_agg` of a column of a declared type (`oid`, `uuid`,
+/// `jsonb`, `varchar(n)`) an array of that type, as PostgreSQL's is: `array_agg(atttypid)`
+/// is an `oid[]`. DataFusion's array_agg makes a list of the Arrow type alone, which the
+/// wire names `int4[]` or `text[]`; asyncpg's type lookup reads an `oid[]` column and has
+/// to look up `int4[]` itself first, with that same query. A projection above the
+/// aggregate casts those columns to lists whose element carries the declared type.
+#[derive(Debug, Default)]
+pub struct AggregatedArrayTypes;
+
+impl AnalyzerRule for AggregatedArrayTypes {
+    fn name(&self) -> &str {
+        "partita_aggregated_array_types"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        use datafusion::arrow::datatypes::{DataType, Field};
+        use datafusion::common::Column;
+        use datafusion::common::tree_node::Transformed;
+        use datafusion::logical_expr::{Cast, Expr, ExprSchemable, LogicalPlanBuilder};
+        // Nodes above a changed aggregate (a scalar subquery's reader) compute their
+        // schemas again.
+        let changed = std::cell::Cell::new(false);
+        plan.transform_up_with_subqueries(|plan| {
+            let LogicalPlan::Aggregate(aggregate) = &plan else {
+                if changed.get() && !plan.inputs().is_empty() {
+                    return Ok(Transformed::yes(plan.recompute_schema()?));
+                }
+                return Ok(Transformed::no(plan));
+            };
+            let input = aggregate.input.schema();
+            let first = plan.schema().fields().len() - aggregate.aggr_expr.len();
+            let mut elements = Vec::new();
+            for (j, e) in aggregate.aggr_expr.iter().enumerate() {
+                let Expr::AggregateFunction(f) = e.clone().unalias() else {
+                    continue;
+                };
+                if f.func.name() != "array_agg" || f.params.args.len() != 1 {
+                    continue;
+                }
+                let (_, field) = f.params.args[0].to_field(input)?;
+                if sql::types::declared_type_name(&field).is_some() {
+                    elements.push((first + j, field));
+                }
+            }
+            if elements.is_empty() {
+                return Ok(Transformed::no(plan));
+            }
+            let schema = Arc::clone(plan.schema());
+            let columns = schema.iter().enumerate().map(|(i, (qualifier, field))| {
+                let column = Expr::Column(Column::from((qualifier, field)));
+                let Some((_, element)) = elements.iter().find(|(at, _)| *at == i) else {
+                    return column;
+                };
+                let item = Field::new_list_field(element.data_type().clone(), true)
+                    .with_metadata(element.metadata().clone());
+                let list = field
+                    .as_ref()
+                    .clone()
+                    .with_data_type(DataType::List(Arc::new(item)));
+                Expr::Cast(Cast::new_from_field(Box::new(column), Arc::new(list)))
+                    .alias_qualified(qualifier.cloned(), field.name())
+            });
+            let projected = LogicalPlanBuilder::from(plan).project(columns)?.build()?;
+            changed.set(true);
+            Ok(Transformed::yes(projected))
+        })
+        .map(|t| t.data)
+    }
+}
+
 pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
     let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> =
         vec![Arc::new(OperandTypes), Arc::new(ArithmeticOperands)];
     rules.extend(datafusion::optimizer::Analyzer::new().rules);
     rules.push(Arc::new(PostgresSemantics));
     rules.push(Arc::new(RecursiveTermFields));
+    rules.push(Arc::new(AggregatedArrayTypes));
     rules
 }
 

@@ -618,13 +618,15 @@ struct SetConfig {
     value: String,
     /// `is_local`: until the end of the transaction.
     local: bool,
-    /// The result column's name.
-    column: String,
+    /// Its place in the select list.
+    at: usize,
 }
 
-/// The `set_config` calls of `SELECT set_config('name', 'value', is_local), …` with constant
-/// arguments and nothing else, as pg_dump's scripts and drivers send it; `None` for any
-/// other statement.
+/// The `set_config` calls with constant arguments in the select list of a `SELECT` without
+/// FROM, WHERE or grouping, as pg_dump's scripts and drivers send them
+/// (`SELECT set_config('search_path', '', false)`; asyncpg's
+/// `SELECT current_setting('jit') AS cur, set_config('jit', 'off', false) AS new`); `None`
+/// for any other statement.
 fn set_config_calls(stmt: &Statement) -> Option<Vec<SetConfig>> {
     let Statement::Query(q) = stmt else {
         return None;
@@ -632,7 +634,14 @@ fn set_config_calls(stmt: &Statement) -> Option<Vec<SetConfig>> {
     let ast::SetExpr::Select(select) = q.body.as_ref() else {
         return None;
     };
-    if !select.from.is_empty() || select.selection.is_some() || select.projection.is_empty() {
+    let grouped = !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty());
+    if !select.from.is_empty()
+        || select.selection.is_some()
+        || select.having.is_some()
+        || grouped
+        || q.limit_clause.is_some()
+        || q.with.is_some()
+    {
         return None;
     }
     let text = |e: &Expr| match e {
@@ -642,42 +651,40 @@ fn set_config_calls(stmt: &Statement) -> Option<Vec<SetConfig>> {
         },
         _ => None,
     };
-    select
-        .projection
-        .iter()
-        .map(|item| {
-            let (expr, alias) = match item {
-                ast::SelectItem::UnnamedExpr(e) => (e, None),
-                ast::SelectItem::ExprWithAlias { expr, alias } => (expr, Some(alias.value.clone())),
+    let mut calls = Vec::new();
+    for (at, item) in select.projection.iter().enumerate() {
+        let (ast::SelectItem::UnnamedExpr(Expr::Function(f))
+        | ast::SelectItem::ExprWithAlias {
+            expr: Expr::Function(f),
+            ..
+        }) = item
+        else {
+            continue;
+        };
+        if crate::json::function_name(&f.name).is_none_or(|n| n != "set_config") {
+            continue;
+        }
+        let ast::FunctionArguments::List(list) = &f.args else {
+            return None;
+        };
+        let [name, value, is_local] = &crate::json::plain_args(&list.args)?[..] else {
+            return None;
+        };
+        let local = match is_local {
+            Expr::Value(v) => match v.value {
+                AstValue::Boolean(b) => b,
                 _ => return None,
-            };
-            let Expr::Function(f) = expr else {
-                return None;
-            };
-            if crate::json::function_name(&f.name).is_none_or(|n| n != "set_config") {
-                return None;
-            }
-            let ast::FunctionArguments::List(list) = &f.args else {
-                return None;
-            };
-            let [name, value, is_local] = &crate::json::plain_args(&list.args)?[..] else {
-                return None;
-            };
-            let local = match is_local {
-                Expr::Value(v) => match v.value {
-                    AstValue::Boolean(b) => b,
-                    _ => return None,
-                },
-                _ => return None,
-            };
-            Some(SetConfig {
-                name: text(name)?,
-                value: text(value)?,
-                local,
-                column: alias.unwrap_or_else(|| "set_config".into()),
-            })
-        })
-        .collect()
+            },
+            _ => return None,
+        };
+        calls.push(SetConfig {
+            name: text(name)?,
+            value: text(value)?,
+            local,
+            at,
+        });
+    }
+    (!calls.is_empty()).then_some(calls)
 }
 
 /// `set_config` anywhere but where [`set_config_calls`] takes it.
@@ -1178,7 +1185,7 @@ impl Session {
         normalize_expression_forms(&mut bound);
         self.expand_views(&mut bound)?;
         if let Some(calls) = set_config_calls(&bound) {
-            return self.set_config(calls);
+            return self.set_config(bound, calls).await;
         }
         if !params.is_empty()
             && matches!(stmt, Statement::Query(_))
@@ -2142,28 +2149,81 @@ impl Session {
     }
 
     /// `SELECT set_config(name, value, is_local), …`: each setting made as SET makes it
-    /// (`is_local` as SET LOCAL), answered with its new value.
-    fn set_config(&mut self, calls: Vec<SetConfig>) -> Result<Output> {
+    /// (`is_local` as SET LOCAL), answered with its new value. The select list's other items
+    /// are computed first, so they see the settings as they were (`current_setting` beside
+    /// `set_config` of the same name gives the old value, as in PostgreSQL).
+    async fn set_config(&mut self, stmt: Statement, calls: Vec<SetConfig>) -> Result<Output> {
         use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
         use datafusion::arrow::datatypes::{DataType, Field, Schema};
-        let mut fields = Vec::with_capacity(calls.len());
-        let mut columns: Vec<ArrayRef> = Vec::with_capacity(calls.len());
+        let mut others = stmt;
+        let Statement::Query(q) = &mut others else {
+            return Err(Error::Internal("set_config outside a query".into()));
+        };
+        let ast::SetExpr::Select(select) = q.body.as_mut() else {
+            return Err(Error::Internal("set_config outside a SELECT".into()));
+        };
+        let width = select.projection.len();
+        for call in &calls {
+            let item = &mut select.projection[call.at];
+            let alias = match item {
+                ast::SelectItem::ExprWithAlias { alias, .. } => alias.clone(),
+                _ => ast::Ident::new("set_config"),
+            };
+            *item = ast::SelectItem::ExprWithAlias {
+                expr: Expr::value(AstValue::Null),
+                alias,
+            };
+        }
+        let (schema, computed) = self.collect_statement(others).await?;
+        let computed = computed.into_iter().find(|b| b.num_rows() > 0);
         let block = self.txn.as_ref().is_some_and(|t| !t.implicit);
+        let mut set = Vec::with_capacity(calls.len());
         for call in calls {
             let name = call.name.to_ascii_lowercase();
-            fields.push(Field::new(call.column, DataType::Utf8, true));
             // Local outside a transaction block: for this statement's own transaction only,
             // which ends with it.
             if call.local && !block {
-                columns.push(Arc::new(StringArray::from(vec![call.value])));
+                set.push((call.at, call.value));
                 continue;
             }
             self.set_in_block(&name, call.value, call.local)?;
-            columns.push(Arc::new(StringArray::from(vec![self.settings.get(&name)])));
+            set.push((call.at, self.settings.get(&name).unwrap_or_default()));
+        }
+        let mut fields = Vec::with_capacity(width);
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(width);
+        for (i, field) in schema.fields().iter().enumerate() {
+            match set.iter().find(|(at, _)| *at == i) {
+                Some((_, value)) => {
+                    fields.push(Field::new(field.name(), DataType::Utf8, true));
+                    columns.push(Arc::new(StringArray::from(vec![value.clone()])));
+                }
+                None => {
+                    let column = computed
+                        .as_ref()
+                        .map(|b| Arc::clone(b.column(i)))
+                        .ok_or_else(|| Error::Internal("set_config query gave no row".into()))?;
+                    fields.push(field.as_ref().clone());
+                    columns.push(column);
+                }
+            }
         }
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
             .map_err(|e| Error::Internal(e.to_string()))?;
         Ok(Output::from_batches(batch.schema(), vec![batch], "SELECT"))
+    }
+
+    /// Plans and runs a query, its rows in memory.
+    pub(crate) async fn collect_statement(
+        &mut self,
+        mut stmt: Statement,
+    ) -> Result<(SchemaRef, Vec<datafusion::arrow::array::RecordBatch>)> {
+        self.expand_wildcards(&mut stmt);
+        let renames = crate::naming::alias_result_columns(&mut stmt)?;
+        let plan = self.plan(stmt).await?;
+        let schema = rename_fields(self.coerced_result_schema(&plan), &renames);
+        let df = self.ctx.execute_logical_plan(plan).await?;
+        let batches = self.db.executor.collect(df, &self.interrupt).await?;
+        Ok((schema, batches))
     }
 
     /// RESET name / RESET ALL: back to the defaults.
@@ -2950,7 +3010,7 @@ impl Session {
                      params: &mut Vec<Option<datafusion::arrow::datatypes::DataType>>,
                      declared: &mut Vec<Option<sql::SqlType>>| {
             if let Ok(mut types) = plan.get_parameter_types() {
-                for (name, ty, sql_type) in crate::arrays::contextual_parameter_types(plan) {
+                for (name, ty, sql_type) in crate::params::contextual_parameter_types(plan) {
                     if let (Some(sql_type), Ok(i)) =
                         (sql_type, name.trim_start_matches('$').parse::<usize>())
                         && (1..=declared.len()).contains(&i)

@@ -264,7 +264,7 @@ pub(crate) async fn run(session: &mut Session, stmt: &Statement) -> Result<Write
                 };
                 result.rows_now().await?
             }
-            Some(Part::Query(query)) => Some(collect(session, query).await?),
+            Some(Part::Query(query)) => Some(session.collect_statement(query).await?),
         };
         // A write without RETURNING has no rows to read: its name is left unbound.
         let Some((schema, batches)) = rows else {
@@ -279,7 +279,7 @@ pub(crate) async fn run(session: &mut Session, stmt: &Statement) -> Result<Write
     match main_part(main, &names) {
         Part::Write(write) => Box::pin(session.exec_write(&write)).await,
         Part::Query(query) => {
-            let (schema, batches) = collect(session, query).await?;
+            let (schema, batches) = session.collect_statement(query).await?;
             Ok(WriteResult::rows(schema, batches, "SELECT"))
         }
     }
@@ -327,24 +327,6 @@ pub(crate) async fn describe(
     let part = Box::pin(session.describe(&main)).await?;
     described.schema = merge(part);
     Ok(described)
-}
-
-/// Plans and runs a query of the statement, its rows in memory.
-async fn collect(
-    session: &mut Session,
-    mut stmt: Statement,
-) -> Result<(Arc<Schema>, Vec<RecordBatch>)> {
-    session.expand_wildcards(&mut stmt);
-    let renames = crate::naming::alias_result_columns(&mut stmt)?;
-    let plan = session.plan(stmt).await?;
-    let schema = crate::session::rename_fields(crate::session::result_schema(&plan), &renames);
-    let batches = session
-        .ctx
-        .execute_logical_plan(plan)
-        .await?
-        .collect()
-        .await?;
-    Ok((schema, batches))
 }
 
 /// `SELECT * FROM name`.

@@ -280,6 +280,7 @@ fn json_value(v: &ScalarValue) -> String {
 pub fn format_type(type_oid: i64, typmod: Option<i64>) -> String {
     let modifier = typmod.filter(|&m| m >= 4).map(|m| m - 4);
     match type_oid {
+        0 => "-".to_string(),
         16 => "boolean".to_string(),
         18 => "\"char\"".to_string(),
         20 => "bigint".to_string(),

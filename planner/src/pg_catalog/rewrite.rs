@@ -290,7 +290,10 @@ fn plain_type(ty: &DataType) -> Option<DataType> {
     let parts = idents(name);
     let last = parts.last().map(String::as_str).unwrap_or("");
     Some(match last {
-        "oid" | "regproc" | "regprocedure" | "regoper" | "regrole" | "xid" | "cid" => {
+        // `oid` stays itself: `PostgresTypes` plans it as an annotated int4, so that a
+        // `$1::oid[]` parameter is described as `oid[]` (asyncpg's type lookup sends one).
+        "oid" => DataType::Custom(ObjectName::from(vec![Ident::new("oid")]), vec![]),
+        "regproc" | "regprocedure" | "regoper" | "regrole" | "xid" | "cid" => {
             DataType::Integer(None)
         }
         "text" | "name" | "char" | "bpchar" => DataType::Text,
