@@ -5,13 +5,14 @@
 //! An error while data is still arriving is kept, the rest of the data is read and dropped,
 //! and the error is reported at CopyDone, as PostgreSQL's protocol expects.
 
-use crate::encode::own_digit_columns;
+use crate::encode::{own_digit_columns, pg_type, put_binary_field};
 use crate::errors::to_pg_error;
 use crate::handler::{Handler, status};
 use async_trait::async_trait;
+use bytes::{BufMut, BytesMut};
 use datafusion::arrow::array::Array;
 use datafusion::arrow::array::timezone::Tz;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::physical_plan::SendableRecordBatchStream;
 use futures::{Sink, SinkExt, StreamExt};
 use pgwire::api::copy::CopyHandler;
@@ -47,8 +48,9 @@ where
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
 {
     let columns = target.columns.len();
+    let format = i8::from(target.format.binary);
     *handler.conn.copy.lock().await = Some(CopyState {
-        decoder: CopyDecoder::new(target.format.clone()),
+        decoder: CopyDecoder::new(target.format.clone(), target.types.clone()),
         target,
         batch: Vec::new(),
         count: 0,
@@ -56,9 +58,9 @@ where
     });
     client
         .send(PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
-            0,
+            format,
             columns as i16,
-            vec![0; columns],
+            vec![i16::from(format); columns],
         )))
         .await?;
     client.set_state(PgWireConnectionState::CopyInProgress(extended));
@@ -78,11 +80,12 @@ where
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
 {
     let columns = schema.fields().len();
+    let binary = i8::from(format.binary);
     client
         .feed(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
-            0,
+            binary,
             columns as i16,
-            vec![0; columns],
+            vec![i16::from(binary); columns],
         )))
         .await?;
     let trim = own_digit_columns(&schema);
@@ -92,6 +95,15 @@ where
         .unwrap_or_else(|_| "+00:00".parse().expect("a fixed offset parses"));
     let mut rows = 0;
     let mut text = String::new();
+    let types: Vec<pgwire::api::Type> = schema.fields().iter().map(|f| pg_type(f)).collect();
+    if format.binary {
+        // The signature, no flags, no header extension.
+        let mut out = b"PGCOPY\n\xff\r\n\0".to_vec();
+        out.extend_from_slice(&[0; 8]);
+        client
+            .feed(PgWireBackendMessage::CopyData(CopyData::new(out.into())))
+            .await?;
+    }
     if format.header {
         let mut out = Vec::new();
         for (c, field) in schema.fields().iter().enumerate() {
@@ -109,14 +121,29 @@ where
         let batch = batch.map_err(|e| to_pg_error(&planner::Error::DataFusion(e)))?;
         // One CopyData per row, as PostgreSQL sends (clients such as psycopg rely on it).
         for r in 0..batch.num_rows() {
+            if format.binary {
+                let mut out = BytesMut::new();
+                out.put_i16(columns as i16);
+                for (c, column) in batch.columns().iter().enumerate() {
+                    if column.is_null(r) || column.data_type() == &DataType::Null {
+                        out.put_i32(-1);
+                        continue;
+                    }
+                    put_binary_field(column, r, &types[c], trim[c], &zone, &mut out)
+                        .map_err(|e| to_pg_error(&planner::Error::Internal(e)))?;
+                }
+                rows += 1;
+                client
+                    .feed(PgWireBackendMessage::CopyData(CopyData::new(out.freeze())))
+                    .await?;
+                continue;
+            }
             let mut out = Vec::new();
             for (c, column) in batch.columns().iter().enumerate() {
                 if c > 0 {
                     out.push(format.delimiter);
                 }
-                if column.is_null(r)
-                    || column.data_type() == &datafusion::arrow::datatypes::DataType::Null
-                {
+                if column.is_null(r) || column.data_type() == &DataType::Null {
                     planner::copy::encode_field(format, None, &mut out);
                     continue;
                 }
@@ -134,6 +161,14 @@ where
                 .feed(PgWireBackendMessage::CopyData(CopyData::new(out.into())))
                 .await?;
         }
+    }
+    if format.binary {
+        let trailer = (-1i16).to_be_bytes().to_vec();
+        client
+            .feed(PgWireBackendMessage::CopyData(CopyData::new(
+                trailer.into(),
+            )))
+            .await?;
     }
     client
         .feed(PgWireBackendMessage::CopyDone(CopyDone::new()))

@@ -123,26 +123,15 @@ pub fn encode_batch(
                 .get(c)
                 .map(|f| f.format() == FieldFormat::Binary)
                 .unwrap_or(false);
-            if let Some(least) = trim.get(c).copied().flatten() {
+            let least = trim.get(c).copied().flatten();
+            if binary {
+                put_binary_field(array, r, fields[c].datatype(), least, zone, &mut data)?;
+            } else if let Some(least) = least {
                 scratch.clear();
                 write_text(array, r, zone, &mut scratch)?;
                 trim_fraction(&mut scratch, least);
-                if binary {
-                    let start = data.len();
-                    data.put_i32(0);
-                    encode_numeric_binary(&scratch, &mut data);
-                    let len = (data.len() - start - 4) as i32;
-                    data[start..start + 4].copy_from_slice(&len.to_be_bytes());
-                } else {
-                    data.put_i32(scratch.len() as i32);
-                    data.put_slice(scratch.as_bytes());
-                }
-            } else if binary {
-                let start = data.len();
-                data.put_i32(0);
-                encode_binary(array, r, fields[c].datatype(), zone, &mut data)?;
-                let len = (data.len() - start - 4) as i32;
-                data[start..start + 4].copy_from_slice(&len.to_be_bytes());
+                data.put_i32(scratch.len() as i32);
+                data.put_slice(scratch.as_bytes());
             } else {
                 scratch.clear();
                 write_text(array, r, zone, &mut scratch)?;
@@ -162,6 +151,33 @@ pub fn encode_batch(
         rows.push(DataRow::new(data, columns.len() as i16));
     }
     Ok(rows)
+}
+
+/// Appends `array[r]`, not NULL, as a field in binary: its length, then its binary form as
+/// PostgreSQL type `ty` has it. `least`: the column is an unconstrained numeric shown with
+/// its values' own digits (see `own_digit_columns`).
+pub fn put_binary_field(
+    array: &ArrayRef,
+    r: usize,
+    ty: &Type,
+    least: Option<usize>,
+    zone: &Tz,
+    out: &mut BytesMut,
+) -> Result<(), String> {
+    let start = out.len();
+    out.put_i32(0);
+    match least {
+        Some(least) => {
+            let mut text = String::new();
+            write_text(array, r, zone, &mut text)?;
+            trim_fraction(&mut text, least);
+            encode_numeric_binary(&text, out);
+        }
+        None => encode_binary(array, r, ty, zone, out)?,
+    }
+    let len = (out.len() - start - 4) as i32;
+    out[start..start + 4].copy_from_slice(&len.to_be_bytes());
+    Ok(())
 }
 
 /// Appends the binary form of `array[r]` as PostgreSQL type `ty` expects it.

@@ -31,6 +31,9 @@ pub const BATCH_ROWS: usize = 5_000;
 #[derive(Debug, Clone, PartialEq)]
 pub struct CopyFormat {
     pub csv: bool,
+    /// PostgreSQL's binary format: a signature, then each row as a field count and each
+    /// field as a length and its value in binary.
+    pub binary: bool,
     pub delimiter: u8,
     /// The text that stands for NULL (`\N` in text, the empty unquoted field in CSV).
     pub null: String,
@@ -43,6 +46,7 @@ impl CopyFormat {
     fn text() -> CopyFormat {
         CopyFormat {
             csv: false,
+            binary: false,
             delimiter: b'\t',
             null: "\\N".into(),
             header: false,
@@ -67,6 +71,8 @@ pub struct CopyIn {
     pub table: String,
     /// The columns each record holds, in order.
     pub columns: Vec<String>,
+    /// The columns' type OIDs, which binary fields are read by.
+    pub types: Vec<u32>,
     pub format: CopyFormat,
 }
 
@@ -94,9 +100,10 @@ fn format_of(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> Result<Copy
         match o {
             CopyOption::Format(f) => match f.value.to_ascii_lowercase().as_str() {
                 "csv" | "text" => {}
+                "binary" => format.binary = true,
                 other => {
-                    return Err(Error::Unsupported(format!(
-                        "COPY format \"{other}\" (text and csv are supported)"
+                    return Err(Error::InvalidParameterValue(format!(
+                        "COPY format \"{other}\" not recognized"
                     )));
                 }
             },
@@ -127,10 +134,23 @@ fn format_of(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> Result<Copy
             CopyLegacyOption::Delimiter(c) => format.delimiter = single_byte(*c, "delimiter")?,
             CopyLegacyOption::Null(n) => format.null = n.clone(),
             CopyLegacyOption::Header => format.header = true,
-            CopyLegacyOption::Binary => {
-                return Err(Error::Unsupported("COPY in binary format".into()));
-            }
+            CopyLegacyOption::Binary => format.binary = true,
             other => return Err(Error::Unsupported(format!("COPY option {other}"))),
+        }
+    }
+    if format.binary {
+        let text_only = options.iter().find_map(|o| match o {
+            CopyOption::Delimiter(_) => Some("DELIMITER"),
+            CopyOption::Null(_) => Some("NULL"),
+            CopyOption::Header(_) => Some("HEADER"),
+            CopyOption::Quote(_) => Some("QUOTE"),
+            CopyOption::Escape(_) => Some("ESCAPE"),
+            _ => None,
+        });
+        if let Some(option) = text_only.or(csv.then_some("CSV")) {
+            return Err(Error::InvalidStatement(format!(
+                "cannot specify {option} in BINARY mode"
+            )));
         }
     }
     if format.header && !format.csv {
@@ -184,9 +204,17 @@ pub(crate) async fn copy(session: &mut Session, stmt: &Statement) -> Result<Outp
                 ));
             }
             let (def, columns) = copy_target(session, source)?;
+            let types = columns
+                .iter()
+                .map(|c| {
+                    let (_, column) = def.column(c)?;
+                    Ok(crate::pg_catalog::field_type_oid(&column.ty.field(c, true)) as u32)
+                })
+                .collect::<Result<_>>()?;
             Ok(Output::CopyIn(CopyIn {
                 table: def.name.clone(),
                 columns,
+                types,
                 format,
             }))
         }
@@ -606,6 +634,8 @@ fn converts(text: &str, ty: sql::SqlType) -> bool {
 /// Cuts COPY FROM data into records, across the boundaries of the messages it comes in.
 pub struct CopyDecoder {
     format: CopyFormat,
+    /// The columns' type OIDs (binary format).
+    types: Vec<u32>,
     pending: Vec<u8>,
     /// Line number of the next record.
     line: usize,
@@ -616,10 +646,11 @@ pub struct CopyDecoder {
 }
 
 impl CopyDecoder {
-    pub fn new(format: CopyFormat) -> CopyDecoder {
+    pub fn new(format: CopyFormat, types: Vec<u32>) -> CopyDecoder {
         CopyDecoder {
-            header: format.header,
+            header: format.header || format.binary,
             format,
+            types,
             pending: Vec::new(),
             line: 1,
             ended: false,
@@ -629,6 +660,9 @@ impl CopyDecoder {
     /// Adds data and returns the records it completes, each with its line number.
     pub fn push(&mut self, data: &[u8]) -> Result<Vec<(usize, Vec<Option<String>>)>> {
         self.pending.extend_from_slice(data);
+        if self.format.binary {
+            return self.binary_records();
+        }
         let mut out = Vec::new();
         let mut start = 0;
         while !self.ended {
@@ -646,6 +680,13 @@ impl CopyDecoder {
 
     /// The records left at the end of data (a last line without a newline).
     pub fn finish(&mut self) -> Result<Vec<(usize, Vec<Option<String>>)>> {
+        if self.format.binary {
+            // PostgreSQL takes binary data without its trailer; not a partial row.
+            if !self.ended && !self.pending.is_empty() {
+                return Err(self.binary_error("unexpected EOF in COPY data"));
+            }
+            return Ok(Vec::new());
+        }
         let mut out = Vec::new();
         if !self.ended && !self.pending.is_empty() {
             let raw = std::mem::take(&mut self.pending);
@@ -658,6 +699,105 @@ impl CopyDecoder {
             self.take(&raw, &mut out)?;
         }
         Ok(out)
+    }
+
+    /// The binary rows complete in the data so far (after the signature and header
+    /// extension, which come first); the trailer (a field count of -1) ends the data.
+    fn binary_records(&mut self) -> Result<Vec<(usize, Vec<Option<String>>)>> {
+        const SIGNATURE: &[u8] = b"PGCOPY\n\xff\r\n\0";
+        let mut out = Vec::new();
+        let mut at = 0;
+        let data = std::mem::take(&mut self.pending);
+        let int = |at: usize| -> Option<i32> {
+            Some(i32::from_be_bytes(data.get(at..at + 4)?.try_into().ok()?))
+        };
+        if self.header {
+            if data.len() < SIGNATURE.len() + 8 {
+                self.pending = data;
+                return Ok(out);
+            }
+            if !data.starts_with(SIGNATURE) {
+                return Err(self.binary_error("COPY file signature not recognized"));
+            }
+            let flags = int(SIGNATURE.len()).unwrap_or(0);
+            if flags & 0x0001_0000 != 0 {
+                return Err(self.binary_error("COPY file with OIDs is not supported"));
+            }
+            let extension = int(SIGNATURE.len() + 4).unwrap_or(0).max(0) as usize;
+            let start = SIGNATURE.len() + 8 + extension;
+            if data.len() < start {
+                self.pending = data;
+                return Ok(out);
+            }
+            self.header = false;
+            at = start;
+        }
+        while !self.ended {
+            let Some(count) = data
+                .get(at..at + 2)
+                .map(|b| i16::from_be_bytes([b[0], b[1]]))
+            else {
+                break;
+            };
+            if count == -1 {
+                self.ended = true;
+                at += 2;
+                break;
+            }
+            if count as usize != self.types.len() {
+                return Err(self.binary_error(&format!(
+                    "row field count is {count}, expected {}",
+                    self.types.len()
+                )));
+            }
+            // The row's fields, if all of them have arrived.
+            let mut end = at + 2;
+            let mut spans = Vec::with_capacity(self.types.len());
+            let complete = loop {
+                if spans.len() == self.types.len() {
+                    break true;
+                }
+                let Some(len) = int(end) else { break false };
+                end += 4;
+                if len < 0 {
+                    spans.push(None);
+                    continue;
+                }
+                let len = len as usize;
+                if data.len() < end + len {
+                    break false;
+                }
+                spans.push(Some(end..end + len));
+                end += len;
+            };
+            if !complete {
+                break;
+            }
+            let mut fields = Vec::with_capacity(spans.len());
+            for (span, &ty) in spans.into_iter().zip(&self.types) {
+                let Some(span) = span else {
+                    fields.push(None);
+                    continue;
+                };
+                let text = crate::binary::text(&data[span], ty).map_err(|what| {
+                    self.binary_error(&format!("incorrect binary data format ({what})"))
+                })?;
+                fields.push(Some(text));
+            }
+            out.push((self.line, fields));
+            self.line += 1;
+            at = end;
+        }
+        self.pending = data[at..].to_vec();
+        Ok(out)
+    }
+
+    /// A binary format error at the current row (22P04, bad COPY file format).
+    fn binary_error(&self, message: &str) -> Error {
+        Error::Context {
+            context: format!("line {}", self.line),
+            source: Box::new(Error::BadCopyData(message.into())),
+        }
     }
 
     fn take(&mut self, raw: &[u8], out: &mut Vec<(usize, Vec<Option<String>>)>) -> Result<()> {
@@ -878,7 +1018,7 @@ mod tests {
     use super::*;
 
     fn decode(format: CopyFormat, chunks: &[&str]) -> Vec<(usize, Vec<Option<String>>)> {
-        let mut d = CopyDecoder::new(format);
+        let mut d = CopyDecoder::new(format, vec![]);
         let mut out = Vec::new();
         for c in chunks {
             out.extend(d.push(c.as_bytes()).unwrap());
@@ -928,6 +1068,49 @@ mod tests {
                 (7, vec![s("5"), s("z")]),
             ]
         );
+    }
+
+    #[test]
+    fn binary_rows_across_chunks_with_nulls_and_trailer() {
+        let mut data = b"PGCOPY\n\xff\r\n\0".to_vec();
+        data.extend_from_slice(&0i32.to_be_bytes());
+        data.extend_from_slice(&4i32.to_be_bytes());
+        data.extend_from_slice(b"skip");
+        for (id, name) in [(7i32, Some("Ann")), (-8, None)] {
+            data.extend_from_slice(&2i16.to_be_bytes());
+            data.extend_from_slice(&4i32.to_be_bytes());
+            data.extend_from_slice(&id.to_be_bytes());
+            match name {
+                Some(name) => {
+                    data.extend_from_slice(&(name.len() as i32).to_be_bytes());
+                    data.extend_from_slice(name.as_bytes());
+                }
+                None => data.extend_from_slice(&(-1i32).to_be_bytes()),
+            }
+        }
+        data.extend_from_slice(&(-1i16).to_be_bytes());
+        let format = CopyFormat {
+            binary: true,
+            ..CopyFormat::text()
+        };
+        let types = vec![crate::binary::oid::INT4, crate::binary::oid::TEXT];
+        // Every split of the data into two messages gives the same rows.
+        for cut in 0..data.len() {
+            let mut d = CopyDecoder::new(format.clone(), types.clone());
+            let mut rows = d.push(&data[..cut]).unwrap();
+            rows.extend(d.push(&data[cut..]).unwrap());
+            rows.extend(d.finish().unwrap());
+            assert_eq!(
+                rows,
+                vec![(1, vec![s("7"), s("Ann")]), (2, vec![s("-8"), None])]
+            );
+        }
+        let mut d = CopyDecoder::new(format.clone(), types.clone());
+        assert!(d.push(b"PGCOPY\nnot binary data").is_err());
+        // Data ending inside a row is an error, not a shorter table.
+        let mut d = CopyDecoder::new(format, types);
+        d.push(&data[..data.len() - 5]).unwrap();
+        assert!(d.finish().is_err());
     }
 
     #[test]

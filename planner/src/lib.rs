@@ -7,6 +7,7 @@
 pub mod advisory;
 pub mod arrays;
 pub mod autoparam;
+pub mod binary;
 pub mod casts;
 pub mod classify;
 mod conditions;

@@ -2150,63 +2150,72 @@ impl Session {
 
     /// `SELECT set_config(name, value, is_local), …`: each setting made as SET makes it
     /// (`is_local` as SET LOCAL), answered with its new value. The select list's other items
-    /// are computed first, so they see the settings as they were (`current_setting` beside
-    /// `set_config` of the same name gives the old value, as in PostgreSQL).
+    /// are computed in between, left to right as PostgreSQL evaluates them: an item sees the
+    /// settings made by the calls before it (`current_setting('jit'), set_config('jit', …)`
+    /// gives the old value first).
     async fn set_config(&mut self, stmt: Statement, calls: Vec<SetConfig>) -> Result<Output> {
         use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
         use datafusion::arrow::datatypes::{DataType, Field, Schema};
-        let mut others = stmt;
-        let Statement::Query(q) = &mut others else {
+        let Statement::Query(q) = &stmt else {
             return Err(Error::Internal("set_config outside a query".into()));
         };
-        let ast::SetExpr::Select(select) = q.body.as_mut() else {
+        let ast::SetExpr::Select(select) = q.body.as_ref() else {
             return Err(Error::Internal("set_config outside a SELECT".into()));
         };
         let width = select.projection.len();
-        for call in &calls {
-            let item = &mut select.projection[call.at];
-            let alias = match item {
-                ast::SelectItem::ExprWithAlias { alias, .. } => alias.clone(),
-                _ => ast::Ident::new("set_config"),
-            };
-            *item = ast::SelectItem::ExprWithAlias {
-                expr: Expr::value(AstValue::Null),
-                alias,
-            };
-        }
-        let (schema, computed) = self.collect_statement(others).await?;
-        let computed = computed.into_iter().find(|b| b.num_rows() > 0);
+        let mut columns: Vec<Option<(Field, ArrayRef)>> = vec![None; width];
         let block = self.txn.as_ref().is_some_and(|t| !t.implicit);
-        let mut set = Vec::with_capacity(calls.len());
-        for call in calls {
+        for stage in 0..=calls.len() {
+            // The items after `stage` calls and before the next, computed by the statement
+            // with every other item a NULL.
+            let from = if stage == 0 {
+                0
+            } else {
+                calls[stage - 1].at + 1
+            };
+            let to = calls.get(stage).map_or(width, |c| c.at);
+            if from < to {
+                let mut part = stmt.clone();
+                if let Statement::Query(q) = &mut part
+                    && let ast::SetExpr::Select(select) = q.body.as_mut()
+                {
+                    for (i, item) in select.projection.iter_mut().enumerate() {
+                        if (from..to).contains(&i) {
+                            continue;
+                        }
+                        *item = ast::SelectItem::ExprWithAlias {
+                            expr: Expr::value(AstValue::Null),
+                            alias: ast::Ident::new(format!("partita_other_{i}")),
+                        };
+                    }
+                }
+                let (schema, batches) = self.collect_statement(part).await?;
+                let row = batches
+                    .into_iter()
+                    .find(|b| b.num_rows() > 0)
+                    .ok_or_else(|| Error::Internal("set_config query gave no row".into()))?;
+                for (i, column) in columns.iter_mut().enumerate().take(to).skip(from) {
+                    *column = Some((schema.field(i).clone(), Arc::clone(row.column(i))));
+                }
+            }
+            let Some(call) = calls.get(stage) else { break };
+            let column = match &select.projection[call.at] {
+                ast::SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+                _ => "set_config".to_string(),
+            };
             let name = call.name.to_ascii_lowercase();
             // Local outside a transaction block: for this statement's own transaction only,
             // which ends with it.
-            if call.local && !block {
-                set.push((call.at, call.value));
-                continue;
-            }
-            self.set_in_block(&name, call.value, call.local)?;
-            set.push((call.at, self.settings.get(&name).unwrap_or_default()));
+            let value = if call.local && !block {
+                call.value.clone()
+            } else {
+                self.set_in_block(&name, call.value.clone(), call.local)?;
+                self.settings.get(&name).unwrap_or_default()
+            };
+            let field = Field::new(column, DataType::Utf8, true);
+            columns[call.at] = Some((field, Arc::new(StringArray::from(vec![value]))));
         }
-        let mut fields = Vec::with_capacity(width);
-        let mut columns: Vec<ArrayRef> = Vec::with_capacity(width);
-        for (i, field) in schema.fields().iter().enumerate() {
-            match set.iter().find(|(at, _)| *at == i) {
-                Some((_, value)) => {
-                    fields.push(Field::new(field.name(), DataType::Utf8, true));
-                    columns.push(Arc::new(StringArray::from(vec![value.clone()])));
-                }
-                None => {
-                    let column = computed
-                        .as_ref()
-                        .map(|b| Arc::clone(b.column(i)))
-                        .ok_or_else(|| Error::Internal("set_config query gave no row".into()))?;
-                    fields.push(field.as_ref().clone());
-                    columns.push(column);
-                }
-            }
-        }
+        let (fields, columns): (Vec<Field>, Vec<ArrayRef>) = columns.into_iter().flatten().unzip();
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
             .map_err(|e| Error::Internal(e.to_string()))?;
         Ok(Output::from_batches(batch.schema(), vec![batch], "SELECT"))

@@ -108,3 +108,13 @@ SELECT * FROM visits WHERE day = '2024-01-02';
 PREPARE page AS SELECT page FROM visits ORDER BY page LIMIT $1 OFFSET $2;
 EXECUTE page(2, 1);
 EXECUTE page(1, 0);
+-- set_config beside other items (asyncpg's type lookup): the others see the old value.
+SELECT current_setting('jit') AS cur, set_config('jit', 'off', false) AS new, 1 + 1 AS two;
+SHOW jit;
+SELECT set_config('jit', 'on', false), current_setting('jit');
+-- Parameters typed by their context: a cast, a condition, coalesce, a function.
+PREPARE typed AS SELECT $1::int + 1, $2::date + 1, coalesce($3, 5), abs($4), 1 WHERE $5;
+EXECUTE typed('41', '2024-02-28', NULL, '-2.5', 'true');
+EXECUTE typed('x', '2024-02-28', NULL, '1', 'true');
+SELECT array_agg(oid ORDER BY oid) FROM pg_type WHERE typname IN ('int4', 'text');
+SELECT format_type(0, NULL);

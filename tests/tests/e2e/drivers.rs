@@ -1,4 +1,4 @@
-//! Real client programs against the real server: psycopg 3, SQLAlchemy 2 Core,
+//! Real client programs against the real server: psycopg 3, asyncpg, SQLAlchemy 2 Core,
 //! node-postgres and pgjdbc (tests/drivers). Each prints "<driver> ok" when all its checks
 //! pass. The drivers must be installed: `.ci/run` installs them (pip, npm, apt-get).
 
@@ -31,6 +31,12 @@ fn run(server: &TestServer, program: &str, args: &[&str], dir: &Path) {
 fn psycopg() {
     let server = TestServer::start();
     run(&server, "python3", &["psycopg_test.py"], &drivers_dir());
+}
+
+#[test]
+fn asyncpg() {
+    let server = TestServer::start();
+    run(&server, "python3", &["asyncpg_test.py"], &drivers_dir());
 }
 
 #[test]

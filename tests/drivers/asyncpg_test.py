@@ -1,0 +1,105 @@
+"""asyncpg against Partita. asyncpg prepares every statement, encodes each parameter in
+binary by the type the server describes for it, reads results in binary, looks types it
+does not know up in pg_type (with `set_config('jit', …)` around the lookup), and loads
+rows with COPY in binary. Run by tests/tests/e2e/drivers.rs with the server's address."""
+
+import asyncio
+import datetime
+import decimal
+import io
+import sys
+import uuid
+
+import asyncpg
+
+host, port = sys.argv[1], int(sys.argv[2])
+
+
+async def main():
+    conn = await asyncpg.connect(host=host, port=port, user="partita", database="partita")
+    await conn.execute("DROP TABLE IF EXISTS rentals")
+    await conn.execute(
+        "CREATE TABLE rentals (store text, id int, title varchar(60) NOT NULL, "
+        "fee numeric(6,2), due timestamptz, born date, copy uuid, extras jsonb, "
+        "returned boolean, poster bytea, PRIMARY KEY ((store), id))"
+    )
+
+    # Parameters of each type, in binary, typed by the columns they go into.
+    row = (
+        "north", 1, "Alien", decimal.Decimal("3.50"),
+        datetime.datetime(2024, 11, 3, 9, 30, 15, 250000, tzinfo=datetime.timezone.utc),
+        datetime.date(1979, 5, 25), uuid.UUID("12345678-1234-5678-1234-567812345678"),
+        '{"cut": "director"}', False, b"\x00\x01\xff",
+    )
+    await conn.execute("INSERT INTO rentals VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", *row)
+    got = await conn.fetchrow("SELECT * FROM rentals WHERE store = $1 AND id = $2", "north", 1)
+    assert tuple(got) == row, got
+
+    # Parameters typed only by their context: a cast, a condition, coalesce, a function.
+    got = await conn.fetchrow(
+        "SELECT $1::int + 1 AS n, $2::date + 1 AS d, $3::interval AS i, coalesce($4, 5) AS c, "
+        "abs($5) AS a",
+        41, datetime.date(2024, 2, 28), datetime.timedelta(days=1, seconds=5), 7, -2.5,
+    )
+    assert tuple(got) == (
+        42, datetime.date(2024, 2, 29), datetime.timedelta(days=1, seconds=5), 7, 2.5,
+    ), got
+    assert await conn.fetchval("SELECT count(*) FROM rentals WHERE $1", False) == 0
+    assert await conn.fetchval("SELECT time '10:11:12.5'") == datetime.time(10, 11, 12, 500000)
+
+    # Arrays make asyncpg look their type up in pg_type.
+    await conn.executemany(
+        "INSERT INTO rentals (store, id, title, fee) VALUES ($1, $2, $3, $4)",
+        [("north", i, f"title {i}", decimal.Decimal(i) / 4) for i in range(2, 52)],
+    )
+    got = await conn.fetch("SELECT id FROM rentals WHERE id = any($1::int[]) ORDER BY id", [3, 5, 99])
+    assert [r["id"] for r in got] == [3, 5], got
+    assert await conn.fetchval("SELECT array[1, 2, 3]") == [1, 2, 3]
+    assert await conn.fetchval("SELECT array_agg(id ORDER BY id) FROM rentals WHERE id < 4") == [1, 2, 3]
+
+    # Transactions: one commits, one rolls back on an error, and a conflict's SQLSTATE.
+    async with conn.transaction():
+        await conn.execute("UPDATE rentals SET returned = true WHERE store = $1 AND id = $2", "north", 2)
+    try:
+        async with conn.transaction():
+            await conn.execute("DELETE FROM rentals WHERE store = 'north'")
+            await conn.execute("INSERT INTO rentals (store, id, title) VALUES ('north', 2, 'x'), ('north', 2, 'y')")
+    except asyncpg.UniqueViolationError:
+        pass
+    assert await conn.fetchval("SELECT count(*) FROM rentals") == 51
+    assert await conn.fetchval("SELECT returned FROM rentals WHERE id = 2") is True
+
+    # A cursor in a transaction, fetched a few rows at a time.
+    async with conn.transaction():
+        ids = [r["id"] async for r in conn.cursor("SELECT id FROM rentals ORDER BY id", prefetch=7)]
+    assert ids == list(range(1, 52)), ids
+
+    # A prepared statement run with several arguments.
+    title = await conn.prepare("SELECT title FROM rentals WHERE store = $1 AND id = $2")
+    assert [await title.fetchval("north", i) for i in (1, 10)] == ["Alien", "title 10"]
+
+    # COPY in binary: records in, the table out and back in, and a bad file's SQLSTATE.
+    result = await conn.copy_records_to_table(
+        "rentals", columns=["store", "id", "title", "fee", "due"],
+        records=[("south", i, f"copied {i}", decimal.Decimal("1.25"), row[4]) for i in range(3)],
+    )
+    assert result == "COPY 3", result
+    got = await conn.fetchrow("SELECT title, fee, due FROM rentals WHERE store = 'south' AND id = 2")
+    assert tuple(got) == ("copied 2", decimal.Decimal("1.25"), row[4]), got
+    out = io.BytesIO()
+    assert await conn.copy_from_table("rentals", output=out, format="binary") == "COPY 54"
+    await conn.execute("DELETE FROM rentals")
+    assert await conn.copy_to_table("rentals", source=io.BytesIO(out.getvalue()), format="binary") == "COPY 54"
+    got = await conn.fetchrow("SELECT * FROM rentals WHERE store = $1 AND id = $2", "north", 1)
+    assert tuple(got) == row, got
+    try:
+        await conn.copy_to_table("rentals", source=io.BytesIO(b"not a copy file"), format="binary")
+        raise AssertionError("a bad COPY file was taken")
+    except asyncpg.BadCopyFileFormatError:
+        pass
+
+    await conn.close()
+    print("asyncpg ok")
+
+
+asyncio.run(main())
