@@ -96,14 +96,14 @@ where
     let mut rows = 0;
     let mut text = String::new();
     let types: Vec<pgwire::api::Type> = schema.fields().iter().map(|f| pg_type(f)).collect();
-    if format.binary {
-        // The signature, no flags, no header extension.
-        let mut out = b"PGCOPY\n\xff\r\n\0".to_vec();
-        out.extend_from_slice(&[0; 8]);
-        client
-            .feed(PgWireBackendMessage::CopyData(CopyData::new(out.into())))
-            .await?;
-    }
+    // In binary, the signature (no flags, no header extension) goes in the first message,
+    // with the first row or the trailer, as PostgreSQL sends it (tokio-postgres's reader
+    // expects a row after the header in the same message).
+    let mut header = format.binary.then(|| {
+        let mut out = BytesMut::from(&b"PGCOPY\n\xff\r\n\0"[..]);
+        out.put_bytes(0, 8);
+        out
+    });
     if format.header {
         let mut out = Vec::new();
         for (c, field) in schema.fields().iter().enumerate() {
@@ -122,7 +122,7 @@ where
         // One CopyData per row, as PostgreSQL sends (clients such as psycopg rely on it).
         for r in 0..batch.num_rows() {
             if format.binary {
-                let mut out = BytesMut::new();
+                let mut out = header.take().unwrap_or_default();
                 out.put_i16(columns as i16);
                 for (c, column) in batch.columns().iter().enumerate() {
                     if column.is_null(r) || column.data_type() == &DataType::Null {
@@ -163,10 +163,11 @@ where
         }
     }
     if format.binary {
-        let trailer = (-1i16).to_be_bytes().to_vec();
+        let mut trailer = header.take().unwrap_or_default();
+        trailer.put_i16(-1);
         client
             .feed(PgWireBackendMessage::CopyData(CopyData::new(
-                trailer.into(),
+                trailer.freeze(),
             )))
             .await?;
     }

@@ -42,6 +42,8 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::InvalidText { .. } => "22P02",
         Error::InFailedTransaction => "25P02",
         Error::ReadOnlyTransaction(_) => "25006",
+        Error::ActiveTransaction(_) => "25001",
+        Error::CachedPlanChanged => "0A000",
         Error::SerializationFailure => "40001",
         Error::Unsupported(_) | Error::NotSupported { .. } => "0A000",
         Error::Grouping(_) => "42803",
@@ -694,6 +696,9 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
                 err.detail = Some(planner::convert::field_overflow_detail(precision, scale))
             }
         }
+        // asyncpg and pgjdbc recognize this error by PostgreSQL's routine name, and prepare
+        // the statement again.
+        Error::CachedPlanChanged => err.routine = Some("RevalidateCachedQuery".into()),
         Error::ScanClassNotAllowed { .. } => {
             err.hint = Some(
                 "Bind the partition key with = in the WHERE clause (and a row key prefix for a \

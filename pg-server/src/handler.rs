@@ -462,6 +462,19 @@ impl Handler {
         C: ClientPortalStore,
         C::PortalStore: PortalStore,
     {
+        if let Statement::Discard {
+            object_type: datafusion::sql::sqlparser::ast::DiscardObject::ALL,
+        } = stmt
+        {
+            // DISCARD ALL forgets the protocol's statements too; the session does the rest
+            // (or refuses it inside a transaction block).
+            if session.status() == TxnStatus::Idle {
+                for n in self.prepared().drain() {
+                    client.portal_store().rm_statement(&n);
+                }
+            }
+            return None;
+        }
         let Statement::Deallocate { name, .. } = stmt else {
             return None;
         };
@@ -680,10 +693,7 @@ async fn still_described(session: &planner::Session, prepared: &Prepared) -> pla
     if let Some(schema) = &again.schema
         && !crate::encode::same_row_type(described, schema)
     {
-        return Err(planner::Error::NotSupported {
-            message: "cached plan must not change result type".into(),
-            detail: None,
-        });
+        return Err(planner::Error::CachedPlanChanged);
     }
     prepared.generation.store(now, Ordering::Release);
     Ok(())

@@ -681,6 +681,9 @@ impl CopyDecoder {
     /// The records left at the end of data (a last line without a newline).
     pub fn finish(&mut self) -> Result<Vec<(usize, Vec<Option<String>>)>> {
         if self.format.binary {
+            if self.header {
+                return Err(self.binary_error("COPY file signature not recognized"));
+            }
             // PostgreSQL takes binary data without its trailer; not a partial row.
             if !self.ended && !self.pending.is_empty() {
                 return Err(self.binary_error("unexpected EOF in COPY data"));
@@ -712,12 +715,13 @@ impl CopyDecoder {
             Some(i32::from_be_bytes(data.get(at..at + 4)?.try_into().ok()?))
         };
         if self.header {
+            let seen = data.len().min(SIGNATURE.len());
+            if data[..seen] != SIGNATURE[..seen] {
+                return Err(self.binary_error("COPY file signature not recognized"));
+            }
             if data.len() < SIGNATURE.len() + 8 {
                 self.pending = data;
                 return Ok(out);
-            }
-            if !data.starts_with(SIGNATURE) {
-                return Err(self.binary_error("COPY file signature not recognized"));
             }
             let flags = int(SIGNATURE.len()).unwrap_or(0);
             if flags & 0x0001_0000 != 0 {

@@ -1,4 +1,5 @@
-//! SQL cursors: DECLARE … CURSOR FOR, FETCH, CLOSE — the SQL form of continuation tokens.
+//! SQL cursors: DECLARE … CURSOR FOR, FETCH, MOVE, CLOSE — the SQL form of continuation
+//! tokens.
 //!
 //! A cursor holds the running query's stream; FETCH pulls the next rows from it, so a client
 //! pages through a large result without the server materializing it. Cursors live until
@@ -14,6 +15,75 @@ use datafusion::sql::sqlparser::ast::{self, CloseCursor, FetchDirection, Stateme
 use futures::StreamExt;
 use std::collections::VecDeque;
 use std::sync::Arc;
+
+/// MOVE, which sqlparser does not know, is parsed as a FETCH whose `INTO` (which PostgreSQL's
+/// SQL FETCH does not take) names this.
+pub(crate) const MOVE_MARK: &str = "partita_move";
+
+/// Parses `MOVE [direction] [FROM | IN] name`, the MOVE keyword already read, as the FETCH
+/// [`MOVE_MARK`] marks.
+pub(crate) fn parse_move(
+    parser: &mut datafusion::sql::sqlparser::parser::Parser,
+) -> std::result::Result<Statement, datafusion::sql::sqlparser::parser::ParserError> {
+    match parser.parse_fetch_statement()? {
+        Statement::Fetch {
+            name,
+            direction,
+            position,
+            into: None,
+        } => Ok(Statement::Fetch {
+            name,
+            direction,
+            position,
+            into: Some(ast::ObjectName::from(vec![ast::Ident::new(MOVE_MARK)])),
+        }),
+        _ => Err(
+            datafusion::sql::sqlparser::parser::ParserError::ParserError(
+                "MOVE takes no INTO".into(),
+            ),
+        ),
+    }
+}
+
+/// Puts FROM before the cursor's name in `FETCH … name` and `MOVE … name` without FROM or
+/// IN (and NEXT in `FETCH name`), which PostgreSQL takes (asyncpg sends `MOVE FORWARD 3
+/// name`) and sqlparser does not.
+pub(crate) fn name_cursor_after_from(
+    tokens: &mut Vec<datafusion::sql::sqlparser::tokenizer::TokenWithSpan>,
+) {
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
+    let mut start = 0;
+    while start < tokens.len() {
+        let end = (start..tokens.len())
+            .find(|&i| tokens[i].token == Token::SemiColon)
+            .unwrap_or(tokens.len());
+        let words: Vec<usize> = (start..end)
+            .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+            .collect();
+        let first = words.first().map(|&i| &tokens[i].token);
+        let cursor_statement = matches!(first, Some(Token::Word(w))
+            if w.keyword == Keyword::FETCH || w.value.eq_ignore_ascii_case("move"));
+        let has_from = words.iter().any(|&i| {
+            matches!(&tokens[i].token, Token::Word(w) if matches!(w.keyword, Keyword::FROM | Keyword::IN))
+        });
+        match words.last() {
+            Some(&name) if cursor_statement && !has_from && words.len() > 1 => {
+                // Without a direction (`FETCH name`), NEXT.
+                let mut inserted = Vec::new();
+                let space = || TokenWithSpan::wrap(Token::Whitespace(Whitespace::Space));
+                if words.len() == 2 {
+                    inserted.extend([TokenWithSpan::wrap(Token::make_keyword("NEXT")), space()]);
+                }
+                inserted.extend([TokenWithSpan::wrap(Token::make_keyword("FROM")), space()]);
+                let added = inserted.len();
+                tokens.splice(name..name, inserted);
+                start = end + added + 1;
+            }
+            _ => start = end + 1,
+        }
+    }
+}
 
 pub(crate) struct Cursor {
     schema: SchemaRef,
@@ -141,16 +211,38 @@ impl Session {
         ))
     }
 
+    /// `MOVE [direction] [FROM | IN] name`: FETCH without the rows, answered `MOVE n`.
+    pub(crate) async fn move_cursor(
+        &mut self,
+        name: &ast::Ident,
+        direction: FetchDirection,
+    ) -> Result<Output> {
+        let moved = match self.fetch(name, direction).await? {
+            Output::Rows { mut stream, .. } => {
+                let mut rows = 0;
+                while let Some(batch) = stream.next().await {
+                    rows += batch?.num_rows();
+                }
+                rows
+            }
+            _ => 0,
+        };
+        Ok(Output::Command(format!("MOVE {moved}")))
+    }
+
     pub(crate) fn close_cursor(&mut self, cursor: CloseCursor) -> Result<Output> {
         match cursor {
-            CloseCursor::All => self.cursors.clear(),
+            CloseCursor::All => {
+                self.cursors.clear();
+                Ok(Output::Command("CLOSE CURSOR ALL".into()))
+            }
             CloseCursor::Specific { name } => {
                 let name = sql::ddl::normalize_ident(&name);
                 self.cursors
                     .remove(&name)
                     .ok_or(Error::UnknownCursor(name))?;
+                Ok(Output::Command("CLOSE CURSOR".into()))
             }
         }
-        Ok(Output::Command("CLOSE CURSOR".into()))
     }
 }

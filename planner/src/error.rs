@@ -54,6 +54,15 @@ pub enum Error {
     #[error("cannot execute {0} in a read-only transaction")]
     ReadOnlyTransaction(String),
 
+    /// A prepared statement whose result columns changed type since the client prepared
+    /// it (0A000); drivers prepare it again.
+    #[error("cached plan must not change result type")]
+    CachedPlanChanged,
+
+    /// A command that must run outside a transaction block (25001).
+    #[error("{0}")]
+    ActiveTransaction(String),
+
     #[error("could not serialize access due to concurrent update")]
     SerializationFailure,
 

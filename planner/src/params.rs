@@ -23,7 +23,8 @@ pub type ContextType = (String, DataType, Option<sql::SqlType>);
 /// - `f($n)` is the one type `f` takes there (`pg_advisory_lock($1)`: a bigint), or `float8`
 ///   when `f` takes any number (`abs($1)`), PostgreSQL's preferred numeric type;
 /// - `coalesce`, `nullif`, `greatest`, `least` and CASE results: the other arguments' type;
-/// - a condition (`WHERE $1`, `$1 AND x`, `NOT $1`, `CASE WHEN $1`): a bool.
+/// - a condition (`WHERE $1`, `$1 AND x`, `NOT $1`, `CASE WHEN $1`): a bool;
+/// - `LIMIT $1` / `OFFSET $2`: a bigint.
 pub fn contextual_parameter_types(plan: &LogicalPlan) -> Vec<ContextType> {
     let mut found = Vec::new();
     let _ = plan.apply_with_subqueries(|node| {
@@ -35,6 +36,13 @@ pub fn contextual_parameter_types(plan: &LogicalPlan) -> Vec<ContextType> {
         };
         if let Some(Expr::Placeholder(p)) = condition {
             found.push((p.id.clone(), DataType::Boolean, None));
+        }
+        if let LogicalPlan::Limit(limit) = node {
+            for count in [&limit.skip, &limit.fetch].into_iter().flatten() {
+                if let Expr::Placeholder(p) = count.as_ref() {
+                    found.push((p.id.clone(), DataType::Int64, None));
+                }
+            }
         }
         node.apply_expressions(|e| {
             e.apply(|e| {

@@ -27,6 +27,17 @@ use sql::{Catalog, CatalogChanges};
 use std::sync::{Arc, Mutex};
 use storage::Store;
 
+/// What one session's `nextval` calls gave, which `currval` and `lastval` answer; DISCARD
+/// SEQUENCES forgets it.
+#[derive(Clone, Default)]
+pub struct SessionValues(Arc<Mutex<Seen>>);
+
+impl SessionValues {
+    pub fn forget(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Seen::default();
+    }
+}
+
 /// Registers the sequence functions over `catalog`'s sequences in `store`.
 /// A sequence is known when a column of the tables the statement sees (`scope`'s
 /// uncommitted changes included) takes its values.
@@ -35,16 +46,17 @@ pub fn register(
     catalog: &Catalog,
     store: &Store,
     scope: &Arc<Mutex<StatementScope>>,
-) {
+) -> SessionValues {
     // One session's: `currval` and `lastval` answer what its own nextval calls got.
-    let seen = Arc::new(Mutex::new(Seen::default()));
+    let values = SessionValues::default();
+    let seen = &values.0;
     for op in [Op::Next, Op::Set, Op::Current, Op::Last] {
         ctx.register_udf(ScalarUDF::new_from_impl(SequenceFunction {
             op,
             catalog: catalog.clone(),
             store: store.clone(),
             scope: Arc::clone(scope),
-            seen: Arc::clone(&seen),
+            seen: Arc::clone(seen),
             signature: match op {
                 Op::Next | Op::Current => {
                     Signature::exact(vec![DataType::Utf8], Volatility::Volatile)
@@ -69,6 +81,7 @@ pub fn register(
         scope: Arc::clone(scope),
         signature: Signature::exact(vec![DataType::Utf8, DataType::Utf8], Volatility::Stable),
     }));
+    values
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

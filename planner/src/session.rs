@@ -204,6 +204,8 @@ pub struct Session {
     transaction_start: crate::functions::TransactionStart,
     /// The session's advisory locks, released when it ends.
     advisory: Arc<crate::advisory::AdvisoryOwner>,
+    /// What `currval` and `lastval` answer.
+    sequence_values: crate::sequences::SessionValues,
 }
 
 /// A prepared query's plan with its placeholders, valid while the catalog is unchanged.
@@ -287,6 +289,8 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     // Identity options are put in order first: that changes the number of tokens, and
     // the OVERRIDING clauses are found by their places.
     crate::sequences::order_identity_options(&mut tokens);
+    drop_deferrable(&mut tokens);
+    crate::cursor::name_cursor_after_from(&mut tokens);
     let overrides = crate::dml::take_overriding(&mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut statements = Vec::new();
@@ -298,79 +302,86 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         let start = parser.index();
         // REFRESH MATERIALIZED VIEW, which sqlparser does not know, becomes a CALL of
         // crate::view::REFRESH_PROCEDURE with the view's name.
-        let statement =
-            if parser.parse_keywords(&[Keyword::REFRESH, Keyword::MATERIALIZED, Keyword::VIEW]) {
-                let _ = parser.parse_keyword(Keyword::CONCURRENTLY);
-                let name = parser.parse_object_name(false).map_err(syntax)?;
-                if parser.parse_keyword(Keyword::WITH) {
-                    if parser.parse_keyword(Keyword::NO) {
-                        return Err(Error::Unsupported("REFRESH … WITH NO DATA".into()));
-                    }
-                    parser.expect_keyword_is(Keyword::DATA).map_err(syntax)?;
+        let statement = if parser.parse_keywords(&[
+            Keyword::REFRESH,
+            Keyword::MATERIALIZED,
+            Keyword::VIEW,
+        ]) {
+            let _ = parser.parse_keyword(Keyword::CONCURRENTLY);
+            let name = parser.parse_object_name(false).map_err(syntax)?;
+            if parser.parse_keyword(Keyword::WITH) {
+                if parser.parse_keyword(Keyword::NO) {
+                    return Err(Error::Unsupported("REFRESH … WITH NO DATA".into()));
                 }
-                crate::view::refresh_call(&name)?
-            } else if let Some(temporary) = [
-                &[Keyword::CREATE, Keyword::SEQUENCE][..],
-                &[Keyword::CREATE, Keyword::TEMPORARY, Keyword::SEQUENCE],
-                &[Keyword::CREATE, Keyword::TEMP, Keyword::SEQUENCE],
-            ]
-            .iter()
-            .position(|words| parser.parse_keywords(words))
-            {
-                crate::sequences::parse_create(&mut parser, temporary > 0)
-                    .map_err(crate::sequences::option_error(syntax))?
-            } else if parser.peek_keyword(Keyword::ALTER) {
-                let from = parser.peek_token().span.start;
-                let [_, second, third] = parser.peek_tokens::<3>();
-                let keyword = |t: &Token, k: Keyword| matches!(t, Token::Word(w) if w.keyword == k);
-                let sequence = keyword(&second, Keyword::SEQUENCE)
-                    || crate::sequences::at_identity_alter(&parser);
-                let view = keyword(&second, Keyword::VIEW)
-                    || (keyword(&second, Keyword::MATERIALIZED) && keyword(&third, Keyword::VIEW));
-                if sequence || view {
-                    parser.expect_keyword_is(Keyword::ALTER).map_err(syntax)?;
-                    let Some(from) = byte_offset(text, from.line, from.column) else {
-                        return Err(Error::Syntax("ALTER".into()));
-                    };
-                    // The statement's text, up to its end: read again when it runs.
-                    match sequence {
-                        true => crate::sequences::check_alter(&mut parser)
-                            .map_err(crate::sequences::option_error(syntax))?,
-                        false => {
-                            crate::plain_view::parse_alter(&mut parser).map_err(syntax)?;
-                        }
-                    }
-                    let end = parser.peek_token().span.start;
-                    let to = match parser.peek_token().token {
-                        Token::EOF => text.len(),
-                        _ => byte_offset(text, end.line, end.column).unwrap_or(text.len()),
-                    };
-                    let text = text[from..to].trim_end();
-                    match sequence {
-                        true => crate::sequences::alter_call(text),
-                        false => internal_call(crate::plain_view::ALTER_PROCEDURE, text),
-                    }
-                } else {
-                    parser.parse_statement().map_err(syntax)?
-                }
-            } else if parser.peek_keyword(Keyword::TABLE) {
-                // `TABLE t [ORDER BY …]` is `SELECT * FROM t …`: the text is read again so.
-                let at = parser.peek_token().span.start;
-                let Some(offset) = byte_offset(text, at.line, at.column) else {
-                    return Err(Error::Syntax("TABLE".into()));
+                parser.expect_keyword_is(Keyword::DATA).map_err(syntax)?;
+            }
+            crate::view::refresh_call(&name)?
+        } else if let Some(temporary) = [
+            &[Keyword::CREATE, Keyword::SEQUENCE][..],
+            &[Keyword::CREATE, Keyword::TEMPORARY, Keyword::SEQUENCE],
+            &[Keyword::CREATE, Keyword::TEMP, Keyword::SEQUENCE],
+        ]
+        .iter()
+        .position(|words| parser.parse_keywords(words))
+        {
+            crate::sequences::parse_create(&mut parser, temporary > 0)
+                .map_err(crate::sequences::option_error(syntax))?
+        } else if parser.peek_keyword(Keyword::ALTER) {
+            let from = parser.peek_token().span.start;
+            let [_, second, third] = parser.peek_tokens::<3>();
+            let keyword = |t: &Token, k: Keyword| matches!(t, Token::Word(w) if w.keyword == k);
+            let sequence =
+                keyword(&second, Keyword::SEQUENCE) || crate::sequences::at_identity_alter(&parser);
+            let view = keyword(&second, Keyword::VIEW)
+                || (keyword(&second, Keyword::MATERIALIZED) && keyword(&third, Keyword::VIEW));
+            if sequence || view {
+                parser.expect_keyword_is(Keyword::ALTER).map_err(syntax)?;
+                let Some(from) = byte_offset(text, from.line, from.column) else {
+                    return Err(Error::Syntax("ALTER".into()));
                 };
-                let rewritten = format!("{}SELECT * FROM{}", &text[..offset], &text[offset + 5..]);
-                return parse_sql(&rewritten);
-            } else if parser.parse_keywords(&[Keyword::RESET, Keyword::TIME, Keyword::ZONE]) {
-                // RESET TIME ZONE, PostgreSQL's spelling of RESET timezone.
-                Statement::Reset(ast::ResetStatement {
-                    reset: ast::Reset::ConfigurationParameter(ast::ObjectName::from(vec![
-                        ast::Ident::new("timezone"),
-                    ])),
-                })
+                // The statement's text, up to its end: read again when it runs.
+                match sequence {
+                    true => crate::sequences::check_alter(&mut parser)
+                        .map_err(crate::sequences::option_error(syntax))?,
+                    false => {
+                        crate::plain_view::parse_alter(&mut parser).map_err(syntax)?;
+                    }
+                }
+                let end = parser.peek_token().span.start;
+                let to = match parser.peek_token().token {
+                    Token::EOF => text.len(),
+                    _ => byte_offset(text, end.line, end.column).unwrap_or(text.len()),
+                };
+                let text = text[from..to].trim_end();
+                match sequence {
+                    true => crate::sequences::alter_call(text),
+                    false => internal_call(crate::plain_view::ALTER_PROCEDURE, text),
+                }
             } else {
                 parser.parse_statement().map_err(syntax)?
+            }
+        } else if parser.peek_keyword(Keyword::TABLE) {
+            // `TABLE t [ORDER BY …]` is `SELECT * FROM t …`: the text is read again so.
+            let at = parser.peek_token().span.start;
+            let Some(offset) = byte_offset(text, at.line, at.column) else {
+                return Err(Error::Syntax("TABLE".into()));
             };
+            let rewritten = format!("{}SELECT * FROM{}", &text[..offset], &text[offset + 5..]);
+            return parse_sql(&rewritten);
+        } else if matches!(&parser.peek_token().token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("move"))
+        {
+            parser.next_token();
+            crate::cursor::parse_move(&mut parser).map_err(syntax)?
+        } else if parser.parse_keywords(&[Keyword::RESET, Keyword::TIME, Keyword::ZONE]) {
+            // RESET TIME ZONE, PostgreSQL's spelling of RESET timezone.
+            Statement::Reset(ast::ResetStatement {
+                reset: ast::Reset::ConfigurationParameter(ast::ObjectName::from(vec![
+                    ast::Ident::new("timezone"),
+                ])),
+            })
+        } else {
+            parser.parse_statement().map_err(syntax)?
+        };
         let mut statement = statement;
         if let Some(overriding) = overrides
             .iter()
@@ -391,6 +402,60 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         }
     }
     Ok(statements)
+}
+
+/// Takes `[NOT] DEFERRABLE` out of BEGIN, START TRANSACTION and SET TRANSACTION / SET
+/// SESSION CHARACTERISTICS, which sqlparser does not read. It only matters to PostgreSQL for
+/// a SERIALIZABLE READ ONLY transaction, which waits for a snapshot no other transaction can
+/// invalidate; Partita's read-only transactions read one consistent snapshot and never fail.
+fn drop_deferrable(tokens: &mut Vec<datafusion::sql::sqlparser::tokenizer::TokenWithSpan>) {
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    let word = |t: &Token| match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    let mut i = 0;
+    // The keywords of the statement so far, up to three.
+    let mut start: Vec<Keyword> = Vec::new();
+    while i < tokens.len() {
+        let token = &tokens[i].token;
+        if matches!(token, Token::SemiColon) {
+            start.clear();
+        } else if let Some(keyword) = word(token)
+            && start.len() < 3
+        {
+            start.push(keyword);
+        }
+        let transaction = matches!(
+            start.as_slice(),
+            [Keyword::BEGIN, ..]
+                | [Keyword::START, Keyword::TRANSACTION, ..]
+                | [Keyword::SET, Keyword::TRANSACTION, ..]
+                | [Keyword::SET, Keyword::SESSION, Keyword::CHARACTERISTICS]
+        );
+        if !(transaction && word(token) == Some(Keyword::DEFERRABLE)) {
+            i += 1;
+            continue;
+        }
+        // The DEFERRABLE, a NOT before it, and the comma that separates it from another mode.
+        let significant = |t: &Token| !matches!(t, Token::Whitespace(_));
+        let mut from = i;
+        let before = (0..from).rev().find(|&j| significant(&tokens[j].token));
+        if let Some(j) = before.filter(|&j| word(&tokens[j].token) == Some(Keyword::NOT)) {
+            from = j;
+        }
+        let mut to = i + 1;
+        let before = (0..from).rev().find(|&j| significant(&tokens[j].token));
+        let after = (to..tokens.len()).find(|&j| significant(&tokens[j].token));
+        if let Some(j) = before.filter(|&j| tokens[j].token == Token::Comma) {
+            from = j;
+        } else if let Some(j) = after.filter(|&j| tokens[j].token == Token::Comma) {
+            to = j + 1;
+        }
+        tokens.drain(from..to);
+        i = from;
+    }
 }
 
 /// A parser error, at the character of `text` it names ("… at Line: 2, Column: 7").
@@ -938,7 +1003,7 @@ impl Session {
         for clock in crate::functions::clock_functions(&transaction_start) {
             ctx.register_udf(clock);
         }
-        crate::sequences::register(&ctx, &db.catalog, &db.store, &scope);
+        let sequence_values = crate::sequences::register(&ctx, &db.catalog, &db.store, &scope);
         ctx.register_udtf(
             "partita_check",
             Arc::new(crate::index::CheckFunction {
@@ -967,6 +1032,7 @@ impl Session {
             types,
             transaction_start,
             advisory,
+            sequence_values,
         };
         session.set_zone(Zone::utc());
         session.reported.clear();
@@ -1279,8 +1345,8 @@ impl Session {
         for (param, ty) in params.iter().zip(&kept.types) {
             let value = match &param.value {
                 None => datafusion::common::ScalarValue::try_from(ty)?,
-                Some(text) => {
-                    let text = datafusion::common::ScalarValue::Utf8(Some(text.clone()));
+                Some(raw) => {
+                    let text = datafusion::common::ScalarValue::Utf8(Some(raw.clone()));
                     match ty {
                         // Read as PostgreSQL reads numerics (`1.5e3`), as the general path does.
                         datafusion::arrow::datatypes::DataType::Decimal128(..) => {
@@ -1291,6 +1357,12 @@ impl Session {
                                     datafusion::common::ScalarValue::try_from_array(&a, 0)?
                                 }
                             }
+                        }
+                        // bytea's text form (`\x0102`, escapes), not the text's own bytes.
+                        datafusion::arrow::datatypes::DataType::Binary => {
+                            let bytes = crate::convert::parse_bytea(raw)
+                                .ok_or_else(|| crate::literals::bad_bytea(raw))?;
+                            datafusion::common::ScalarValue::Binary(Some(bytes))
                         }
                         _ => text.cast_to(ty)?,
                     }
@@ -1392,9 +1464,21 @@ impl Session {
             Statement::Reset(reset) => self.reset(reset.reset),
             Statement::Declare { stmts } => self.declare(stmts).await,
             Statement::Fetch {
+                name,
+                direction,
+                into: Some(into),
+                ..
+            } if into.to_string() == crate::cursor::MOVE_MARK => {
+                self.move_cursor(&name, direction).await
+            }
+            Statement::Fetch {
                 name, direction, ..
             } => self.fetch(&name, direction).await,
             Statement::Close { cursor } => self.close_cursor(cursor),
+            // Partita has no LISTEN, so a session listens to nothing (asyncpg's pool resets
+            // each connection with UNLISTEN *).
+            Statement::UNLISTEN { .. } => Ok(Output::Command("UNLISTEN".into())),
+            Statement::Discard { object_type } => self.discard(object_type),
             Statement::ShowVariable { variable } => self.show(&variable).await,
             other => Err(Error::Unsupported(format!(
                 "statement {}",
@@ -1997,21 +2081,21 @@ impl Session {
         }
         let mut params = Vec::with_capacity(arguments.len());
         // A parameter PREPARE gave no type has the one its context gives, as in PostgreSQL
-        // (`pg_advisory_lock($1)` takes a bigint): found at the first EXECUTE, and kept.
+        // (`pg_advisory_lock($1)` takes a bigint), or else text (`$1 = $2`): found at the
+        // first EXECUTE, and kept.
         let mut types = types;
         if types.len() < expected {
             types.resize(expected, None);
             if let Ok(described) = self.describe(&stmt).await {
                 for (i, ty) in types.iter_mut().enumerate() {
                     if ty.is_none() {
-                        *ty = described.declared.get(i).copied().flatten().or_else(|| {
-                            described
-                                .params
-                                .get(i)
-                                .cloned()
-                                .flatten()
-                                .and_then(|t| sql_type_of(&t))
-                        });
+                        *ty =
+                            described.declared.get(i).copied().flatten().or_else(
+                                || match described.params.get(i).cloned().flatten() {
+                                    Some(t) => sql_type_of(&t),
+                                    None => Some(SqlType::Text),
+                                },
+                            );
                     }
                 }
                 if let Some((_, kept)) = self.sql_prepared.get_mut(&name) {
@@ -2066,6 +2150,32 @@ impl Session {
     /// `DEALLOCATE ALL`.
     pub fn deallocate_all_sql(&mut self) {
         self.sql_prepared.clear();
+    }
+
+    /// `DISCARD ALL | PLANS | SEQUENCES | TEMP`. ALL, outside a transaction block only,
+    /// closes the cursors, resets every setting, forgets the statements PREPARE made (the
+    /// wire layer forgets the protocol's), the kept plans and `currval`, and releases the
+    /// session's advisory locks, as PostgreSQL's does. Partita has no temporary tables.
+    fn discard(&mut self, object: ast::DiscardObject) -> Result<Output> {
+        match object {
+            ast::DiscardObject::ALL => {
+                if self.txn.as_ref().is_some_and(|t| !t.implicit) {
+                    return Err(Error::ActiveTransaction(
+                        "DISCARD ALL cannot run inside a transaction block".into(),
+                    ));
+                }
+                self.cursors.clear();
+                self.reset(ast::Reset::ALL)?;
+                self.sql_prepared.clear();
+                self.kept_plans.clear();
+                self.sequence_values.forget();
+                self.advisory.release_all(None);
+            }
+            ast::DiscardObject::PLANS => self.kept_plans.clear(),
+            ast::DiscardObject::SEQUENCES => self.sequence_values.forget(),
+            ast::DiscardObject::TEMP => {}
+        }
+        Ok(Output::Command(format!("DISCARD {object}")))
     }
 
     pub(crate) fn notice(&mut self, text: String) {
@@ -3029,6 +3139,9 @@ impl Session {
                     types.entry(name).or_insert(None).get_or_insert(ty);
                 }
                 for (name, ty) in types {
+                    // Two parameters compared with each other (`$1 = $2`) are typed Null:
+                    // unknown, so text.
+                    let ty = ty.filter(|t| !t.is_null());
                     if let (Some(i), Some(ty)) =
                         (name.trim_start_matches('$').parse::<usize>().ok(), ty)
                         && i >= 1

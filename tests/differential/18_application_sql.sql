@@ -118,3 +118,35 @@ EXECUTE typed('41', '2024-02-28', NULL, '-2.5', 'true');
 EXECUTE typed('x', '2024-02-28', NULL, '1', 'true');
 SELECT array_agg(oid ORDER BY oid) FROM pg_type WHERE typname IN ('int4', 'text');
 SELECT format_type(0, NULL);
+-- A parameter nothing types is text.
+PREPARE same AS SELECT $1 = $2;
+EXECUTE same('a', 'a');
+EXECUTE same(1, 2);
+-- What asyncpg's pool sends when it takes a connection back, and other session resets.
+SELECT pg_advisory_lock(5);
+SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL;
+BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE;
+SHOW transaction_read_only;
+ROLLBACK;
+BEGIN ISOLATION LEVEL SERIALIZABLE, READ ONLY, NOT DEFERRABLE;
+ROLLBACK;
+PREPARE one AS SELECT 1;
+SET work_mem = '8MB';
+BEGIN;
+DISCARD ALL;
+ROLLBACK;
+DISCARD ALL;
+EXECUTE one;
+SHOW work_mem;
+DISCARD PLANS;
+DISCARD SEQUENCES;
+-- MOVE, and FETCH and MOVE without FROM.
+BEGIN;
+DECLARE c CURSOR FOR SELECT generate_series(1, 10);
+MOVE FORWARD 3 FROM c;
+FETCH 2 c;
+MOVE c;
+FETCH c;
+MOVE ALL IN c;
+FETCH NEXT FROM c;
+COMMIT;

@@ -74,6 +74,30 @@ async def main():
         ids = [r["id"] async for r in conn.cursor("SELECT id FROM rentals ORDER BY id", prefetch=7)]
     assert ids == list(range(1, 52)), ids
 
+    # A read-only serializable deferrable transaction, as asyncpg spells it.
+    async with conn.transaction(isolation="serializable", readonly=True, deferrable=True):
+        assert await conn.fetchval("SELECT count(*) FROM rentals WHERE poster = $1", b"\x00\x01\xff") == 1
+
+    # A cached statement whose result changed after ALTER TABLE is prepared again (asyncpg
+    # knows PostgreSQL's error by its routine name).
+    before = await conn.fetchrow("SELECT * FROM rentals WHERE store = 'north' AND id = 1")
+    await conn.execute("ALTER TABLE rentals ADD COLUMN note text")
+    after = await conn.fetchrow("SELECT * FROM rentals WHERE store = 'north' AND id = 1")
+    assert len(after) == len(before) + 1 and after["note"] is None, after
+    await conn.execute("ALTER TABLE rentals DROP COLUMN note")
+
+    # A pool: each connection goes back through asyncpg's reset query
+    # (pg_advisory_unlock_all, CLOSE ALL, UNLISTEN *, RESET ALL).
+    pool = await asyncpg.create_pool(host=host, port=port, user="partita", database="partita",
+                                     min_size=2, max_size=2)
+    doubled = await asyncio.gather(*[pool.fetchval("SELECT $1::int * 2", i) for i in range(6)])
+    assert doubled == [0, 2, 4, 6, 8, 10], doubled
+    async with pool.acquire() as pooled:
+        await pooled.execute("SET work_mem = '8MB'")
+    async with pool.acquire() as pooled:
+        assert await pooled.fetchval("SHOW work_mem") == "4MB"
+    await pool.close()
+
     # A prepared statement run with several arguments.
     title = await conn.prepare("SELECT title FROM rentals WHERE store = $1 AND id = $2")
     assert [await title.fetchval("north", i) for i in (1, 10)] == ["Alien", "title 10"]
