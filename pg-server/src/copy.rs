@@ -215,7 +215,7 @@ impl CopyHandler for Handler {
         match state.decoder.push(&data.data) {
             Ok(records) => state.batch.extend(records),
             Err(e) => {
-                state.error = Some(e);
+                state.error = Some(state.target.locate(e));
                 return Ok(());
             }
         }
@@ -239,7 +239,7 @@ impl CopyHandler for Handler {
         if state.error.is_none() {
             match state.decoder.finish() {
                 Ok(records) => state.batch.extend(records),
-                Err(e) => state.error = Some(e),
+                Err(e) => state.error = Some(state.target.locate(e)),
             }
         }
         self.flush_copy(&mut state).await;

@@ -43,6 +43,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::InFailedTransaction => "25P02",
         Error::ReadOnlyTransaction(_) => "25006",
         Error::ActiveTransaction(_) => "25001",
+        Error::InvalidEncoding(_) => "22021",
         Error::CachedPlanChanged => "0A000",
         Error::SerializationFailure => "40001",
         Error::Unsupported(_) | Error::NotSupported { .. } => "0A000",

@@ -76,6 +76,20 @@ pub struct CopyIn {
     pub format: CopyFormat,
 }
 
+impl CopyIn {
+    /// An error of the data's decoding, its line named as PostgreSQL names it
+    /// (`COPY t, line 3`).
+    pub fn locate(&self, e: Error) -> Error {
+        match e {
+            Error::Context { context, source } if context.starts_with("line ") => Error::Context {
+                context: format!("COPY {}, {context}", self.table),
+                source,
+            },
+            e => e,
+        }
+    }
+}
+
 fn single_byte(c: char, what: &str) -> Result<u8> {
     u8::try_from(c as u32)
         .ok()
@@ -137,6 +151,14 @@ fn format_of(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> Result<Copy
             CopyLegacyOption::Binary => format.binary = true,
             other => return Err(Error::Unsupported(format!("COPY option {other}"))),
         }
+    }
+    // ESCAPE defaults to QUOTE, whichever QUOTE is.
+    let escape_given = options.iter().any(|o| matches!(o, CopyOption::Escape(_)))
+        || legacy.iter().any(|o| {
+            matches!(o, CopyLegacyOption::Csv(c) if c.iter().any(|c| matches!(c, CopyLegacyCsvOption::Escape(_))))
+        });
+    if !escape_given {
+        format.escape = format.quote;
     }
     if format.binary {
         let text_only = options.iter().find_map(|o| match o {
@@ -659,6 +681,9 @@ impl CopyDecoder {
 
     /// Adds data and returns the records it completes, each with its line number.
     pub fn push(&mut self, data: &[u8]) -> Result<Vec<(usize, Vec<Option<String>>)>> {
+        if self.format.binary && self.ended && !data.is_empty() {
+            return Err(self.binary_error("received copy data after EOF marker"));
+        }
         self.pending.extend_from_slice(data);
         if self.format.binary {
             return self.binary_records();
@@ -727,6 +752,9 @@ impl CopyDecoder {
             if flags & 0x0001_0000 != 0 {
                 return Err(self.binary_error("COPY file with OIDs is not supported"));
             }
+            if flags >> 17 != 0 {
+                return Err(self.binary_error("unrecognized critical flags in COPY file header"));
+            }
             let extension = int(SIGNATURE.len() + 4).unwrap_or(0).max(0) as usize;
             let start = SIGNATURE.len() + 8 + extension;
             if data.len() < start {
@@ -763,9 +791,12 @@ impl CopyDecoder {
                 }
                 let Some(len) = int(end) else { break false };
                 end += 4;
-                if len < 0 {
+                if len == -1 {
                     spans.push(None);
                     continue;
+                }
+                if len < 0 {
+                    return Err(self.binary_error("invalid field size"));
                 }
                 let len = len as usize;
                 if data.len() < end + len {
@@ -786,6 +817,12 @@ impl CopyDecoder {
                 let text = crate::binary::text(&data[span], ty).map_err(|what| {
                     self.binary_error(&format!("incorrect binary data format ({what})"))
                 })?;
+                if text.contains('\0') {
+                    return Err(Error::Context {
+                        context: format!("line {}", self.line),
+                        source: Box::new(Error::InvalidEncoding("0x00".into())),
+                    });
+                }
                 fields.push(Some(text));
             }
             out.push((self.line, fields));
@@ -793,6 +830,9 @@ impl CopyDecoder {
             at = end;
         }
         self.pending = data[at..].to_vec();
+        if self.ended && !self.pending.is_empty() {
+            return Err(self.binary_error("received copy data after EOF marker"));
+        }
         Ok(out)
     }
 
@@ -866,7 +906,23 @@ impl CopyDecoder {
 
     fn text_fields(&self, raw: &[u8]) -> Result<Vec<Option<String>>> {
         let mut fields = Vec::new();
-        for part in raw.split(|&b| b == self.format.delimiter) {
+        // Fields end at each delimiter a backslash does not escape (`a\,b` is one field).
+        let mut parts = Vec::new();
+        let mut from = 0;
+        let mut i = 0;
+        while i < raw.len() {
+            match raw[i] {
+                b'\\' => i += 2,
+                b if b == self.format.delimiter => {
+                    parts.push(&raw[from..i]);
+                    i += 1;
+                    from = i;
+                }
+                _ => i += 1,
+            }
+        }
+        parts.push(&raw[from.min(raw.len())..]);
+        for part in parts {
             if part == self.format.null.as_bytes() {
                 fields.push(None);
                 continue;
@@ -970,9 +1026,17 @@ impl CopyDecoder {
     }
 }
 
+/// A field's text: UTF-8 without NUL, as PostgreSQL's text values are (22021).
 fn utf8(bytes: Vec<u8>) -> Result<String> {
-    String::from_utf8(bytes)
-        .map_err(|_| Error::BadCopyData("invalid byte sequence for encoding \"UTF8\"".into()))
+    if bytes.contains(&0) {
+        return Err(Error::InvalidEncoding("0x00".into()));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bad = &e.as_bytes()[at..];
+        let shown: Vec<String> = bad.iter().take(2).map(|b| format!("0x{b:02x}")).collect();
+        Error::InvalidEncoding(shown.join(" "))
+    })
 }
 
 /// Writes one value of a COPY TO row: `text` is the value's PostgreSQL text form, `None` is

@@ -59,6 +59,10 @@ pub enum Error {
     #[error("cached plan must not change result type")]
     CachedPlanChanged,
 
+    /// Bytes that are not UTF-8, or a NUL, in text (22021).
+    #[error("invalid byte sequence for encoding \"UTF8\": {0}")]
+    InvalidEncoding(String),
+
     /// A command that must run outside a transaction block (25001).
     #[error("{0}")]
     ActiveTransaction(String),

@@ -206,7 +206,10 @@ async fn copy_errors_name_the_line_and_keep_earlier_batches() {
     let e = copy_in(&client, "COPY t FROM STDIN CSV", "30001,\"open\n")
         .await
         .unwrap_err();
-    assert_eq!(code(&e), "22P04 unterminated CSV quoted field [line 1]");
+    assert_eq!(
+        code(&e),
+        "22P04 unterminated CSV quoted field [COPY t, line 1]"
+    );
     // A COPY that fails before its data leaves tokio-postgres out of step with the server
     // (it sends CopyFail and Sync, and PostgreSQL answers that Sync too): one connection
     // each.
@@ -245,6 +248,41 @@ async fn copy_errors_name_the_line_and_keep_earlier_batches() {
 }
 
 /// psql's `\copy` sends COPY over the simple protocol.
+/// The text and CSV rules drivers lean on: a backslash-escaped delimiter is data, ESCAPE
+/// defaults to QUOTE, and a NUL is refused (22021) as PostgreSQL refuses it in text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_escapes_quotes_and_nul() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE notes (id int PRIMARY KEY, body text)")
+        .await
+        .unwrap();
+    copy_in(
+        &client,
+        "COPY notes FROM STDIN (DELIMITER '|')",
+        "1|a\\|b\n",
+    )
+    .await
+    .unwrap();
+    copy_in(
+        &client,
+        "COPY notes FROM STDIN (FORMAT csv, QUOTE '''', DELIMITER ';')",
+        "2;'it''s'\n",
+    )
+    .await
+    .unwrap();
+    let out = copy_out(&client, "COPY notes TO STDOUT (FORMAT csv, QUOTE '''')").await;
+    assert_eq!(out, "1,a|b\n2,'it''s'\n");
+    let e = copy_in(&client, "COPY notes FROM STDIN", "3\tnul\\0here\n")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        code(&e),
+        "22021 invalid byte sequence for encoding \"UTF8\": 0x00 [COPY notes, line 1]"
+    );
+}
+
 /// PostgreSQL's binary COPY format both ways, through tokio-postgres's own binary writer and
 /// reader: every value comes back as written, NULLs included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
