@@ -667,6 +667,9 @@ where
 pub struct Prepared {
     pub stmt: Statement,
     pub param_types: Vec<Type>,
+    /// The SQL types of the parameters the client typed at Parse, which the statement was
+    /// described with.
+    pub declared: Vec<Option<SqlType>>,
     pub schema: Option<SchemaRef>,
     /// The catalog generation at which `schema` last held: after a schema change the
     /// statement is described again before it runs, and refused (as PostgreSQL refuses it)
@@ -678,7 +681,7 @@ pub struct Prepared {
 
 /// Refuses to run `prepared` when a schema change since it was described gives its rows
 /// other types (a binary int4 column would be sent as int8): 0A000, as PostgreSQL's, and the
-/// client prepares it again. Described again once per catalog change, without the client's
+/// client prepares it again. Described again once per catalog change, with the client's
 /// parameter types as at Parse, so the two descriptions compare.
 async fn still_described(session: &planner::Session, prepared: &Prepared) -> planner::Result<()> {
     use std::sync::atomic::Ordering;
@@ -689,7 +692,9 @@ async fn still_described(session: &planner::Session, prepared: &Prepared) -> pla
     if prepared.generation.load(Ordering::Acquire) == now {
         return Ok(());
     }
-    let again = session.describe(&prepared.stmt).await?;
+    let again = session
+        .describe_declared(&prepared.stmt, &prepared.declared)
+        .await?;
     if let Some(schema) = &again.schema
         && !crate::encode::same_row_type(described, schema)
     {
@@ -727,7 +732,16 @@ impl QueryParser for Parser {
         };
         let session = self.conn.session.lock().await;
         let generation = session.catalog_generation();
-        let description = session.describe(&stmt).await.map_err(|e| to_pg_error(&e))?;
+        // Parameters the client typed are of those types: `SELECT $1` of a numeric is a
+        // numeric column.
+        let declared: Vec<Option<SqlType>> = types
+            .iter()
+            .map(|t| t.as_ref().and_then(param_sql_type))
+            .collect();
+        let description = session
+            .describe_declared(&stmt, &declared)
+            .await
+            .map_err(|e| to_pg_error(&e))?;
         let count = description.params.len().max(types.len());
         let param_types = (0..count)
             .map(|i| {
@@ -758,6 +772,7 @@ impl QueryParser for Parser {
         Ok(Some(Prepared {
             stmt,
             param_types,
+            declared,
             schema: description.schema,
             generation: Arc::new(generation.into()),
             fast: Default::default(),
@@ -796,6 +811,9 @@ fn param_sql_type(ty: &Type) -> Option<SqlType> {
             scale: None,
         },
         Type::BYTEA => SqlType::Bytea,
+        Type::UUID => SqlType::Uuid,
+        Type::JSON => SqlType::Json,
+        Type::JSONB => SqlType::Jsonb,
         Type::DATE => SqlType::Date,
         Type::TIMESTAMP => SqlType::Timestamp { precision: None },
         Type::TIMESTAMPTZ => SqlType::TimestampTz { precision: None },

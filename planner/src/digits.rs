@@ -271,6 +271,7 @@ impl Context {
                     self.chosen(&args.iter().collect::<Vec<_>>())
                 }
                 // `x::numeric` of a float or of text has the digits of each value.
+                ("numeric", [Expr::Placeholder(_)]) => Some(0),
                 ("numeric", [a]) => match a.get_type(&self.schema) {
                     Ok(DataType::Decimal128(..)) => self.least_scale(a),
                     Ok(DataType::Float32 | DataType::Float64) => Some(0),

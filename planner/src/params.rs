@@ -70,6 +70,16 @@ pub fn contextual_parameter_types(plan: &LogicalPlan) -> Vec<ContextType> {
                             f.args.iter().for_each(|arg| typed(arg, t.clone()));
                         }
                     }
+                    // `$1::numeric`, which `numeric::rewrite_numeric_casts` made `numeric($1)`.
+                    Expr::ScalarFunction(f) if f.name() == "numeric" => {
+                        let unconstrained = sql::SqlType::Numeric {
+                            precision: None,
+                            scale: None,
+                        };
+                        f.args
+                            .iter()
+                            .for_each(|arg| typed(arg, unconstrained.arrow()));
+                    }
                     Expr::ScalarFunction(f) => {
                         let signature = &f.func.signature().type_signature;
                         for (i, arg) in f.args.iter().enumerate() {
@@ -82,6 +92,35 @@ pub fn contextual_parameter_types(plan: &LogicalPlan) -> Vec<ContextType> {
                         if let Expr::Placeholder(p) = expr.as_ref() {
                             let declared = crate::casts::declared(field);
                             found.push((p.id.clone(), field.data_type().clone(), declared));
+                        }
+                    }
+                    // Compared with a column of a type Partita keeps as text (uuid, json,
+                    // jsonb): that type, which the value is read as.
+                    Expr::BinaryExpr(BinaryExpr {
+                        left,
+                        op:
+                            Operator::Eq
+                            | Operator::NotEq
+                            | Operator::Lt
+                            | Operator::LtEq
+                            | Operator::Gt
+                            | Operator::GtEq
+                            | Operator::IsDistinctFrom
+                            | Operator::IsNotDistinctFrom,
+                        right,
+                    }) => {
+                        for (placeholder, other) in [(left, right), (right, left)] {
+                            declared_like(placeholder, other, &schema, &mut found);
+                        }
+                    }
+                    Expr::InList(list) => {
+                        for item in &list.list {
+                            declared_like(item, &list.expr, &schema, &mut found);
+                        }
+                    }
+                    Expr::Between(between) => {
+                        for bound in [&between.low, &between.high] {
+                            declared_like(bound, &between.expr, &schema, &mut found);
                         }
                     }
                     Expr::BinaryExpr(BinaryExpr {
@@ -128,6 +167,25 @@ pub fn contextual_parameter_types(plan: &LogicalPlan) -> Vec<ContextType> {
         })
     });
     found
+}
+
+/// `placeholder`, when it is one, compared with `other` of type uuid, json or jsonb: of
+/// that type.
+fn declared_like(
+    placeholder: &Expr,
+    other: &Expr,
+    schema: &datafusion::common::DFSchema,
+    found: &mut Vec<ContextType>,
+) {
+    let Expr::Placeholder(p) = placeholder else {
+        return;
+    };
+    if let Ok((_, field)) = other.to_field(schema)
+        && let Some(declared @ (sql::SqlType::Uuid | sql::SqlType::Json | sql::SqlType::Jsonb)) =
+            crate::casts::declared(&field)
+    {
+        found.push((p.id.clone(), field.data_type().clone(), Some(declared)));
+    }
 }
 
 /// The type of the first of `exprs` that is not a placeholder or a NULL.

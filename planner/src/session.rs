@@ -1334,10 +1334,12 @@ impl Session {
         // The plan typed each placeholder from its context; a parameter the client declared
         // with another type (a bigint against an int column) must keep its own type, which
         // the general path gives it.
+        // So must a uuid or json one, which its input function reads (`A0EE…` is `a0ee…`).
         if params.iter().zip(&kept.types).any(|(param, ty)| {
-            param
-                .ty
-                .is_some_and(|declared| declared.arrow_in(&self.zone.arrow) != *ty)
+            param.ty.is_some_and(|declared| {
+                declared.arrow_in(&self.zone.arrow) != *ty
+                    || matches!(declared, SqlType::Uuid | SqlType::Json | SqlType::Jsonb)
+            })
         }) {
             return Ok(None);
         }
@@ -2930,6 +2932,28 @@ fn for_each_function_argument(stmt: &mut Statement, f: impl FnMut(&mut Expr)) {
     let _ = stmt.visit(&mut Walker(f));
 }
 
+/// Reads each placeholder the client typed as a cast to its type (see
+/// [`Session::describe_declared`]).
+struct DeclaredPlaceholders<'a>(&'a [Option<SqlType>]);
+
+impl VisitorMut for DeclaredPlaceholders<'_> {
+    type Break = ();
+    fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
+        if let Some(ty) = placeholder_index(expr).and_then(|i| self.0.get(i - 1).copied().flatten())
+        {
+            let placeholder = std::mem::replace(expr, Expr::value(AstValue::Null));
+            *expr = Expr::Cast {
+                kind: ast::CastKind::Cast,
+                expr: Box::new(placeholder),
+                data_type: parameter_type(ty),
+                array: false,
+                format: None,
+            };
+        }
+        ControlFlow::Continue(())
+    }
+}
+
 pub(crate) fn param_literal(param: &Param) -> Expr {
     let value = match &param.value {
         None => Expr::Value(AstValue::Null.into()),
@@ -2944,15 +2968,43 @@ pub(crate) fn param_literal(param: &Param) -> Expr {
                 None => value,
             }
         }
+        // An unconstrained numeric written as plain digits is that constant, with the
+        // scale it was written with (`1.10`), as PostgreSQL keeps it.
+        Some(sql::SqlType::Numeric {
+            precision: None,
+            scale: None,
+        }) if param.value.as_deref().is_some_and(plain_decimal) => {
+            Expr::Value(AstValue::Number(param.value.clone().unwrap_or_default(), false).into())
+        }
         Some(ty) => Expr::Cast {
             kind: ast::CastKind::Cast,
             expr: Box::new(value),
-            data_type: ty.to_ast(),
+            data_type: parameter_type(ty),
             array: false,
             format: None,
         },
         None => value,
     }
+}
+
+/// The type a typed parameter is cast to: its own for the types Partita keeps as text
+/// whose input function reads it (`'A0EE…'::uuid` is `a0ee…`, jsonb is normalized).
+fn parameter_type(ty: SqlType) -> ast::DataType {
+    match ty {
+        SqlType::Uuid => ast::DataType::Uuid,
+        SqlType::Json => ast::DataType::JSON,
+        SqlType::Jsonb => ast::DataType::JSONB,
+        other => other.to_ast(),
+    }
+}
+
+/// `-12.50`: an optional sign, digits, and an optional point with digits after it.
+fn plain_decimal(text: &str) -> bool {
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    !whole.is_empty()
+        && whole.bytes().all(|b| b.is_ascii_digit())
+        && fraction.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[allow(dead_code)]
@@ -3094,6 +3146,29 @@ fn placeholder_index(expr: &Expr) -> Option<usize> {
 }
 
 impl Session {
+    /// Describes a query whose parameters the client typed (`declared[i]` for `$i+1`): each
+    /// such placeholder is read as a cast to its type, so the result columns are of the
+    /// types it runs with (`SELECT $1 + 1` of a float8 is a float8). Other statements as
+    /// [`Session::describe`].
+    pub async fn describe_declared(
+        &self,
+        stmt: &Statement,
+        declared: &[Option<SqlType>],
+    ) -> Result<Description> {
+        if !matches!(stmt, Statement::Query(_)) || declared.iter().all(Option::is_none) {
+            return self.describe(stmt).await;
+        }
+        let mut typed = stmt.clone();
+        let _ = typed.visit(&mut DeclaredPlaceholders(declared));
+        let mut described = self.describe(&typed).await?;
+        for (i, ty) in declared.iter().enumerate() {
+            if let (Some(ty), Some(param)) = (ty, described.params.get_mut(i)) {
+                *param = Some(ty.arrow_in(&self.zone.arrow));
+            }
+        }
+        Ok(described)
+    }
+
     /// Describes a statement without running it: parameter types from context and the
     /// result columns.
     pub async fn describe(&self, stmt: &Statement) -> Result<Description> {
@@ -3274,6 +3349,7 @@ impl Session {
                             .unwrap_or_default();
                         if let (Ok((c, _)), true) = (def.column(&col), i <= params.len()) {
                             params[i - 1] = Some(def.columns[c].ty.arrow());
+                            declared_types[i - 1] = Some(def.columns[c].ty);
                         }
                     }
                 }

@@ -150,3 +150,13 @@ FETCH c;
 MOVE ALL IN c;
 FETCH NEXT FROM c;
 COMMIT;
+-- Parameters compared with uuid and jsonb columns are read as those types.
+CREATE TABLE devices (id int PRIMARY KEY, tag uuid, spec jsonb);
+INSERT INTO devices VALUES (1, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{"a": 1}');
+PREPARE by_tag AS SELECT id FROM devices WHERE tag = $1;
+EXECUTE by_tag('A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11');
+EXECUTE by_tag('nope');
+PREPARE by_spec AS SELECT id FROM devices WHERE spec = $1;
+EXECUTE by_spec('{"a":1}');
+PREPARE digits AS SELECT $1::numeric, $1::numeric + 1.5;
+EXECUTE digits('1.10');

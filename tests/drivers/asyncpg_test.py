@@ -45,6 +45,11 @@ async def main():
         42, datetime.date(2024, 2, 29), datetime.timedelta(days=1, seconds=5), 7, 2.5,
     ), got
     assert await conn.fetchval("SELECT count(*) FROM rentals WHERE $1", False) == 0
+    # A numeric parameter keeps its digits; a uuid compared with a uuid column is a uuid.
+    assert await conn.fetchval("SELECT $1::numeric", decimal.Decimal("1.10")) == decimal.Decimal("1.10")
+    assert str(await conn.fetchval("SELECT $1 + 1.5", decimal.Decimal("2.5"))) == "4.0"
+    assert await conn.fetchval("SELECT id FROM rentals WHERE copy = $1", row[6]) == 1
+    await conn.execute("UPDATE rentals SET copy = $1 WHERE store = 'north' AND id = 1", row[6])
     assert await conn.fetchval("SELECT time '10:11:12.5'") == datetime.time(10, 11, 12, 500000)
 
     # Arrays make asyncpg look their type up in pg_type.
