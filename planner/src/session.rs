@@ -3321,6 +3321,55 @@ impl Session {
                         }
                     }
                 }
+                // INSERT … SELECT $1, $2 [WHERE …]: a parameter that is a select-list item
+                // is of its target column's type; the others as the query types them.
+                if let Some(source) = &insert.source
+                    && let ast::SetExpr::Select(select) = source.body.as_ref()
+                {
+                    for (pos, item) in select.projection.iter().enumerate() {
+                        let (ast::SelectItem::UnnamedExpr(expr)
+                        | ast::SelectItem::ExprWithAlias { expr, .. }) = item
+                        else {
+                            continue;
+                        };
+                        if let (Some(i), Some(&col)) = (placeholder_index(expr), targets.get(pos))
+                            && i <= params.len()
+                            && params[i - 1].is_none()
+                        {
+                            params[i - 1] = Some(def.columns[col].ty.arrow());
+                            declared_types[i - 1] = Some(def.columns[col].ty);
+                        }
+                    }
+                    if let Ok(plan) = self.plan(Statement::Query(source.clone())).await {
+                        merge(&plan, &mut params, &mut declared_types);
+                    }
+                }
+                // ON CONFLICT … DO UPDATE SET col = $n.
+                if let Some(ast::OnInsert::OnConflict(ast::OnConflict {
+                    action: ast::OnConflictAction::DoUpdate(update),
+                    ..
+                })) = &insert.on
+                {
+                    for a in &update.assignments {
+                        let ast::AssignmentTarget::ColumnName(col) = &a.target else {
+                            continue;
+                        };
+                        let col = col
+                            .0
+                            .last()
+                            .and_then(|p| p.as_ident())
+                            .map(sql::ddl::normalize_ident)
+                            .unwrap_or_default();
+                        if let (Some(i), Ok((c, _))) =
+                            (placeholder_index(&a.value), def.column(&col))
+                            && i <= params.len()
+                            && params[i - 1].is_none()
+                        {
+                            params[i - 1] = Some(def.columns[c].ty.arrow());
+                            declared_types[i - 1] = Some(def.columns[c].ty);
+                        }
+                    }
+                }
                 self.returning_schema(
                     &def,
                     insert.returning.as_ref(),

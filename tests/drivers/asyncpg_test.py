@@ -52,6 +52,20 @@ async def main():
     await conn.execute("UPDATE rentals SET copy = $1 WHERE store = 'north' AND id = 1", row[6])
     assert await conn.fetchval("SELECT time '10:11:12.5'") == datetime.time(10, 11, 12, 500000)
 
+    # INSERT … SELECT and ON CONFLICT parameters are typed by their target columns.
+    await conn.execute(
+        "INSERT INTO rentals (store, id, title, fee) SELECT $1, $2, $3, $4 "
+        "WHERE NOT EXISTS (SELECT 1 FROM rentals WHERE store = $1 AND id = $2)",
+        "east", 1, "Brazil", decimal.Decimal("2.75"),
+    )
+    await conn.execute(
+        "INSERT INTO rentals (store, id, title) VALUES ($1, $2, $3) "
+        "ON CONFLICT (store, id) DO UPDATE SET fee = $4",
+        "east", 1, "Brazil", decimal.Decimal("3.25"),
+    )
+    assert await conn.fetchval("SELECT fee FROM rentals WHERE store = 'east'") == decimal.Decimal("3.25")
+    await conn.execute("DELETE FROM rentals WHERE store = 'east'")
+
     # Arrays make asyncpg look their type up in pg_type.
     await conn.executemany(
         "INSERT INTO rentals (store, id, title, fee) VALUES ($1, $2, $3, $4)",
