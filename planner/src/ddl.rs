@@ -86,6 +86,10 @@ pub async fn create_table_as(
 }
 
 pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<WriteResult> {
+    // The columns of another table are not copied yet: refused, not a table without them.
+    if create.like.is_some() {
+        return Err(Error::Unsupported("CREATE TABLE … (LIKE other)".into()));
+    }
     let mut def = table_def_from_create(create)?;
     let uniques = sql::ddl::unique_constraints(create)?;
     let foreign_keys = sql::ddl::foreign_keys(create)?;

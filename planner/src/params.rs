@@ -96,19 +96,9 @@ pub fn contextual_parameter_types(plan: &LogicalPlan) -> Vec<ContextType> {
                     }
                     // Compared with a column of a type Partita keeps as text (uuid, json,
                     // jsonb): that type, which the value is read as.
-                    Expr::BinaryExpr(BinaryExpr {
-                        left,
-                        op:
-                            Operator::Eq
-                            | Operator::NotEq
-                            | Operator::Lt
-                            | Operator::LtEq
-                            | Operator::Gt
-                            | Operator::GtEq
-                            | Operator::IsDistinctFrom
-                            | Operator::IsNotDistinctFrom,
-                        right,
-                    }) => {
+                    Expr::BinaryExpr(BinaryExpr { left, op, right })
+                        if crate::semantics::is_comparison(op) =>
+                    {
                         for (placeholder, other) in [(left, right), (right, left)] {
                             declared_like(placeholder, other, &schema, &mut found);
                         }
