@@ -58,17 +58,21 @@ pub(crate) fn name_cursor_after_from(
         let end = (start..tokens.len())
             .find(|&i| tokens[i].token == Token::SemiColon)
             .unwrap_or(tokens.len());
-        let words: Vec<usize> = (start..end)
-            .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
-            .collect();
-        let first = words.first().map(|&i| &tokens[i].token);
+        let significant = |i: &usize| !matches!(tokens[*i].token, Token::Whitespace(_));
+        let first = (start..end).find(significant).map(|i| &tokens[i].token);
         let cursor_statement = matches!(first, Some(Token::Word(w))
             if w.keyword == Keyword::FETCH || w.value.eq_ignore_ascii_case("move"));
+        // Every other statement is passed over without a look at its tokens.
+        if !cursor_statement {
+            start = end + 1;
+            continue;
+        }
+        let words: Vec<usize> = (start..end).filter(significant).collect();
         let has_from = words.iter().any(|&i| {
             matches!(&tokens[i].token, Token::Word(w) if matches!(w.keyword, Keyword::FROM | Keyword::IN))
         });
         match words.last() {
-            Some(&name) if cursor_statement && !has_from && words.len() > 1 => {
+            Some(&name) if !has_from && words.len() > 1 => {
                 // Without a direction (`FETCH name`), NEXT.
                 let mut inserted = Vec::new();
                 let space = || TokenWithSpan::wrap(Token::Whitespace(Whitespace::Space));
