@@ -178,9 +178,30 @@ fn function_argument(m: &str) -> Option<(&'static str, &'static str)> {
         .map(|(_, code, message)| (*code, *message))
 }
 
+/// DataFusion's `make_date` of a day that does not exist ("Unable to parse date from 2024,
+/// 2, 30"): PostgreSQL's "date field value out of range: 2024-02-30".
+fn made_date(m: &str) -> Option<String> {
+    let (_, fields) = m.split_once("Unable to parse date from ")?;
+    let fields: Vec<i64> = fields
+        .lines()
+        .next()?
+        .split(", ")
+        .map(|f| f.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    let [year, month, day] = fields[..] else {
+        return None;
+    };
+    Some(format!(
+        "date field value out of range: {year:04}-{month:02}-{day:02}"
+    ))
+}
+
 fn message_state(m: &str) -> &'static str {
     if let Some((code, _)) = function_argument(m) {
         return code;
+    }
+    if made_date(m).is_some() {
+        return "22008";
     }
     if m.contains("does not support logical expression OuterReferenceColumn") {
         return "0A000";
@@ -453,6 +474,9 @@ fn integer_overflow(m: &str) -> Option<String> {
 fn postgres_wording(m: &str) -> Option<String> {
     if let Some((_, message)) = function_argument(m) {
         return Some(message.into());
+    }
+    if let Some(message) = made_date(m) {
+        return Some(message);
     }
     // A call no signature takes: DataFusion calls it an internal error and lists its tries.
     if let Some((_, call)) = m.split_once("No function matches the given name and argument types '")
@@ -838,6 +862,10 @@ mod tests {
         assert_eq!(
             w("value of 100000000000000000000 is out of range Int64"),
             "bigint out of range"
+        );
+        assert_eq!(
+            w("Execution error: Unable to parse date from 2024, 2, 30"),
+            "date field value out of range: 2024-02-30"
         );
         assert_eq!(postgres_wording("something else"), None);
     }

@@ -6,11 +6,16 @@
 //! refuses it for a `text`. So `$1::int` must be described as `int4`, `WHERE $1` as `bool`
 //! and `coalesce($1, 5)` as the other argument's type, as PostgreSQL resolves them.
 
-use datafusion::arrow::datatypes::{DataType, Field};
+use datafusion::arrow::datatypes::{DataType, Field, IntervalUnit};
+use datafusion::common::DFSchema;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::error::Result;
+use datafusion::logical_expr::expr::Placeholder;
+use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
 use datafusion::logical_expr::{
     BinaryExpr, Case, Cast, Expr, ExprSchemable, LogicalPlan, Operator, TryCast, TypeSignature,
 };
+use datafusion::sql::sqlparser::ast;
 use std::sync::Arc;
 
 /// A placeholder's name (`$1`), the Arrow type its context gives it, and the declared SQL
@@ -80,6 +85,21 @@ pub fn contextual_parameter_types(plan: &LogicalPlan) -> Vec<ContextType> {
                             .iter()
                             .for_each(|arg| typed(arg, unconstrained.arrow()));
                     }
+                    // An element beside an array (`$1 = ANY(array[1, 2])`, `array_append(a,
+                    // $1)`) is of the array's element type; an array beside one, of its type.
+                    Expr::ScalarFunction(f) if array_operand(f.name()).is_some() => {
+                        let (array, other) = array_operand(f.name()).unwrap_or_default();
+                        if let (Some(array), Some(placeholder)) =
+                            (f.args.get(array), f.args.get(other))
+                            && let Ok(DataType::List(element)) = array.get_type(&schema)
+                        {
+                            let ty = match f.name() {
+                                "array_concat" => DataType::List(element.clone()),
+                                _ => crate::arrays::element_like(element.data_type()).clone(),
+                            };
+                            typed(placeholder, ty);
+                        }
+                    }
                     Expr::ScalarFunction(f) => {
                         let signature = &f.func.signature().type_signature;
                         for (i, arg) in f.args.iter().enumerate() {
@@ -109,6 +129,10 @@ pub fn contextual_parameter_types(plan: &LogicalPlan) -> Vec<ContextType> {
                         }
                     }
                     Expr::Between(between) => {
+                        let bounds = [between.low.as_ref(), between.high.as_ref()];
+                        if let Some(t) = first_type(bounds.into_iter(), &schema) {
+                            typed(&between.expr, t);
+                        }
                         for bound in [&between.low, &between.high] {
                             declared_like(bound, &between.expr, &schema, &mut found);
                         }
@@ -157,6 +181,17 @@ pub fn contextual_parameter_types(plan: &LogicalPlan) -> Vec<ContextType> {
         })
     });
     found
+}
+
+/// For a function of an array and another argument, the positions of the array and of
+/// the other argument.
+fn array_operand(name: &str) -> Option<(usize, usize)> {
+    match name {
+        "array_has" | "array_position" | "array_positions" | "array_append" | "array_remove"
+        | "array_remove_all" | "array_concat" => Some((0, 1)),
+        "array_prepend" => Some((1, 0)),
+        _ => None,
+    }
 }
 
 /// `placeholder`, when it is one, compared with `other` of type uuid, json or jsonb: of
@@ -219,5 +254,168 @@ pub(crate) fn only_type(signature: &TypeSignature, arity: usize, at: usize) -> O
                 .then_some(first)
         }
         _ => None,
+    }
+}
+
+/// The type PostgreSQL gives an argument of unknown type (a quoted literal, an untyped
+/// parameter) of these functions, whatever their other arguments are: `round('2.5')` rounds
+/// a float8, `repeat($1, $2)` takes an int4 count and `round($1, 2)` a numeric.
+/// DataFusion would find no such function of text, or read the text as it is.
+fn unknown_argument(name: &str, arity: usize, at: usize) -> Option<ast::DataType> {
+    use sql::SqlType::{Bytea, Float8, Int4};
+    let ty = match (name, arity, at) {
+        ("round" | "ceil" | "ceiling" | "floor" | "log" | "to_timestamp", 1, 0)
+        | ("power" | "pow", 2, _) => Float8,
+        ("round" | "trunc", 2, 0) | ("log" | "div", 2, _) => {
+            // Unconstrained, so that `numeric::rewrite_numeric_casts` keeps its digits.
+            return Some(ast::DataType::Numeric(ast::ExactNumberInfo::None));
+        }
+        ("round" | "trunc", 2, 1)
+        | ("left" | "right" | "repeat", 2, 1)
+        | ("lpad" | "rpad", 2 | 3, 1)
+        | ("split_part", 3, 2)
+        | ("chr", 1, 0)
+        | ("make_date", 3, _)
+        | ("make_timestamp", 6, 0..=4) => Int4,
+        ("make_timestamp", 6, 5) => Float8,
+        ("encode", 2, 0) | ("sha224" | "sha256" | "sha384" | "sha512", 1, 0) => Bytea,
+        _ => return None,
+    };
+    Some(ty.to_ast())
+}
+
+/// Reads the unknown-type arguments of the functions of [`unknown_argument`] as PostgreSQL
+/// does, by casting them; the operand of `ceil`/`floor` as a float8, and `substr`'s
+/// positions as int4.
+pub(crate) fn cast_unknown_arguments(stmt: &mut ast::Statement) {
+    use ast::VisitMut;
+    struct Casts;
+    impl ast::VisitorMut for Casts {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut ast::Expr) -> std::ops::ControlFlow<()> {
+            match e {
+                ast::Expr::Function(f) => {
+                    let Some(name) = f.name.0.last().and_then(|p| p.as_ident()) else {
+                        return std::ops::ControlFlow::Continue(());
+                    };
+                    let name = sql::ddl::normalize_ident(name);
+                    if let ast::FunctionArguments::List(list) = &mut f.args {
+                        let arity = list.args.len();
+                        for (at, arg) in list.args.iter_mut().enumerate() {
+                            if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg)) = arg
+                                && let Some(ty) = unknown_argument(&name, arity, at)
+                            {
+                                cast_unknown(arg, ty);
+                            }
+                        }
+                    }
+                }
+                ast::Expr::Ceil {
+                    expr,
+                    field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+                }
+                | ast::Expr::Floor {
+                    expr,
+                    field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+                } => cast_unknown(expr, sql::SqlType::Float8.to_ast()),
+                // `substr`'s positions; `substring(x, '2', '3')` is PostgreSQL's regular expression form.
+                ast::Expr::Substring {
+                    substring_from,
+                    substring_for,
+                    shorthand: true,
+                    ..
+                } => {
+                    for position in [substring_from, substring_for].into_iter().flatten() {
+                        cast_unknown(position, sql::SqlType::Int4.to_ast());
+                    }
+                }
+                _ => {}
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Casts);
+}
+
+/// `e` cast to `ty` when it is a quoted literal or a parameter.
+fn cast_unknown(e: &mut ast::Expr, ty: ast::DataType) {
+    let ast::Expr::Value(v) = e else {
+        return;
+    };
+    if !matches!(
+        v.value,
+        ast::Value::SingleQuotedString(_) | ast::Value::Placeholder(_)
+    ) {
+        return;
+    }
+    let unknown = std::mem::replace(e, ast::Expr::value(ast::Value::Null));
+    *e = ast::Expr::Cast {
+        kind: ast::CastKind::Cast,
+        expr: Box::new(unknown),
+        data_type: ty,
+        array: false,
+        format: None,
+    };
+}
+
+/// Types parameters beside an operator as PostgreSQL resolves them where DataFusion would
+/// give them the other operand's type, or none: both sides of `||` are text unless the
+/// other is an array (`$1 || $2`, `$1 || 1`), what is added to a timestamp is an interval
+/// (`now() + $1`), the operands of AND and OR are booleans, and those of `^` float8.
+#[derive(Debug, Default)]
+pub struct UnknownOperands;
+
+impl ExprPlanner for UnknownOperands {
+    fn plan_binary_op(
+        &self,
+        mut expr: RawBinaryExpr,
+        schema: &DFSchema,
+    ) -> Result<PlannerResult<RawBinaryExpr>> {
+        use ast::BinaryOperator as Op;
+        let known = |e: &Expr| match e {
+            Expr::Placeholder(Placeholder { field: None, .. }) => None,
+            e => e.get_type(schema).ok(),
+        };
+        let (left, right) = (known(&expr.left), known(&expr.right));
+        for (placeholder, other) in [(&mut expr.left, &right), (&mut expr.right, &left)] {
+            let Expr::Placeholder(p @ Placeholder { field: None, .. }) = placeholder else {
+                continue;
+            };
+            let ty = match (&expr.op, other) {
+                (Op::StringConcat, Some(DataType::List(_))) => continue,
+                (Op::StringConcat, _) => DataType::Utf8,
+                (Op::Plus, Some(DataType::Timestamp(..))) => {
+                    DataType::Interval(IntervalUnit::MonthDayNano)
+                }
+                (Op::And | Op::Or, _) => DataType::Boolean,
+                (Op::PGExp, _) => DataType::Float64,
+                _ => continue,
+            };
+            p.field = Some(Arc::new(Field::new("", ty, true)));
+        }
+        Ok(PlannerResult::Original(expr))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn unknown_arguments_are_cast_to_what_the_function_takes() {
+        let cast = |sql: &str| {
+            let mut stmt = crate::session::parse_sql(sql).unwrap().remove(0);
+            super::cast_unknown_arguments(&mut stmt);
+            stmt.to_string()
+        };
+        assert_eq!(
+            cast("SELECT round($1, 2), repeat('ab', $2), ceil('1.5'), substr(t, '2')"),
+            "SELECT round(CAST($1 AS NUMERIC), 2), repeat('ab', CAST($2 AS INTEGER)), \
+             CEIL(CAST('1.5' AS DOUBLE PRECISION)), SUBSTR(t, CAST('2' AS INTEGER))"
+        );
+        // Typed arguments, and text positions, are left as they are (`parse_sql` made
+        // `substring`'s the regular expression PostgreSQL reads there).
+        assert_eq!(
+            cast("SELECT round($1::float8), repeat($1, 3), substring(t, '2')"),
+            "SELECT round($1::FLOAT8), repeat($1, 3), partita_substring_regex(t, '2') AS \"substring\""
+        );
     }
 }

@@ -2818,6 +2818,9 @@ pub fn bind_params(stmt: &mut Statement, params: &[Param]) -> Result<()> {
             ControlFlow::Continue(())
         }
     }
+    // Before the values are in: a parameter another context typed (`substr(t, $1)` with
+    // `2 ^ $1`, a float8) is still read as the argument its function takes.
+    crate::params::cast_unknown_arguments(stmt);
     let mut binder = Binder {
         params,
         error: None,
@@ -3211,7 +3214,14 @@ impl Session {
                     {
                         declared[i - 1].get_or_insert(sql_type);
                     }
-                    types.entry(name).or_insert(None).get_or_insert(ty);
+                    // DataFusion types a parameter it cannot type as Null.
+                    let slot = types.entry(name).or_insert(None);
+                    if slot
+                        .as_ref()
+                        .is_none_or(datafusion::arrow::datatypes::DataType::is_null)
+                    {
+                        *slot = Some(ty);
+                    }
                 }
                 for (name, ty) in types {
                     // Two parameters compared with each other (`$1 = $2`) are typed Null:

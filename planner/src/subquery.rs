@@ -184,6 +184,7 @@ fn typed_literal(value: &ScalarValue, ty: &DataType) -> Expr {
 /// need the session.
 pub(crate) fn prepare(stmt: &mut Statement) {
     crate::naming::name_function_columns(stmt);
+    crate::params::cast_unknown_arguments(stmt);
     crate::numeric::rewrite_numeric_casts(stmt);
     crate::semantics::int4_result_constants(stmt);
     separate_set_comparisons(stmt);

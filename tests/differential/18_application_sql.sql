@@ -160,3 +160,15 @@ PREPARE by_spec AS SELECT id FROM devices WHERE spec = $1;
 EXECUTE by_spec('{"a":1}');
 PREPARE digits AS SELECT $1::numeric, $1::numeric + 1.5;
 EXECUTE digits('1.10');
+-- Unknown-type arguments (quoted literals, untyped parameters) as PostgreSQL resolves
+-- them: by the function (round of a numeric, repeat's int4 count, ceil of a float8) or
+-- the operator (|| is text, an interval is added to a timestamp, OR takes booleans).
+SELECT round('3.14159', 2), round('2.5'), ceil('3.2'), floor('-3.5'), power('2', '10');
+SELECT substr('hello', '2'), repeat('ab', '3'), left('abcdef', '3'), split_part('a,b,c', ',', '2');
+SELECT chr('65'), make_date('2024', '2', '29'), to_timestamp('0') AT TIME ZONE 'UTC';
+SELECT repeat('ab', 'x');
+SELECT make_date(2024, 2, 30);
+PREPARE unknowns AS SELECT round($1, 2), $2 || $3, $4 OR $5, substr($2, $6), 2 ^ $6;
+EXECUTE unknowns('3.14159', 'a', 'b', 'false', 'true', '2');
+PREPARE later AS SELECT timestamp '2024-01-01' + $1, $2 BETWEEN 1 AND 10, $3 = ANY(ARRAY[1, 2]);
+EXECUTE later('1 day 2 hours', '5', '2');

@@ -45,6 +45,15 @@ async def main():
         42, datetime.date(2024, 2, 29), datetime.timedelta(days=1, seconds=5), 7, 2.5,
     ), got
     assert await conn.fetchval("SELECT count(*) FROM rentals WHERE $1", False) == 0
+    # Functions and operators type what they take: round a numeric, substr an int4 position,
+    # || text, an interval added to a timestamp, OR booleans.
+    got = await conn.fetchrow(
+        "SELECT round($1, 2), substr($2, $3), $2 || $4, timestamp '2024-01-01' + $5, $6 OR $7",
+        decimal.Decimal("3.14159"), "hello", 2, "!", datetime.timedelta(hours=2), False, True,
+    )
+    assert tuple(got) == (
+        decimal.Decimal("3.14"), "ello", "hello!", datetime.datetime(2024, 1, 1, 2), True,
+    ), got
     # A numeric parameter keeps its digits; a uuid compared with a uuid column is a uuid.
     assert await conn.fetchval("SELECT $1::numeric", decimal.Decimal("1.10")) == decimal.Decimal("1.10")
     assert str(await conn.fetchval("SELECT $1 + 1.5", decimal.Decimal("2.5"))) == "4.0"

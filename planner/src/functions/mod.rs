@@ -102,6 +102,10 @@ pub fn register(ctx: &SessionContext) {
         &mut ctx.clone(),
         Arc::new(crate::casts::LiteralComparisons),
     );
+    let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
+        &mut ctx.clone(),
+        Arc::new(crate::params::UnknownOperands),
+    );
 }
 
 /// The function `mode() WITHIN GROUP (ORDER BY x)` is planned as, over the sorted non-NULL

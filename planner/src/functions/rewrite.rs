@@ -361,11 +361,12 @@ impl VisitorMut for Rewriter {
 
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
         // substring(text FROM 'pattern') (or substring(text, 'pattern')): the part the
-        // regular expression matches.
+        // regular expression matches. (`substr` takes only positions.)
         if let Expr::Substring {
             expr,
             substring_from: Some(from),
             substring_for: None,
+            shorthand: false,
             ..
         } = e
             && matches!(from.as_ref(), Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)))
