@@ -731,11 +731,46 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
                     .into(),
             )
         }
-        Error::UniqueViolation { detail, .. }
-        | Error::DuplicateInNewIndex { detail, .. }
-        | Error::CheckViolation { detail, .. }
-        | Error::ForeignKeyViolation { detail, .. }
-        | Error::ForeignKeyTypes { detail, .. } => err.detail = Some(detail.clone()),
+        // Drivers read the failing constraint, table and column from their own fields
+        // (psycopg's `diag`, pgjdbc's `ServerErrorMessage`, Prisma's unique-field errors).
+        Error::UniqueViolation {
+            table,
+            constraint,
+            detail,
+        }
+        | Error::DuplicateInNewIndex {
+            table,
+            index: constraint,
+            detail,
+        }
+        | Error::CheckViolation {
+            table,
+            constraint,
+            detail,
+        }
+        | Error::ForeignKeyViolation {
+            table,
+            constraint,
+            detail,
+            ..
+        } => {
+            err.detail = Some(detail.clone());
+            err.schema = Some("public".into());
+            err.table = Some(table.clone());
+            err.constraint = Some(constraint.clone());
+        }
+        Error::NotNull { table, column, row } => {
+            err.detail = Some(row.clone());
+            err.schema = Some("public".into());
+            err.table = Some(table.clone());
+            err.column = Some(column.clone());
+        }
+        Error::NullsInColumn { table, column } => {
+            err.schema = Some("public".into());
+            err.table = Some(table.clone());
+            err.column = Some(column.clone());
+        }
+        Error::ForeignKeyTypes { detail, .. } => err.detail = Some(detail.clone()),
         Error::TruncateReferenced { table, child } => {
             err.detail = Some(format!("Table \"{child}\" references \"{table}\"."));
             err.hint = Some(format!(

@@ -166,20 +166,25 @@ pub(crate) fn verify(def: &TableDef, values: &[Value]) -> Result<()> {
         return Ok(());
     }
     if let Some(name) = failed(def, &def.checks, values)? {
-        let row: Vec<String> = def
-            .columns
-            .iter()
-            .zip(values)
-            .filter(|(col, _)| !col.hidden)
-            .map(|(_, value)| crate::text::value_text(value))
-            .collect();
         return Err(Error::CheckViolation {
             table: def.name.clone(),
             constraint: name,
-            detail: format!("Failing row contains ({}).", row.join(", ")),
+            detail: failing_row(def, values),
         });
     }
     Ok(())
+}
+
+/// A row of `def` as PostgreSQL's constraint errors list it: "Failing row contains (1, null)."
+pub(crate) fn failing_row(def: &TableDef, values: &[Value]) -> String {
+    let row: Vec<String> = def
+        .columns
+        .iter()
+        .zip(values)
+        .filter(|(col, _)| !col.hidden)
+        .map(|(_, value)| crate::text::value_text(value))
+        .collect();
+    format!("Failing row contains ({}).", row.join(", "))
 }
 
 /// Checks a stored row against `def`'s CHECK constraints from the `from`th on (those ALTER

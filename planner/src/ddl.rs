@@ -754,7 +754,7 @@ async fn add_column(
                 .is_some())
         })?;
         if has_rows {
-            return Err(Error::NotNull {
+            return Err(Error::NullsInColumn {
                 table: name,
                 column: col_name,
             });
@@ -857,7 +857,7 @@ async fn fill_column(
     crate::provider::in_txn(txn, |t| {
         for ((key, mut values), value) in rows.into_iter().zip(fresh) {
             if !nullable && value.is_null() {
-                return Err(Error::NotNull {
+                return Err(Error::NullsInColumn {
                     table: def.name.clone(),
                     column: column.name.clone(),
                 });

@@ -457,6 +457,7 @@ pub(crate) fn row_key(
             return Err(Error::NotNull {
                 table: def.name.clone(),
                 column: def.columns[i].name.clone(),
+                row: crate::conditions::failing_row(def, values),
             });
         }
         Ok(v)
@@ -480,6 +481,7 @@ fn check_not_null(def: &TableDef, values: &[Value]) -> Result<()> {
             return Err(Error::NotNull {
                 table: def.name.clone(),
                 column: col.name.clone(),
+                row: crate::conditions::failing_row(def, values),
             });
         }
     }
@@ -497,6 +499,7 @@ fn duplicate_key(def: &TableDef, values: &[Value]) -> Error {
         .map(|&i| crate::text::value_text(&values[i]))
         .collect();
     Error::UniqueViolation {
+        table: def.name.clone(),
         constraint: def.primary_key_name(),
         detail: format!(
             "Key ({})=({}) already exists.",

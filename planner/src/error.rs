@@ -24,15 +24,28 @@ pub enum Error {
     #[error(
         "null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"
     )]
-    NotNull { table: String, column: String },
+    NotNull {
+        table: String,
+        column: String,
+        /// The row, as "Failing row contains (…)." lists it.
+        row: String,
+    },
 
     #[error("duplicate key value violates unique constraint \"{constraint}\"")]
-    UniqueViolation { constraint: String, detail: String },
+    UniqueViolation {
+        table: String,
+        constraint: String,
+        detail: String,
+    },
 
     /// Rows that give a unique index being built (CREATE UNIQUE INDEX, a table rewritten) the
     /// same key; `detail` names it ("Key (b)=(5) is duplicated.").
     #[error("could not create unique index \"{index}\"")]
-    DuplicateInNewIndex { index: String, detail: String },
+    DuplicateInNewIndex {
+        table: String,
+        index: String,
+        detail: String,
+    },
 
     #[error("{0}")]
     StringTooLong(String),
@@ -201,9 +214,14 @@ pub enum Error {
     },
 
     /// A row whose referencing values have no referenced row, or a referenced row still
-    /// referenced (23503); `detail` names the key.
+    /// referenced (23503); `detail` names the key, `table` the referencing table.
     #[error("{message}")]
-    ForeignKeyViolation { message: String, detail: String },
+    ForeignKeyViolation {
+        table: String,
+        constraint: String,
+        message: String,
+        detail: String,
+    },
 
     /// TRUNCATE of a table another table references, without that table or CASCADE (0A000).
     #[error("cannot truncate a table referenced in a foreign key constraint")]

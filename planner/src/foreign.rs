@@ -765,6 +765,8 @@ fn referencing_key(def: &TableDef, fk: &ForeignKeyDef, row: &[Value]) -> Result<
     }
     if fk.match_full && nulls < key.len() {
         return Err(Error::ForeignKeyViolation {
+            table: def.name.clone(),
+            constraint: fk.name.clone(),
             message: format!(
                 "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
                 def.name, fk.name
@@ -968,6 +970,8 @@ fn key_text(def: &TableDef, columns: &[usize], key: &[Value]) -> String {
 
 fn not_present(child: &TableDef, fk: &ForeignKeyDef, parent: &TableDef, key: &[Value]) -> Error {
     Error::ForeignKeyViolation {
+        table: child.name.clone(),
+        constraint: fk.name.clone(),
         message: format!(
             "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
             child.name, fk.name
@@ -987,6 +991,8 @@ fn still_referenced(
     key: &[Value],
 ) -> Error {
     Error::ForeignKeyViolation {
+        table: child.name.clone(),
+        constraint: fk.name.clone(),
         message: format!(
             "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
             parent.name, fk.name, child.name

@@ -336,6 +336,7 @@ fn unique_violation(def: &TableDef, index: &IndexDef, values: &[Value]) -> Error
         .map(|p| crate::text::value_text(&values[p.column]))
         .collect();
     Error::UniqueViolation {
+        table: def.name.clone(),
         constraint: index.name.clone(),
         detail: format!(
             "Key ({})=({}) already exists.",
@@ -349,7 +350,12 @@ fn unique_violation(def: &TableDef, index: &IndexDef, values: &[Value]) -> Error
 /// ("could not create unique index", the key "is duplicated"); other errors as they are.
 pub(crate) fn in_new_index(e: Error) -> Error {
     match e {
-        Error::UniqueViolation { constraint, detail } => Error::DuplicateInNewIndex {
+        Error::UniqueViolation {
+            table,
+            constraint,
+            detail,
+        } => Error::DuplicateInNewIndex {
+            table,
             index: constraint,
             detail: detail.replace(" already exists.", " is duplicated."),
         },

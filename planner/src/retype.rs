@@ -137,7 +137,7 @@ pub(crate) async fn alter_column_types(
             row[r.i] = value;
         }
         crate::dml::insert_new(&writer, &layout, txn, &row, false).map_err(|e| match e {
-            Error::NotNull { table, column } => Error::NullsInColumn { table, column },
+            Error::NotNull { table, column, .. } => Error::NullsInColumn { table, column },
             Error::CheckViolation {
                 table, constraint, ..
             } => Error::CheckViolatedByRow { table, constraint },

@@ -1139,3 +1139,61 @@ async fn binary_parameters_and_results_for_every_type() {
     assert_eq!(row.get::<_, Option<uuid::Uuid>>(15), None);
     assert_eq!(row.get::<_, Option<serde_json::Value>>(17), None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn constraint_errors_name_their_table_column_and_constraint() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE p (id int PRIMARY KEY, name text NOT NULL, n int CHECK (n > 0));
+             CREATE TABLE c (id int PRIMARY KEY, pid int REFERENCES p (id));
+             INSERT INTO p VALUES (1, 'a', 1);",
+        )
+        .await
+        .unwrap();
+    let fields = |sql: &'static str| {
+        let client = &client;
+        async move {
+            let err = client.batch_execute(sql).await.unwrap_err();
+            let db = err.as_db_error().cloned().expect("a server error");
+            (
+                db.code().code().to_string(),
+                db.schema().map(String::from),
+                db.table().map(String::from),
+                db.column().map(String::from),
+                db.constraint().map(String::from),
+                db.detail().map(String::from),
+            )
+        }
+    };
+    let some = |s: &str| Some(s.to_string());
+    assert_eq!(
+        fields("INSERT INTO p (id, n) VALUES (2, 5)").await,
+        (
+            "23502".into(),
+            some("public"),
+            some("p"),
+            some("name"),
+            None,
+            some("Failing row contains (2, null, 5).")
+        )
+    );
+    assert_eq!(
+        fields("INSERT INTO p VALUES (1, 'b', 1)").await,
+        (
+            "23505".into(),
+            some("public"),
+            some("p"),
+            None,
+            some("p_pkey"),
+            some("Key (id)=(1) already exists.")
+        )
+    );
+    assert_eq!(fields("UPDATE p SET n = 0").await.4, some("p_n_check"));
+    let fk = fields("INSERT INTO c VALUES (1, 9)").await;
+    assert_eq!(
+        (fk.0, fk.2, fk.4),
+        ("23503".into(), some("c"), some("c_pid_fkey"))
+    );
+}
