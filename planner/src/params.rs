@@ -264,8 +264,7 @@ pub(crate) fn only_type(signature: &TypeSignature, arity: usize, at: usize) -> O
 fn unknown_argument(name: &str, arity: usize, at: usize) -> Option<ast::DataType> {
     use sql::SqlType::{Bytea, Float8, Int4};
     let ty = match (name, arity, at) {
-        ("round" | "ceil" | "ceiling" | "floor" | "log" | "to_timestamp", 1, 0)
-        | ("power" | "pow", 2, _) => Float8,
+        ("round" | "ceil" | "ceiling" | "floor" | "log", 1, 0) | ("power" | "pow", 2, _) => Float8,
         ("round" | "trunc", 2, 0) | ("log" | "div", 2, _) => {
             // Unconstrained, so that `numeric::rewrite_numeric_casts` keeps its digits.
             return Some(ast::DataType::Numeric(ast::ExactNumberInfo::None));

@@ -132,7 +132,7 @@ pub fn rewrite_timestamp_text(
     let text = match crate::datetime_input::iso_text(text) {
         Some(iso) => iso,
         None => match (with_seconds(text), target) {
-            (Some(text), DataType::Timestamp(..)) => text,
+            (Some(text), DataType::Timestamp(..) | DataType::Date32) => text,
             _ if text.trim() != text => text.trim().to_string(),
             _ => text.clone(),
         },
@@ -153,6 +153,15 @@ pub fn rewrite_timestamp_text(
         && let Some(micros) = beyond_microseconds(&text, zone.as_deref())
     {
         let value = ScalarValue::TimestampMicrosecond(Some(micros), zone.clone());
+        return Ok(Transformed::yes(with_operand(
+            expr,
+            Expr::Literal(value, None),
+        )));
+    }
+    if let DataType::Timestamp(_, Some(zone)) = target
+        && let Some(micros) = across_transition(&text, zone)
+    {
+        let value = ScalarValue::TimestampMicrosecond(Some(micros), Some(zone.clone()));
         return Ok(Transformed::yes(with_operand(
             expr,
             Expr::Literal(value, None),
@@ -246,6 +255,30 @@ fn beyond_microseconds(text: &str, zone: Option<&str>) -> Option<i64> {
     })
 }
 
+/// ISO timestamp text without an offset, of a local time `zone` skips or repeats where its
+/// clocks change (which Arrow's parser refuses), read as PostgreSQL reads it: a repeated
+/// time as the later instant (standard time, `2024-10-27 02:30` in Berlin is `+01`), a
+/// skipped one with the offset in force before the change (`2024-03-31 02:30` is `03:30+02`).
+/// `None` for other text.
+fn across_transition(text: &str, zone: &str) -> Option<i64> {
+    use chrono::{LocalResult, Offset, TimeZone};
+    let tz: chrono_tz::Tz = zone.parse().ok()?;
+    let local = ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"]
+        .iter()
+        .find_map(|f| chrono::NaiveDateTime::parse_from_str(text.trim(), f).ok())?;
+    let instant = match tz.from_local_datetime(&local) {
+        LocalResult::Single(_) => return None,
+        LocalResult::Ambiguous(_, later) => later.naive_utc(),
+        LocalResult::None => {
+            let before = tz
+                .offset_from_utc_datetime(&(local - chrono::Duration::days(1)))
+                .fix();
+            local - chrono::Duration::seconds(i64::from(before.local_minus_utc()))
+        }
+    };
+    Some(instant.and_utc().timestamp_micros())
+}
+
 /// ISO timestamp text without the zone offset after its time (`+05`, `-03:30`, `Z`).
 fn without_zone(text: &str) -> &str {
     let Some(time) = text
@@ -311,6 +344,22 @@ mod tests {
         );
         assert_eq!(with_seconds("2024-07-01 19:00:05"), None);
         assert_eq!(with_seconds("2024-07-01"), None);
+    }
+
+    #[test]
+    fn local_times_at_clock_changes_read_as_postgres_reads_them() {
+        let utc = |text: &str| {
+            chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M")
+                .unwrap()
+                .and_utc()
+                .timestamp_micros()
+        };
+        // Repeated: the later instant (+01). Skipped: the offset before the change (+01).
+        let berlin = |text| across_transition(text, "Europe/Berlin");
+        assert_eq!(berlin("2024-10-27 02:30:00"), Some(utc("2024-10-27 01:30")));
+        assert_eq!(berlin("2024-03-31 02:30:00"), Some(utc("2024-03-31 01:30")));
+        assert_eq!(berlin("2024-03-31 04:30:00"), None);
+        assert_eq!(across_transition("2024-03-31 02:30:00", "+02:00"), None);
     }
 
     #[test]

@@ -35,3 +35,21 @@ SET TIME ZONE 'Europe/Berlin';
 SELECT '2020-06-01 12:00' AT TIME ZONE 'UTC', '2020-06-01 12:00+05' AT TIME ZONE 'Asia/Tokyo';
 RESET TIME ZONE;
 SELECT '10:30'::time, '10:30:15.5'::time, '23:59:59.999999'::time;
+-- Epoch seconds are UTC's whatever the session's zone; local times a zone skips or
+-- repeats where its clocks change; age of timestamptz values; dates from timestamp text.
+SET TIME ZONE 'America/New_York';
+SELECT to_timestamp(1700000000);
+SELECT to_timestamp(0)::timestamp;
+SELECT to_timestamp(1700000000.5);
+SELECT to_timestamp(1700000000::bigint);
+SET TIME ZONE 'Europe/Berlin';
+SELECT '2024-10-27 02:30'::timestamptz;
+SELECT '2024-03-31 02:30'::timestamptz;
+SELECT timestamp '2024-11-03 01:30' AT TIME ZONE 'America/New_York';
+SELECT timestamp '2024-03-10 02:30' AT TIME ZONE 'America/New_York';
+SELECT age(timestamptz '2024-03-15', timestamptz '2024-01-31');
+SELECT age(date '2024-03-15', date '2024-01-31');
+SELECT age(now()) < interval '1 second';
+SELECT age(date '2000-01-01') > interval '20 years';
+SELECT '2024-01-15 10:00'::date, '2024-01-15 10:00:00'::date, date '2024-01-15 23:59';
+SELECT '2024-01-15T10:00'::date;

@@ -93,3 +93,8 @@ CREATE TABLE no_rows AS SELECT * FROM sales WHERE false;
 SELECT count(*) FROM no_rows;
 -- round and trunc of an integer to a number of digits are numerics with that scale.
 SELECT round(5, 2), trunc(5, 1), round(5::bigint, 1), round(1234.5678, -2), round(9.99, 1), numeric '1.10' + 1;
+-- DISTINCT aggregates collect their values sorted, as PostgreSQL's do.
+CREATE TABLE line_items (id int PRIMARY KEY, sku text, n int);
+INSERT INTO line_items VALUES (1, 'c', 3), (2, 'b', 1), (3, 'a', 2), (4, 'c', 3), (5, NULL, NULL);
+SELECT array_agg(DISTINCT n), string_agg(DISTINCT sku, ','), array_agg(DISTINCT sku) FILTER (WHERE n > 1) FROM line_items;
+SELECT array_agg(DISTINCT sku ORDER BY sku DESC) FROM line_items;

@@ -518,6 +518,27 @@ impl VisitorMut for Rewriter {
                 let (collect, _) = sorted_values(&f.within_group[0], f.filter.as_deref());
                 *e = call(super::MODE, vec![collect]);
             }
+            // PostgreSQL collects DISTINCT values sorted, as it removes duplicates; programs
+            // count on `string_agg(DISTINCT tag, ',')` being in order.
+            ("array_agg" | "string_agg", Some(args))
+                if !args.is_empty()
+                    && list.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct)
+                    && !list
+                        .clauses
+                        .iter()
+                        .any(|c| matches!(c, ast::FunctionArgumentClause::OrderBy(_))) =>
+            {
+                list.clauses.push(ast::FunctionArgumentClause::OrderBy(vec![
+                    ast::OrderByExpr {
+                        expr: args[0].clone(),
+                        options: ast::OrderByOptions {
+                            asc: None,
+                            nulls_first: None,
+                        },
+                        with_fill: None,
+                    },
+                ]));
+            }
             ("every", _) => rename(f, "bool_and"),
             ("variance", _) => rename(f, "var_samp"),
             ("ceiling", _) => rename(f, "ceil"),
@@ -593,7 +614,10 @@ impl VisitorMut for Rewriter {
                 texts.extend(args[1..].iter().map(as_text));
                 *e = call("format", texts);
             }
-            ("age", Some(args)) if args.len() == 1 => {
+            // age of timestamptz values (or of one, from today) counts on their fields in
+            // the session's zone, as PostgreSQL's does: the timestamps they are there.
+            ("age", Some(args)) if args.len() == 1 || args.len() == 2 => {
+                let local = |e: Expr| cast(e, DataType::Timestamp(None, TimezoneInfo::None));
                 let today = cast(
                     Expr::Function(ast::Function {
                         name: ObjectName::from(vec![Ident::new("current_date")]),
@@ -607,7 +631,12 @@ impl VisitorMut for Rewriter {
                     }),
                     DataType::Timestamp(None, TimezoneInfo::None),
                 );
-                *e = call("age", vec![today, args[0].clone()]);
+                let (from, to) = match args.as_slice() {
+                    [to] => (today, to.clone()),
+                    [from, to, ..] => (from.clone(), to.clone()),
+                    [] => return ControlFlow::Continue(()),
+                };
+                *e = call("age", vec![local(from), local(to)]);
             }
             ("make_interval", _) => {
                 if let Some(args) = make_interval_args(&list.args) {
@@ -615,6 +644,14 @@ impl VisitorMut for Rewriter {
                 }
             }
             ("to_date", Some(args)) if args.len() == 2 => *e = call(TO_DATE, args),
+            // PostgreSQL's one to_timestamp of a number takes a float8. DataFusion's of an
+            // integer counts the seconds from midnight in the session's zone, not UTC's.
+            ("to_timestamp", Some(args)) if args.len() == 1 => {
+                *e = call(
+                    "to_timestamp",
+                    vec![cast(args[0].clone(), DataType::DoublePrecision)],
+                );
+            }
             ("to_timestamp", Some(args)) if args.len() == 2 => {
                 *e = cast(
                     call(TO_TIMESTAMP, args),
