@@ -45,6 +45,9 @@ struct Returning {
     zone: String,
     /// The session's statement clock (`now()` in RETURNING).
     clock: crate::functions::TransactionStart,
+    /// UPDATE … FROM and DELETE … USING: each FROM (USING) item's name and its columns in
+    /// the row each written row was joined with, in the order of `rows`.
+    sources: Vec<(String, RecordBatch)>,
 }
 
 /// What a write did, finished into an `Output` once the commit (if any) is known.
@@ -147,22 +150,82 @@ impl WriteResult {
             .alias
             .clone()
             .unwrap_or_else(|| returning.def.name.clone());
-        let table = MemTable::try_new(batch.schema(), vec![vec![batch]])?;
-        ctx.register_table(
-            datafusion::common::TableReference::bare(name.clone()),
-            Arc::new(table),
-        )?;
-        let mut stmt = ast::Statement::Query(Box::new(select_query(
+        // Rows joined with FROM (USING) items meet theirs again by position.
+        let numbered = |batch: &RecordBatch| -> Result<RecordBatch> {
+            if returning.sources.is_empty() {
+                return Ok(batch.clone());
+            }
+            let mut fields: Vec<Field> = (batch.schema().fields().iter())
+                .map(|f| f.as_ref().clone())
+                .collect();
+            fields.push(Field::new(JOINED_ROW, DataType::Int64, false));
+            let mut columns = batch.columns().to_vec();
+            columns.push(Arc::new(
+                datafusion::arrow::array::Int64Array::from_iter_values(0..batch.num_rows() as i64),
+            ));
+            Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+                .map_err(datafusion::error::DataFusionError::from)?)
+        };
+        let mut tables = vec![(name.clone(), numbered(&batch)?)];
+        for (source, rows) in &returning.sources {
+            tables.push((source.clone(), numbered(rows)?));
+        }
+        for (table, rows) in &tables {
+            let mem = MemTable::try_new(rows.schema(), vec![vec![rows.clone()]])?;
+            ctx.register_table(
+                datafusion::common::TableReference::bare(table.clone()),
+                Arc::new(mem),
+            )?;
+        }
+        let row_of = |table: &str| Expr::CompoundIdentifier(vec![ident(table), ident(JOINED_ROW)]);
+        let same_row = (returning.sources.iter())
+            .map(|(source, _)| Expr::BinaryOp {
+                left: Box::new(row_of(&name)),
+                op: ast::BinaryOperator::Eq,
+                right: Box::new(row_of(source)),
+            })
+            .reduce(|a, b| Expr::BinaryOp {
+                left: Box::new(a),
+                op: ast::BinaryOperator::And,
+                right: Box::new(b),
+            });
+        let mut query = select_query(
             returning.items.clone(),
-            vec![table_ref(&name, None)],
-            None,
-        )));
-        // `RETURNING *` is the table's columns without `_timestamp` and `_etag`, as `SELECT *`.
+            tables.iter().map(|(t, _)| table_ref(t, None)).collect(),
+            same_row,
+        );
+        if !returning.sources.is_empty() {
+            query.order_by = Some(ast::OrderBy {
+                kind: ast::OrderByKind::Expressions(vec![ast::OrderByExpr {
+                    expr: row_of(&name),
+                    options: ast::OrderByOptions {
+                        asc: None,
+                        nulls_first: None,
+                    },
+                    with_fill: None,
+                }]),
+                interpolate: None,
+            });
+        }
+        let mut stmt = ast::Statement::Query(Box::new(query));
+        // `RETURNING *` is the table's columns without `_timestamp` and `_etag`, as `SELECT *`,
+        // then the FROM items' columns.
         let visible: Vec<String> = (returning.def.columns.iter())
             .filter(|c| !c.hidden)
             .map(|c| c.name.clone())
             .collect();
-        crate::wildcard::expand_wildcards(&mut stmt, &|_| Some(visible.clone()));
+        let columns_of = |table: &str| match returning.sources.iter().find(|(s, _)| s == table) {
+            Some((_, rows)) => Some(
+                (rows.schema().fields().iter())
+                    .map(|f| f.name().clone())
+                    .filter(|f| {
+                        ![TIMESTAMP_COLUMN, ETAG_COLUMN, ROW_ID_COLUMN].contains(&f.as_str())
+                    })
+                    .collect(),
+            ),
+            None => Some(visible.clone()),
+        };
+        crate::wildcard::expand_wildcards(&mut stmt, &columns_of);
         let renames = crate::naming::alias_result_columns(&mut stmt)?;
         let plan = scratch_plan(&ctx, stmt).await?;
         let schema = crate::session::rename_fields(crate::session::result_schema(&plan), &renames);
@@ -413,6 +476,15 @@ impl Session {
         query: Query,
         system_columns: bool,
     ) -> Result<Vec<RecordBatch>> {
+        Ok(self.collect_query_schema(query, system_columns).await?.1)
+    }
+
+    /// [`Session::collect_query`] with the result's schema, which holds when no batch came.
+    pub(crate) async fn collect_query_schema(
+        &self,
+        query: Query,
+        system_columns: bool,
+    ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
         self.begin_statement(system_columns);
         let state = self.ctx.state();
         let plan = state
@@ -421,7 +493,8 @@ impl Session {
             )))
             .await?;
         let df = self.ctx.execute_logical_plan(plan).await?;
-        Ok(self.db.executor.collect(df, &self.interrupt).await?)
+        let schema = Arc::new(df.schema().as_arrow().clone());
+        Ok((schema, self.db.executor.collect(df, &self.interrupt).await?))
     }
 }
 
@@ -839,9 +912,19 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
         .map(|c| conflict_arbiter(&def, c))
         .transpose()?
         .flatten();
-    let mut written = Vec::new();
+    // DO UPDATE's SET names columns of the table, conflicts or not.
+    if let Some(OnConflictAction::DoUpdate(update)) = on_conflict.as_ref().map(|c| &c.action) {
+        for assignment in &update.assignments {
+            assignment_targets(&def, assignment)?;
+        }
+    }
+    // RETURNING's rows, each with its place among the statement's rows: the rows DO UPDATE
+    // updates are written after the others, and returned in their place.
+    let mut written: Vec<(usize, WrittenRow)> = Vec::new();
+    let mut place = 0usize;
     let mut count = 0usize;
     let mut updates: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+    let mut update_places = Vec::new();
     // Rows this statement inserted or is updating: DO UPDATE may not touch one twice.
     let mut touched: std::collections::HashSet<Vec<u8>> = Default::default();
     let do_update = matches!(
@@ -899,6 +982,8 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                             return Err(Error::UpsertRowTwice);
                         }
                         updates.push((old, values));
+                        update_places.push(place);
+                        place += 1;
                         continue;
                     }
                 }
@@ -919,11 +1004,15 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             }
             count += 1;
             if insert.returning.is_some() {
-                written.push(WrittenRow {
-                    values,
-                    old_stamp: None,
-                });
+                written.push((
+                    place,
+                    WrittenRow {
+                        values,
+                        old_stamp: None,
+                    },
+                ));
             }
+            place += 1;
         }
     }
     if let Some(OnConflictAction::DoUpdate(update)) = on_conflict.as_ref().map(|c| &c.action)
@@ -942,16 +1031,21 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             &mut references,
         )
         .await?;
-        for values in updated {
+        for (pair, values) in updated {
             count += 1;
             if insert.returning.is_some() {
-                written.push(WrittenRow {
-                    values,
-                    old_stamp: None,
-                });
+                written.push((
+                    update_places[pair],
+                    WrittenRow {
+                        values,
+                        old_stamp: None,
+                    },
+                ));
             }
         }
     }
+    written.sort_by_key(|(place, _)| *place);
+    let written = written.into_iter().map(|(_, row)| row).collect();
     references.enforce(session, &txn).await?;
     Ok(WriteResult {
         tag: "INSERT 0".into(),
@@ -968,6 +1062,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             deleted: false,
             zone: session.zone().arrow.clone(),
             clock: session.clock().clone(),
+            sources: vec![],
         }),
     })
 }
@@ -1077,7 +1172,7 @@ async fn upsert(
     update: &ast::DoUpdate,
     pairs: Vec<(Vec<Value>, Vec<Value>)>,
     references: &mut crate::foreign::Pending,
-) -> Result<Vec<Vec<Value>>> {
+) -> Result<Vec<(usize, Vec<Value>)>> {
     let zone = session.zone().arrow.clone();
     // Two in-memory tables joined by row number: the existing rows (under the table's name
     // or alias) and the proposed ones (as `excluded`).
@@ -1152,13 +1247,12 @@ async fn upsert(
         (0..b.num_rows()).map(move |r| numbers.as_ref().map(|a| a.value(r) as usize))
     });
     for (values, pair) in new_rows.into_iter().zip(pair_numbers) {
-        let old = pair
-            .and_then(|p| pairs.get(p))
-            .map(|(old, _)| old.as_slice())
+        let (pair, (old, _)) = pair
+            .and_then(|p| Some((p, pairs.get(p)?)))
             .ok_or_else(|| Error::Internal("upsert row without its existing row".into()))?;
         write_updated(def, &layout, &txn, old, &values)?;
         references.record(Some(old), Some(&values));
-        out.push(values);
+        out.push((pair, values));
     }
     Ok(out)
 }
@@ -1388,10 +1482,16 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
         }
     }
     let joined = !from.is_empty();
+    let sources = match update.returning {
+        Some(_) => source_names(&from),
+        None => vec![],
+    };
+    projection.extend(source_items(&sources));
     let mut tables = vec![table_ref(&name, alias.clone())];
     tables.extend(from);
     let query = select_query(projection, tables, update.selection.clone());
-    let batches = session.collect_query(query, true).await?;
+    let (schema, batches) = session.collect_query_schema(query, true).await?;
+    let mut picks = Vec::new();
     let layout = def.layout()?;
     let n = def.columns.len();
     let mut count = 0;
@@ -1399,7 +1499,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
     // UPDATE … FROM: a row that joins several FROM rows is updated once, with the first.
     let mut seen = std::collections::HashSet::new();
     let mut references = crate::foreign::Pending::new(&def);
-    for batch in &batches {
+    for (b, batch) in batches.iter().enumerate() {
         for r in 0..batch.num_rows() {
             let old = stored_row(&def, batch, r)?;
             if joined && !seen.insert(row_key(&def, &layout, &old)?) {
@@ -1418,10 +1518,12 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
                     values: new,
                     old_stamp: None,
                 });
+                picks.push((b, r));
             }
         }
     }
     references.enforce(session, &txn).await?;
+    let sources = source_rows(&sources, &schema, &batches, &picks)?;
     Ok(WriteResult {
         tag: "UPDATE".into(),
         count: Some(count),
@@ -1434,8 +1536,94 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
             deleted: false,
             zone: session.zone().arrow.clone(),
             clock: session.clock().clone(),
+            sources,
         }),
     })
+}
+/// The name of the column that numbers RETURNING's rows when FROM items join them.
+const JOINED_ROW: &str = "__partita_joined_row";
+
+/// The FROM items of UPDATE … FROM (USING of DELETE … USING) that RETURNING can name: each
+/// table, derived table or function by its alias or its table's name.
+fn source_names(from: &[TableWithJoins]) -> Vec<String> {
+    from.iter()
+        .flat_map(|t| std::iter::once(&t.relation).chain(t.joins.iter().map(|j| &j.relation)))
+        .filter_map(|relation| match relation {
+            TableFactor::Table {
+                alias: Some(alias), ..
+            }
+            | TableFactor::Derived {
+                alias: Some(alias), ..
+            }
+            | TableFactor::Function {
+                alias: Some(alias), ..
+            }
+            | TableFactor::UNNEST {
+                alias: Some(alias), ..
+            } => Some(normalize_ident(&alias.name)),
+            TableFactor::Table { name, .. } => table_name(name).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Select-list items that bring each FROM item's columns into the query that finds the rows
+/// to write: `source.*`, after a marker column of its own.
+fn source_items(sources: &[String]) -> Vec<SelectItem> {
+    sources
+        .iter()
+        .enumerate()
+        .flat_map(|(i, source)| {
+            [
+                named(null(), &format!("__partita_source_{i}")),
+                SelectItem::QualifiedWildcard(
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(ObjectName::from(vec![
+                        ident(source),
+                    ])),
+                    ast::WildcardAdditionalOptions::default(),
+                ),
+            ]
+        })
+        .collect()
+}
+
+/// Each FROM item's columns (those after its marker) in the rows `picks` names, as a batch.
+fn source_rows(
+    sources: &[String],
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    picks: &[(usize, usize)],
+) -> Result<Vec<(String, RecordBatch)>> {
+    let markers: Vec<usize> = (0..sources.len())
+        .map(|i| schema.index_of(&format!("__partita_source_{i}")))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(datafusion::error::DataFusionError::from)?;
+    let mut rows = Vec::with_capacity(sources.len());
+    for (i, source) in sources.iter().enumerate() {
+        let end = markers.get(i + 1).copied().unwrap_or(schema.fields().len());
+        let columns = markers[i] + 1..end;
+        let fields: Vec<Field> = columns
+            .clone()
+            .map(|c| schema.field(c).clone().with_nullable(true))
+            .collect();
+        let schema = Arc::new(Schema::new(fields));
+        if picks.is_empty() {
+            rows.push((source.clone(), RecordBatch::new_empty(schema)));
+            continue;
+        }
+        let arrays = columns
+            .map(|c| {
+                let values: Vec<&dyn Array> =
+                    batches.iter().map(|b| b.column(c).as_ref()).collect();
+                datafusion::arrow::compute::interleave(&values, picks)
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(datafusion::error::DataFusionError::from)?;
+        let batch = RecordBatch::try_new(schema, arrays)
+            .map_err(datafusion::error::DataFusionError::from)?;
+        rows.push((source.clone(), batch));
+    }
+    Ok(rows)
 }
 
 pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<WriteResult> {
@@ -1457,17 +1645,23 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
     let mut projection = all_columns(&def, &qualifier);
     projection.extend(stamp_columns(&qualifier));
     let joined = !using.is_empty();
+    let sources = match delete.returning {
+        Some(_) => source_names(&using),
+        None => vec![],
+    };
+    projection.extend(source_items(&sources));
     let mut from = vec![table_ref(&name, alias.clone())];
     from.extend(using);
     let query = select_query(projection, from, delete.selection.clone());
-    let batches = session.collect_query(query, true).await?;
+    let (schema, batches) = session.collect_query_schema(query, true).await?;
+    let mut picks = Vec::new();
     let layout = def.layout()?;
     let n = def.columns.len();
     let mut count = 0;
     let mut written = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut references = crate::foreign::Pending::new(&def);
-    for batch in &batches {
+    for (b, batch) in batches.iter().enumerate() {
         let ts = batch
             .column(n)
             .as_any()
@@ -1502,10 +1696,12 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
                     values: old,
                     old_stamp: stamp,
                 });
+                picks.push((b, r));
             }
         }
     }
     references.enforce(session, &txn).await?;
+    let sources = source_rows(&sources, &schema, &batches, &picks)?;
     Ok(WriteResult {
         tag: "DELETE".into(),
         count: Some(count),
@@ -1518,6 +1714,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
             deleted: true,
             zone: session.zone().arrow.clone(),
             clock: session.clock().clone(),
+            sources,
         }),
     })
 }
