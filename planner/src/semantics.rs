@@ -108,6 +108,50 @@ pub(crate) fn rewrite_node_expressions(
     }
 }
 
+/// `e` with its values written by their output function where PostgreSQL writes them so:
+/// an array cast to text, a boolean or array argument of `concat` and `concat_ws`.
+fn output_text(
+    e: &datafusion::logical_expr::Expr,
+    schema: &datafusion::common::DFSchema,
+) -> Option<datafusion::logical_expr::Expr> {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::logical_expr::{Cast, Expr, ExprSchemable, ScalarUDF, TryCast};
+    let function = || ScalarUDF::new_from_impl(crate::functions::OutputText::default());
+    let is_list = |e: &Expr| {
+        matches!(
+            e.get_type(schema),
+            Ok(DataType::List(_) | DataType::LargeList(_))
+        )
+    };
+    match e {
+        Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field })
+            if matches!(
+                field.data_type(),
+                DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+            ) && is_list(expr) =>
+        {
+            Some(function().call(vec![expr.as_ref().clone()]))
+        }
+        Expr::ScalarFunction(f) if matches!(f.name(), "concat" | "concat_ws") => {
+            let written =
+                |a: &Expr| is_list(a) || a.get_type(schema).ok() == Some(DataType::Boolean);
+            if !f.args.iter().any(written) {
+                return None;
+            }
+            let args = f
+                .args
+                .iter()
+                .map(|a| match written(a) {
+                    true => function().call(vec![a.clone()]),
+                    false => a.clone(),
+                })
+                .collect();
+            Some(f.func.call(args))
+        }
+        _ => None,
+    }
+}
+
 /// The analyzer rule that runs before DataFusion's type coercion and gives arithmetic
 /// operands the types PostgreSQL's operators take:
 /// - a `real` with another kind of number is computed in double precision (`r * 10`,
@@ -150,6 +194,11 @@ impl AnalyzerRule for ArithmeticOperands {
                 return Ok(literal);
             }
             let e = literal.data;
+            // An array cast to text, and a boolean or an array in concat and concat_ws, are
+            // written by their output functions (`{1,2}`, `t`), not Arrow's casts.
+            if let Some(written) = output_text(&e, schema) {
+                return Ok(Transformed::yes(written));
+            }
             // The difference of two dates or two timestamps refuses infinite ones.
             if let Expr::BinaryExpr(BinaryExpr {
                 left,

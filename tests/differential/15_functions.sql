@@ -98,3 +98,9 @@ CREATE TABLE line_items (id int PRIMARY KEY, sku text, n int);
 INSERT INTO line_items VALUES (1, 'c', 3), (2, 'b', 1), (3, 'a', 2), (4, 'c', 3), (5, NULL, NULL);
 SELECT array_agg(DISTINCT n), string_agg(DISTINCT sku, ','), array_agg(DISTINCT sku) FILTER (WHERE n > 1) FROM line_items;
 SELECT array_agg(DISTINCT sku ORDER BY sku DESC) FROM line_items;
+-- Values as their output functions write them: concat and format show true as t, an
+-- array's text is {1,2}.
+select true::text, 'x' || true, concat(true, false), concat_ws('-', true, 1), format('%s', true);
+select array[1,2]::text, array['a b','c']::text, 'ids: ' || array[1,2]::text, format('%s', array[1,2]);
+select cast(array[1.5, null] as text), array[true]::text;
+select concat(array[1,2]), string_agg(b::text, ',') from (values (true), (false)) v(b);

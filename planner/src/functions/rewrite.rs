@@ -833,14 +833,9 @@ fn cast(expr: Expr, data_type: DataType) -> Expr {
     }
 }
 
+/// `expr`'s text as its type's output function writes it (`format`'s `%s` of true is `t`).
 fn as_text(expr: &Expr) -> Expr {
-    match expr {
-        Expr::Cast {
-            data_type: DataType::Text,
-            ..
-        } => expr.clone(),
-        _ => cast(expr.clone(), DataType::Text),
-    }
+    call(super::text::OUTPUT_TEXT, vec![expr.clone()])
 }
 
 fn uuid_type() -> DataType {
