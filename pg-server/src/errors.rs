@@ -171,11 +171,37 @@ const FUNCTION_ARGUMENTS: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// DataFusion's errors for a query PostgreSQL refuses as it is written, likewise.
+const QUERY_SHAPES: &[(&str, &str, &str)] = &[
+    (
+        "In an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
+        "42P10",
+        "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
+    ),
+    (
+        "to grouping function is not in grouping columns",
+        "42803",
+        "arguments to GROUPING must be grouping expressions of the associated query level",
+    ),
+];
+
 fn function_argument(m: &str) -> Option<(&'static str, &'static str)> {
     FUNCTION_ARGUMENTS
         .iter()
+        .chain(QUERY_SHAPES)
         .find(|(text, ..)| m.contains(text))
         .map(|(_, code, message)| (*code, *message))
+}
+
+/// The regex crate's refusal of a pattern ("regex parse error: … error: unclosed group"),
+/// which `~` and `SIMILAR TO` meet while they run: PostgreSQL's "invalid regular expression".
+fn regex_error(m: &str) -> Option<String> {
+    let (_, rest) = m.split_once("regex parse error:")?;
+    let reason = rest
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("error: "))
+        .unwrap_or("not a regular expression");
+    Some(format!("invalid regular expression: {reason}"))
 }
 
 /// DataFusion's `make_date` of a day that does not exist ("Unable to parse date from 2024,
@@ -202,6 +228,12 @@ fn message_state(m: &str) -> &'static str {
     }
     if made_date(m).is_some() {
         return "22008";
+    }
+    if regex_error(m).is_some() {
+        return "2201B";
+    }
+    if m.contains("Invalid window frame") {
+        return "42P20";
     }
     if m.contains("does not support logical expression OuterReferenceColumn") {
         return "0A000";
@@ -475,7 +507,7 @@ fn postgres_wording(m: &str) -> Option<String> {
     if let Some((_, message)) = function_argument(m) {
         return Some(message.into());
     }
-    if let Some(message) = made_date(m) {
+    if let Some(message) = made_date(m).or_else(|| regex_error(m)) {
         return Some(message);
     }
     // A call no signature takes: DataFusion calls it an internal error and lists its tries.
@@ -901,6 +933,12 @@ mod tests {
         assert_eq!(
             w("Execution error: Unable to parse date from 2024, 2, 30"),
             "date field value out of range: 2024-02-30"
+        );
+        assert_eq!(
+            w(
+                "Invalid regex\ncaused by\nExternal error: regex parse error:\n    (\n    ^\nerror: unclosed group"
+            ),
+            "invalid regular expression: unclosed group"
         );
         assert_eq!(postgres_wording("something else"), None);
     }

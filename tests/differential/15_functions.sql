@@ -104,3 +104,9 @@ select true::text, 'x' || true, concat(true, false), concat_ws('-', true, 1), fo
 select array[1,2]::text, array['a b','c']::text, 'ids: ' || array[1,2]::text, format('%s', array[1,2]);
 select cast(array[1.5, null] as text), array[true]::text;
 select concat(array[1,2]), string_agg(b::text, ',') from (values (true), (false)) v(b);
+-- User errors DataFusion raises with its own words get PostgreSQL's SQLSTATEs.
+select 'abc' ~ '(';
+select regexp_replace('abc', '(', 'x');
+select array_agg(distinct a order by b) from (values (1,2)) t(a,b);
+select sum(a) over (rows between 1 following and current row) from (values (1)) t(a);
+select grouping(b) from (values (1,2)) t(a,b) group by a;
