@@ -443,9 +443,13 @@ pub fn trim_fraction(text: &mut String, least: usize) {
     });
 }
 
+/// The name [`OutputText`] is called by.
+pub const OUTPUT_TEXT: &str = "partita_text";
+
 /// `partita_text(x)`: `x` as PostgreSQL's output function writes it, for the casts to text
-/// whose Arrow form differs (timestamps, intervals, floats, bytea); a timestamptz in the
-/// zone its type carries, the session's.
+/// whose Arrow form differs (timestamps, intervals, floats, bytea, arrays) and the text of
+/// `format`'s, `concat`'s and `concat_ws`'s arguments (`t` for true, where the cast says
+/// `true`); a timestamptz in the zone its type carries, the session's.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct OutputText {
     signature: Signature,
@@ -486,13 +490,15 @@ impl OutputText {
                 | DataType::Binary
                 | DataType::LargeBinary
                 | DataType::BinaryView
+                | DataType::List(_)
+                | DataType::LargeList(_)
         )
     }
 }
 
 impl ScalarUDFImpl for OutputText {
     fn name(&self) -> &str {
-        "partita_text"
+        OUTPUT_TEXT
     }
 
     fn signature(&self) -> &Signature {
@@ -508,6 +514,10 @@ impl ScalarUDFImpl for OutputText {
         let array = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
         let zone: Tz = match array.data_type() {
             DataType::Timestamp(_, Some(tz)) => tz.parse()?,
+            DataType::List(item) | DataType::LargeList(item) => match item.data_type() {
+                DataType::Timestamp(_, Some(tz)) => tz.parse()?,
+                _ => "UTC".parse()?,
+            },
             _ => "UTC".parse()?,
         };
         let mut texts = StringBuilder::with_capacity(array.len(), array.len() * 16);

@@ -108,15 +108,15 @@ pub(crate) fn rewrite_node_expressions(
     }
 }
 
-/// `e` with its values written by their output function where PostgreSQL writes them so:
-/// an array cast to text, a boolean or array argument of `concat` and `concat_ws`.
+/// `concat` and `concat_ws` with their boolean and array arguments written by their output
+/// functions (`t`, `{1,2}`), as PostgreSQL's take them.
 fn output_text(
     e: &datafusion::logical_expr::Expr,
     schema: &datafusion::common::DFSchema,
 ) -> Option<datafusion::logical_expr::Expr> {
     use datafusion::arrow::datatypes::DataType;
-    use datafusion::logical_expr::{Cast, Expr, ExprSchemable, ScalarUDF, TryCast};
-    let function = || ScalarUDF::new_from_impl(crate::functions::OutputText::default());
+    use datafusion::logical_expr::{Expr, ExprSchemable, ScalarUDF};
+    let function = || ScalarUDF::new_from_impl(crate::output::OutputText::default());
     let is_list = |e: &Expr| {
         matches!(
             e.get_type(schema),
@@ -124,14 +124,6 @@ fn output_text(
         )
     };
     match e {
-        Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field })
-            if matches!(
-                field.data_type(),
-                DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
-            ) && is_list(expr) =>
-        {
-            Some(function().call(vec![expr.as_ref().clone()]))
-        }
         Expr::ScalarFunction(f) if matches!(f.name(), "concat" | "concat_ws") => {
             let written =
                 |a: &Expr| is_list(a) || a.get_type(schema).ok() == Some(DataType::Boolean);
@@ -194,8 +186,8 @@ impl AnalyzerRule for ArithmeticOperands {
                 return Ok(literal);
             }
             let e = literal.data;
-            // An array cast to text, and a boolean or an array in concat and concat_ws, are
-            // written by their output functions (`{1,2}`, `t`), not Arrow's casts.
+            // A boolean or an array in concat and concat_ws is written by its output
+            // function (`t`, `{1,2}`), not Arrow's cast.
             if let Some(written) = output_text(&e, schema) {
                 return Ok(Transformed::yes(written));
             }
@@ -486,8 +478,8 @@ impl datafusion::logical_expr::ScalarUDFImpl for RoundHalfEven {
 
 /// A cast to text writes the value as PostgreSQL's output function does where Arrow's cast
 /// differs: `ts::text` is `2024-01-01 10:00:00`, not `2024-01-01T10:00:00`; an interval is
-/// `1 day 02:00:00`; a float `2`, not `2.0`; bytea `\x41ff`, not its bytes as UTF-8. The
-/// cast becomes [`crate::output::OutputText`].
+/// `1 day 02:00:00`; a float `2`, not `2.0`; bytea `\x41ff`, not its bytes as UTF-8; an
+/// array `{1,2}`, not `[1, 2]`. The cast becomes [`crate::output::OutputText`].
 pub(crate) fn text_cast(
     expr: datafusion::logical_expr::Expr,
     schema: &datafusion::common::DFSchema,

@@ -26,7 +26,6 @@ pub(crate) use datetime::{
 pub(crate) use extract::EXTRACT;
 pub(crate) use math::rounding_scale;
 pub(crate) use row::RowFunction;
-pub(crate) use text::OutputText;
 
 /// Registers `version()`, `current_database()`, `current_schema()`, `pg_backend_pid()`,
 /// `numeric(x)`, `pg_typeof(x)`, and `avg` and `sum` with PostgreSQL's result types and numeric scale.

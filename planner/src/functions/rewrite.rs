@@ -836,8 +836,8 @@ fn cast(expr: Expr, data_type: DataType) -> Expr {
 /// `expr`'s text as its type's output function writes it (`format`'s `%s` of true is `t`).
 fn as_text(expr: &Expr) -> Expr {
     match expr {
-        Expr::Function(f) if f.name.to_string() == super::text::OUTPUT_TEXT => expr.clone(),
-        _ => call(super::text::OUTPUT_TEXT, vec![expr.clone()]),
+        Expr::Function(f) if f.name.to_string() == crate::output::OUTPUT_TEXT => expr.clone(),
+        _ => call(crate::output::OUTPUT_TEXT, vec![expr.clone()]),
     }
 }
 
@@ -868,7 +868,7 @@ mod tests {
             "SELECT 1 FROM t WHERE a ~ partita_similar_regex('x%')"
         );
         let formatted = rewritten("SELECT format('%s', 1)");
-        assert_eq!(formatted, "SELECT format('%s', partita_output_text(1))");
+        assert_eq!(formatted, "SELECT format('%s', partita_text(1))");
         assert_eq!(rewritten(&formatted), formatted);
         // Read back from its text, a rewritten statement stays as it is.
         let once = rewritten("SELECT num_nulls(a, b) FROM t");

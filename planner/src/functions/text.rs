@@ -1,6 +1,5 @@
 //! Text functions for building SQL and messages: `format`, `quote_ident`, `quote_literal`
-//! (`quote_nullable` and the text of `format`'s arguments are in `rewrite`), and
-//! [`OutputText`], a value's text as PostgreSQL's output functions write it.
+//! (`quote_nullable` and the text of `format`'s arguments are in `rewrite`).
 
 use super::row::{RowFunction, text};
 use crate::error::Error;
@@ -12,7 +11,7 @@ use datafusion::logical_expr::{Signature, Volatility};
 
 pub(super) fn register(ctx: &SessionContext) {
     ctx.register_udf(datafusion::logical_expr::ScalarUDF::new_from_impl(
-        OutputText::default(),
+        crate::output::OutputText::default(),
     ));
     let utf8 = |s: String| ScalarValue::Utf8(Some(s));
     ctx.register_udf(RowFunction::strict(
@@ -408,71 +407,5 @@ mod tests {
         assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
         assert_eq!(quote_ident("a$b"), "\"a$b\"");
         assert_eq!(quote_literal("a\\b'"), "E'a\\\\b'''");
-    }
-}
-
-/// The function [`OutputText`] is called by.
-pub(crate) const OUTPUT_TEXT: &str = "partita_output_text";
-
-/// `partita_output_text(x)`: `x` as PostgreSQL's output function writes it, which is what
-/// `concat` and `format` show of a value and an array's cast to text is: `t` for true
-/// (where a boolean's cast to text is `true`), `{1,2,NULL}` for an array (where Arrow
-/// writes `[1, 2, ]`), timestamptz values in the session's zone.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub(crate) struct OutputText {
-    signature: Signature,
-}
-
-impl Default for OutputText {
-    fn default() -> Self {
-        OutputText {
-            signature: Signature::any(1, Volatility::Stable),
-        }
-    }
-}
-
-impl datafusion::logical_expr::ScalarUDFImpl for OutputText {
-    fn name(&self) -> &str {
-        OUTPUT_TEXT
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Utf8)
-    }
-
-    fn invoke_with_args(
-        &self,
-        args: datafusion::logical_expr::ScalarFunctionArgs,
-    ) -> Result<datafusion::logical_expr::ColumnarValue> {
-        use datafusion::arrow::array::{Array, StringBuilder};
-        use datafusion::logical_expr::ColumnarValue;
-        let zone: datafusion::arrow::array::timezone::Tz = (args.config_options.execution)
-            .time_zone
-            .as_deref()
-            .unwrap_or("UTC")
-            .parse()?;
-        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
-        let values = args.args[0].to_array(args.number_rows)?;
-        let mut texts = StringBuilder::with_capacity(values.len(), values.len() * 8);
-        let mut text = String::new();
-        for r in 0..values.len() {
-            if values.is_null(r) {
-                texts.append_null();
-                continue;
-            }
-            text.clear();
-            crate::output::write_text(&values, r, &zone, &mut text)
-                .map_err(DataFusionError::Execution)?;
-            texts.append_value(&text);
-        }
-        let texts: datafusion::arrow::array::ArrayRef = std::sync::Arc::new(texts.finish());
-        Ok(match scalar {
-            true => ColumnarValue::Scalar(ScalarValue::try_from_array(&texts, 0)?),
-            false => ColumnarValue::Array(texts),
-        })
     }
 }
