@@ -200,6 +200,53 @@ pub(crate) fn element_like(t: &DataType) -> &DataType {
     }
 }
 
+/// Whether `e` is a call of `generate_series` (not a window function).
+fn is_series(e: &Expr) -> bool {
+    matches!(e, Expr::Function(f) if f.over.is_none()
+        && f.name.0.len() == 1
+        && f.name.0[0]
+            .as_ident()
+            .is_some_and(|i| i.value.eq_ignore_ascii_case("generate_series")))
+}
+
+/// Replaces each `generate_series(…)` within `e` (through casts, operators and function
+/// arguments) by `unnest(generate_series(…))`; whether there was one.
+fn unnest_series_within(e: &mut Expr) -> bool {
+    match e {
+        _ if is_series(e) => {
+            *e = crate::pg_catalog::call("unnest", vec![e.clone()]);
+            true
+        }
+        Expr::Cast { expr, .. } | Expr::Nested(expr) | Expr::UnaryOp { expr, .. } => {
+            unnest_series_within(expr)
+        }
+        Expr::BinaryOp { left, right, .. } => {
+            let l = unnest_series_within(left);
+            unnest_series_within(right) || l
+        }
+        Expr::Function(f)
+            if !f
+                .name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .is_some_and(|i| i.value.eq_ignore_ascii_case("unnest")) =>
+        {
+            let ast::FunctionArguments::List(list) = &mut f.args else {
+                return false;
+            };
+            let mut found = false;
+            for arg in &mut list.args {
+                if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg)) = arg {
+                    found |= unnest_series_within(arg);
+                }
+            }
+            found
+        }
+        _ => false,
+    }
+}
+
 /// Rewrites `x op ANY(text)` and `x op ALL(text)` (a string or a parameter) into
 /// `x op ANY(partita_array_like(x, text))`; and `generate_series(…)` as a select-list item,
 /// which returns rows in PostgreSQL and an array in DataFusion, into
@@ -215,13 +262,21 @@ pub fn rewrite(stmt: &mut Statement) {
                     ast::SelectItem::ExprWithAlias { expr, alias } => (expr, Some(alias.clone())),
                     _ => continue,
                 };
-                let Expr::Function(f) = expr else { continue };
-                let series = f.over.is_none()
-                    && f.name.0.len() == 1
-                    && f.name.0[0]
-                        .as_ident()
-                        .is_some_and(|i| i.value.eq_ignore_ascii_case("generate_series"));
-                if !series {
+                if !is_series(expr) {
+                    // Inside an expression (`generate_series(…)::date`, `d - generate_series(0,
+                    // 2)`): each row of the series in its place, named as PostgreSQL names
+                    // the expression.
+                    let name = crate::naming::pg_column_name(expr);
+                    if unnest_series_within(expr)
+                        && alias.is_none()
+                        && let Some(name) = name
+                    {
+                        let expr = expr.clone();
+                        *item = ast::SelectItem::ExprWithAlias {
+                            expr,
+                            alias: ast::Ident::new(name),
+                        };
+                    }
                     continue;
                 }
                 let unnested = crate::pg_catalog::call("unnest", vec![expr.clone()]);

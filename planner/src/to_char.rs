@@ -56,6 +56,11 @@ impl ScalarUDFImpl for ToChar {
             ),
             _ => None,
         };
+        // A named zone's abbreviations (EST, CEST) come from its IANA rules.
+        let named: Option<chrono_tz::Tz> = match value.data_type() {
+            DataType::Timestamp(_, Some(tz)) => tz.parse().ok(),
+            _ => None,
+        };
         let mut out = StringBuilder::new();
         let mut text = String::new();
         for r in 0..n {
@@ -91,8 +96,17 @@ impl ScalarUDFImpl for ToChar {
                             let offset = local.offset().fix().local_minus_utc();
                             // A named zone's abbreviation (EST); a fixed offset is written
                             // as PostgreSQL names it (UTC, +05).
-                            let mut abbreviation = local.offset().to_string();
-                            if abbreviation.starts_with(['+', '-']) {
+                            let mut abbreviation = match &named {
+                                Some(named) => {
+                                    use chrono_tz::OffsetName;
+                                    (named.offset_from_utc_datetime(&utc.naive_utc()))
+                                        .abbreviation()
+                                        .unwrap_or_default()
+                                        .to_string()
+                                }
+                                None => local.offset().to_string(),
+                            };
+                            if abbreviation.is_empty() || abbreviation.starts_with(['+', '-']) {
                                 abbreviation = match offset {
                                     0 => "UTC".to_string(),
                                     _ => {
@@ -147,7 +161,7 @@ struct Moment {
 const DATETIME_PATTERNS: &[&str] = &[
     "Y,YYY", "YYYY", "YYY", "YY", "Y", "IYYY", "HH24", "HH12", "HH", "MI", "SSSS", "SS", "MS",
     "US", "A.M.", "P.M.", "AM", "PM", "MONTH", "MON", "MM", "DAY", "DDD", "DD", "DY", "D", "IW",
-    "ID", "WW", "W", "Q", "J", "CC", "TZ", "OF",
+    "ID", "WW", "W", "Q", "J", "CC", "TZH", "TZM", "TZ", "OF",
 ];
 
 pub(crate) const MONTHS: [&str; 12] = [
@@ -402,13 +416,18 @@ fn format_datetime(moment: &Moment, template: &str, out: &mut String) {
                 number(c, 2, out);
                 Some(c)
             }
-            "TZ" | "OF" => {
-                if let Some((offset, name)) = &moment.zone {
-                    if pattern == "TZ" {
-                        cased(name, if written == "tz" { "tz" } else { "TZ" }, out);
-                    } else {
-                        crate::output::push_offset(*offset, out);
+            // A timestamp without time zone has no zone name, and offset +00.
+            "TZ" | "OF" | "TZH" | "TZM" => {
+                let utc = (0, String::new());
+                let (offset, name) = moment.zone.as_ref().unwrap_or(&utc);
+                match pattern {
+                    "TZ" => cased(name, if written == "tz" { "tz" } else { "TZ" }, out),
+                    "TZH" => {
+                        out.push(if *offset < 0 { '-' } else { '+' });
+                        number(i64::from(offset.abs() / 3600), 2, out);
                     }
+                    "TZM" => number(i64::from(offset.abs() % 3600 / 60), 2, out),
+                    _ => crate::output::push_offset(*offset, out),
                 }
                 None
             }

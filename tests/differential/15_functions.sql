@@ -110,3 +110,10 @@ select regexp_replace('abc', '(', 'x');
 select array_agg(distinct a order by b) from (values (1,2)) t(a,b);
 select sum(a) over (rows between 1 following and current row) from (values (1)) t(a);
 select grouping(b) from (values (1,2)) t(a,b) group by a;
+-- Set-returning generate_series inside select-list expressions: a row each.
+select generate_series(date '2024-01-31', date '2024-04-30', interval '1 month')::date;
+select date '2024-03-01' - generate_series(0, 2) as d;
+select generate_series(1, 3) * 10;
+select to_char(generate_series(date '2024-01-01', date '2024-01-03', interval '1 day'), 'Dy');
+select 'n' || generate_series(1, 2);
+select generate_series(1, 2) as g, generate_series(1,2)::text as t;

@@ -58,3 +58,18 @@ SELECT valid_from - '2020-01-01'::timestamp FROM validity WHERE id = 3;
 SELECT until - '2020-01-01'::date FROM validity WHERE id = 2;
 SELECT to_char(until, 'YYYY'), to_char(valid_from, 'YYYY-MM-DD') FROM validity ORDER BY id;
 SELECT json_build_object('to', valid_to) FROM validity ORDER BY id;
+-- to_char's zone patterns: abbreviations from the zone's rules, TZH and TZM.
+SET TIME ZONE 'America/New_York';
+select to_char(timestamptz '2024-01-15 10:00+00', 'YYYY-MM-DD HH24:MI TZ tz OF TZH:TZM');
+select to_char(timestamptz '2024-07-15 10:00+00', 'TZ TZH TZM');
+SET TIME ZONE 'Asia/Kolkata';
+select to_char(timestamptz '2024-01-15 10:00+00', 'HH24:MI TZ TZH:TZM OF');
+SET TIME ZONE 'Europe/Berlin';
+select to_char(timestamptz '2024-07-15 10:00+00', 'TZ');
+SET TIME ZONE 'America/Sao_Paulo';
+select to_char(timestamptz '2024-07-15 10:00+00', 'TZ OF');
+SET TIME ZONE -8;
+select to_char(timestamptz '2024-07-15 10:00+00', 'TZ OF TZH:TZM');
+SET TIME ZONE 'UTC';
+select to_char(timestamptz '2024-07-15 10:00+00', 'TZ OF TZH:TZM');
+select to_char(timestamp '2024-07-15 10:00', 'TZ|OF|TZH');
