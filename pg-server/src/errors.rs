@@ -803,6 +803,9 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
             err.column = Some(column.clone());
         }
         Error::ForeignKeyTypes { detail, .. } => err.detail = Some(detail.clone()),
+        Error::InvalidEscape(message) if message == "invalid escape string" => {
+            err.hint = Some("Escape string must be empty or one character.".into())
+        }
         Error::TruncateReferenced { table, child } => {
             err.detail = Some(format!("Table \"{child}\" references \"{table}\"."));
             err.hint = Some(format!(

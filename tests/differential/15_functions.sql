@@ -117,3 +117,14 @@ select generate_series(1, 3) * 10;
 select to_char(generate_series(date '2024-01-01', date '2024-01-03', interval '1 day'), 'Dy');
 select 'n' || generate_series(1, 2);
 select generate_series(1, 2) as g, generate_series(1,2)::text as t;
+-- LIKE … ESCAPE with another character than the backslash (SQLAlchemy's autoescape uses /).
+select 'a%c' like 'a!%c' escape '!', 'abc' like 'a!%c' escape '!', 'a\c' like 'a\c' escape '!', 'a_c' ilike 'A/_C' escape '/';
+select 'a\c' like 'a\\c' escape '', 'a%' like 'a%' escape '';
+create table words (id int primary key, w text);
+insert into words values (1, '50% off'), (2, '50 off'), (3, 'a/b');
+select id from words where w like '%' || '0/%' || '%' escape '/' order by id;
+select id from words where w not like '%//%' escape '/' order by id;
+select 'x' like 'x!' escape '!';
+select 'x' like 'x' escape 'ab';
+prepare lk as select id from words where w like $1 escape '/' order by id;
+execute lk('%0/%%');

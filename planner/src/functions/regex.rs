@@ -26,8 +26,54 @@ pub(crate) const MATCHES: &str = "partita_regexp_matches";
 pub(crate) const SUBSTRING: &str = "partita_substring_regex";
 /// The helper `SIMILAR TO` is planned as: the SQL pattern as a regular expression.
 pub(crate) const SIMILAR: &str = "partita_similar_regex";
+/// The character an `ESCAPE` string gives: none for `''`; more than one is 22025.
+fn escape_char(escape: &str) -> crate::error::Result<Option<char>> {
+    let mut chars = escape.chars();
+    match (chars.next(), chars.next()) {
+        (None, _) => Ok(None),
+        (Some(c), None) => Ok(Some(c)),
+        _ => Err(Error::InvalidEscape("invalid escape string".into())),
+    }
+}
+
+/// The helper `LIKE … ESCAPE 'c'` is planned with: the pattern with `\` as its escape.
+pub(crate) const LIKE_ESCAPE: &str = "partita_like_escape";
+
+/// A LIKE pattern whose escape character is `escape` (none for `ESCAPE ''`) written with
+/// the backslash DataFusion's LIKE takes: `a!%` with `!` is `a\%`, a backslash itself `\\`.
+pub(crate) fn backslash_pattern(pattern: &str, escape: &str) -> crate::error::Result<String> {
+    let escape = escape_char(escape)?;
+    let mut out = String::with_capacity(pattern.len() + 2);
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if Some(c) == escape {
+            // An escape at the end matches nothing, as in PostgreSQL: it stands for a NUL,
+            // which no text holds.
+            out.push('\\');
+            out.push(chars.next().unwrap_or('\0'));
+        } else if c == '\\' {
+            out.push_str("\\\\");
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
 
 pub(super) fn register(ctx: &SessionContext) {
+    ctx.register_udf(RowFunction::strict(
+        LIKE_ESCAPE,
+        Signature::string(2, Volatility::Immutable),
+        DataType::Utf8,
+        |args| {
+            let (Some(pattern), Some(escape)) = (text(&args[0]), text(&args[1])) else {
+                return Ok(ScalarValue::Utf8(None));
+            };
+            backslash_pattern(pattern, escape)
+                .map(|p| ScalarValue::Utf8(Some(p)))
+                .map_err(external)
+        },
+    ));
     let pattern_args = || {
         Signature::one_of(
             vec![TypeSignature::String(2), TypeSignature::String(3)],
@@ -139,19 +185,7 @@ pub(super) fn register(ctx: &SessionContext) {
             let pattern = text(&args[0]).unwrap_or_default();
             let escape = match args.get(1) {
                 None => Some('\\'),
-                Some(e) => {
-                    let e = text(e).unwrap_or_default();
-                    let mut chars = e.chars();
-                    match (chars.next(), chars.next()) {
-                        (None, _) => None,
-                        (Some(c), None) => Some(c),
-                        _ => {
-                            return Err(external(Error::InvalidEscape(
-                                "invalid escape string".into(),
-                            )));
-                        }
-                    }
-                }
+                Some(e) => escape_char(text(e).unwrap_or_default()).map_err(external)?,
             };
             Ok(ScalarValue::Utf8(Some(similar_to_regex(pattern, escape))))
         },

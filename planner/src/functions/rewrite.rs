@@ -421,6 +421,41 @@ impl VisitorMut for Rewriter {
             *e = call(super::EXTRACT, vec![field, (**expr).clone()]);
             return ControlFlow::Continue(());
         }
+        // LIKE … ESCAPE 'c' (SQLAlchemy's autoescape uses '/'): the pattern rewritten with
+        // the backslash escape DataFusion's LIKE takes; a constant one here, so that a key
+        // prefix can still be read from it.
+        if let Expr::Like {
+            pattern,
+            escape_char: escape_char @ Some(_),
+            ..
+        }
+        | Expr::ILike {
+            pattern,
+            escape_char: escape_char @ Some(_),
+            ..
+        } = e
+            && let Some(Value::SingleQuotedString(escape)) = escape_char.as_ref().map(|v| &v.value)
+            && escape != "\\"
+        {
+            let constant = match &pattern.as_ref() {
+                Expr::Value(v) => match &v.value {
+                    Value::SingleQuotedString(text) => {
+                        super::regex::backslash_pattern(text, escape).ok()
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            **pattern = match constant {
+                Some(text) => string(&text),
+                None => call(
+                    super::regex::LIKE_ESCAPE,
+                    vec![(**pattern).clone(), string(escape)],
+                ),
+            };
+            *escape_char = None;
+            return ControlFlow::Continue(());
+        }
         if let Expr::SimilarTo {
             negated,
             expr,
