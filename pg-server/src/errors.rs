@@ -204,6 +204,27 @@ fn regex_error(m: &str) -> Option<String> {
     Some(format!("invalid regular expression: {reason}"))
 }
 
+/// A window function called without OVER ("Invalid function 'rank'", as DataFusion knows
+/// it only as a window function): its name.
+fn window_only(m: &str) -> Option<&'static str> {
+    const WINDOW_ONLY: &[&str] = &[
+        "row_number",
+        "rank",
+        "dense_rank",
+        "percent_rank",
+        "cume_dist",
+        "ntile",
+        "lag",
+        "lead",
+        "first_value",
+        "last_value",
+        "nth_value",
+    ];
+    let (_, rest) = m.split_once("Invalid function '")?;
+    let name = rest.split('\'').next()?;
+    WINDOW_ONLY.iter().copied().find(|w| *w == name)
+}
+
 /// DataFusion's `make_date` of a day that does not exist ("Unable to parse date from 2024,
 /// 2, 30"): PostgreSQL's "date field value out of range: 2024-02-30".
 fn made_date(m: &str) -> Option<String> {
@@ -228,6 +249,9 @@ fn message_state(m: &str) -> &'static str {
     }
     if made_date(m).is_some() {
         return "22008";
+    }
+    if window_only(m).is_some() {
+        return "42809";
     }
     if regex_error(m).is_some() {
         return "2201B";
@@ -547,6 +571,9 @@ fn postgres_wording(m: &str) -> Option<String> {
             "column reference \"{}\" is ambiguous",
             unquote(field)
         ));
+    }
+    if let Some(name) = window_only(m) {
+        return Some(format!("window function {name} requires an OVER clause"));
     }
     if let Some(name) = first_line.strip_prefix("Invalid function ") {
         return Some(format!("function {} does not exist", unquote(name)));

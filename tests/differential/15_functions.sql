@@ -128,3 +128,7 @@ select 'x' like 'x!' escape '!';
 select 'x' like 'x' escape 'ab';
 prepare lk as select id from words where w like $1 escape '/' order by id;
 execute lk('%0/%%');
+-- A window function without OVER is 42809.
+select row_number() from (values(1)) t(a);
+select lag(a) from (values(1)) t(a);
+select rank() from (values (1)) t(a);
