@@ -376,10 +376,16 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
     if create.nulls_distinct == Some(false) {
         return Err(Error::Unsupported("NULLS NOT DISTINCT".into()));
     }
-    if let Some(using) = &create.using
-        && !using.to_string().eq_ignore_ascii_case("btree")
+    // The access methods the catalog shows (`local`, `global`) are taken back, so that a
+    // definition read from pg_indexes (SQLAlchemy's, Alembic's) runs again; btree is either.
+    let method = create
+        .using
+        .as_ref()
+        .map(|u| u.to_string().to_ascii_lowercase());
+    if let Some(method) = &method
+        && !["btree", "local", "global"].contains(&method.as_str())
     {
-        return Err(Error::Unsupported(format!("index method {using}")));
+        return Err(Error::Unsupported(format!("index method {method}")));
     }
     let mut columns = Vec::new();
     for c in &create.columns {
@@ -403,6 +409,22 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
             column,
             desc: c.column.options.asc == Some(false),
         });
+    }
+    let local = crate::pg_catalog::leads_with_partition_key(&def, &columns);
+    match method.as_deref() {
+        Some("local") if !local => {
+            return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
+                "a local index must lead with the partition key of \"{}\"",
+                def.name
+            ))));
+        }
+        Some("global") if local => {
+            return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
+                "an index that leads with the partition key of \"{}\" is local",
+                def.name
+            ))));
+        }
+        _ => {}
     }
     let include = create
         .include

@@ -24,6 +24,21 @@ fn figure_name(expr: &Expr) -> Option<(String, u8)> {
     Some(match expr {
         Expr::Identifier(id) => (id.value.clone(), 2),
         Expr::CompoundIdentifier(parts) => (parts.last()?.value.clone(), 2),
+        // An OID-alias cast, which `pg_catalog` made a call: named as the cast would be.
+        Expr::Function(f) if let Some(alias) = alias_cast_type(f) => {
+            let ast::FunctionArguments::List(list) = &f.args else {
+                return None;
+            };
+            match list.args.first() {
+                Some(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(inner))) => {
+                    match figure_name(inner) {
+                        Some((name, 2)) => (name, 2),
+                        _ => (alias.into(), 1),
+                    }
+                }
+                _ => (alias.into(), 1),
+            }
+        }
         Expr::Function(f) => (f.name.0.last()?.as_ident()?.value.to_lowercase(), 2),
         Expr::Nested(inner) => return figure_name(inner),
         Expr::Cast {
@@ -66,6 +81,16 @@ fn figure_name(expr: &Expr) -> Option<(String, u8)> {
         Expr::Subquery(q) => (first_column_name(q)?, 2),
         _ => return None,
     })
+}
+
+/// The OID-alias type (regclass, regtype, regnamespace) whose cast a call stands for.
+fn alias_cast_type(f: &ast::Function) -> Option<&'static str> {
+    match f.name.0.last()?.as_ident()?.value.as_str() {
+        "partita_relname" | "partita_regclass" => Some("regclass"),
+        "partita_typname" | "partita_regtype" => Some("regtype"),
+        "partita_nspname" => Some("regnamespace"),
+        _ => None,
+    }
 }
 
 fn cast_type_name(ty: &str) -> String {

@@ -172,3 +172,7 @@ PREPARE unknowns AS SELECT round($1, 2), $2 || $3, $4 OR $5, substr($2, $6), 2 ^
 EXECUTE unknowns('3.14159', 'a', 'b', 'false', 'true', '2');
 PREPARE later AS SELECT timestamp '2024-01-01' + $1, $2 BETWEEN 1 AND 10, $3 = ANY(ARRAY[1, 2]);
 EXECUTE later('1 day 2 hours', '5', '2');
+-- OID-alias casts of columns: named as PostgreSQL names them, text looked up by name.
+CREATE TABLE rel_t (a int PRIMARY KEY);
+select oid::regclass, c.oid::regclass as named, relnamespace::regnamespace, 'rel_t'::regclass::oid > 0 as found from pg_class c where relname = 'rel_t';
+select count(*) > 0 from pg_attribute where attrelid = (select relname from pg_class where relname = 'rel_t')::regclass;

@@ -27,6 +27,9 @@ struct CatalogFunction {
     name: &'static str,
     signature: Signature,
     returns: DataType,
+    /// What it returns of a text argument, when that differs (`relname::regclass` is the
+    /// relation's OID; `oid::regclass` its name).
+    text_returns: Option<DataType>,
     eval: Box<Eval>,
     catalog: Catalog,
     scope: Arc<Mutex<StatementScope>>,
@@ -61,12 +64,21 @@ impl ScalarUDFImpl for CatalogFunction {
         &self.signature
     }
 
-    fn return_type(&self, _arg_types: &[DataType]) -> DfResult<DataType> {
-        Ok(self.returns.clone())
+    fn return_type(&self, arg_types: &[DataType]) -> DfResult<DataType> {
+        Ok(match (&self.text_returns, arg_types.first()) {
+            (Some(returns), Some(DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8)) => {
+                returns.clone()
+            }
+            _ => self.returns.clone(),
+        })
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
         let snapshot = Snapshot::of(&self.catalog, &self.scope);
+        let arg_types: Vec<DataType> = (args.arg_fields.iter())
+            .map(|f| f.data_type().clone())
+            .collect();
+        let returns = self.return_type(&arg_types)?;
         let rows = args.number_rows;
         if args
             .args
@@ -82,7 +94,7 @@ impl ScalarUDFImpl for CatalogFunction {
                 })
                 .collect();
             let v = (self.eval)(&snapshot, &values)?;
-            return Ok(ColumnarValue::Scalar(cast(v, &self.returns)?));
+            return Ok(ColumnarValue::Scalar(cast(v, &returns)?));
         }
         let arrays: Vec<ArrayRef> = args
             .args
@@ -90,7 +102,7 @@ impl ScalarUDFImpl for CatalogFunction {
             .map(|a| a.to_array(rows))
             .collect::<DfResult<_>>()?;
         if rows == 0 {
-            return Ok(ColumnarValue::Array(new_null_array(&self.returns, 0)));
+            return Ok(ColumnarValue::Array(new_null_array(&returns, 0)));
         }
         let mut out = Vec::with_capacity(rows);
         for r in 0..rows {
@@ -98,9 +110,28 @@ impl ScalarUDFImpl for CatalogFunction {
                 .iter()
                 .map(|a| ScalarValue::try_from_array(a, r))
                 .collect::<DfResult<Vec<_>>>()?;
-            out.push(cast((self.eval)(&snapshot, &values)?, &self.returns)?);
+            out.push(cast((self.eval)(&snapshot, &values)?, &returns)?);
         }
         Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
+    }
+}
+
+/// `name::regclass`: the OID of the relation `name` names; 42P01 when none does.
+fn regclass_oid(s: &Snapshot, a: &[ScalarValue]) -> DfResult<ScalarValue> {
+    let Some(name) = string(a.first()) else {
+        return Ok(ScalarValue::Int32(None));
+    };
+    // As the regclass type reads a name: unquoted parts fold to lower case.
+    let folded = sql::sequence::regclass_name(&name);
+    let bare = folded.rsplit('.').next().unwrap_or("").to_string();
+    if let Ok(n) = bare.parse::<i32>() {
+        return Ok(ScalarValue::Int32(Some(n)));
+    }
+    match s.oid_named(&bare).or_else(|| catalog_table_oid(&bare)) {
+        Some(oid) => Ok(ScalarValue::Int32(Some(oid))),
+        None => Err(DataFusionError::External(Box::new(
+            crate::error::Error::Sql(sql::Error::UnknownTable(bare)),
+        ))),
     }
 }
 
@@ -336,6 +367,7 @@ pub fn register(
             name,
             signature: Signature::variadic_any(Volatility::Stable),
             returns,
+            text_returns: None,
             eval,
             catalog: catalog.clone(),
             scope: Arc::clone(scope),
@@ -534,36 +566,22 @@ pub fn register(
         }),
     );
     // The OID-alias types: `'t'::regclass` is the relation's OID, `oid::regclass` its name.
-    add(
-        "partita_regclass",
-        Int32,
-        Box::new(|s, a| {
-            let Some(name) = string(a.first()) else {
-                return Ok(ScalarValue::Int32(None));
-            };
-            // As the regclass type reads a name: unquoted parts fold to lower case.
-            let folded = sql::sequence::regclass_name(&name);
-            let bare = folded.rsplit('.').next().unwrap_or("").to_string();
-            if let Ok(n) = bare.parse::<i32>() {
-                return Ok(ScalarValue::Int32(Some(n)));
-            }
-            match s.oid_named(&bare).or_else(|| catalog_table_oid(&bare)) {
-                Some(oid) => Ok(ScalarValue::Int32(Some(oid))),
-                None => Err(DataFusionError::External(Box::new(
-                    crate::error::Error::Sql(sql::Error::UnknownTable(bare)),
-                ))),
-            }
+    add("partita_regclass", Int32, Box::new(regclass_oid));
+    // Of an OID, the relation's name; of text (a column of names, a parameter), its OID.
+    ctx.register_udf(ScalarUDF::new_from_impl(CatalogFunction {
+        name: "partita_relname",
+        signature: Signature::variadic_any(Volatility::Stable),
+        returns: Utf8,
+        text_returns: Some(Int32),
+        eval: Box::new(|s, a| match int(a.first()) {
+            Some(o) => Ok(utf8(Some(
+                s.name_of(o as i32).unwrap_or_else(|| o.to_string()),
+            ))),
+            None => regclass_oid(s, a),
         }),
-    );
-    add(
-        "partita_relname",
-        Utf8,
-        Box::new(|s, a| {
-            Ok(utf8(int(a.first()).map(|o| {
-                s.name_of(o as i32).unwrap_or_else(|| o.to_string())
-            })))
-        }),
-    );
+        catalog: catalog.clone(),
+        scope: Arc::clone(scope),
+    }));
     add(
         "partita_regtype",
         Int32,

@@ -464,10 +464,13 @@ pub fn access_method_name(oid: i32) -> Option<&'static str> {
 
 /// Whether index `i` of `t` is local: it leads with the base table's partition key.
 pub fn index_is_local(t: &TableDef, i: usize) -> bool {
-    let index = &t.indexes[i];
-    index.columns.len() >= t.partition_key.len()
-        && index
-            .columns
+    leads_with_partition_key(t, &t.indexes[i].columns)
+}
+
+/// Whether index columns lead with `t`'s partition key, which makes the index local.
+pub fn leads_with_partition_key(t: &TableDef, columns: &[sql::catalog::RowKeyPart]) -> bool {
+    columns.len() >= t.partition_key.len()
+        && columns
             .iter()
             .zip(&t.partition_key)
             .all(|(p, &k)| p.column == k)
