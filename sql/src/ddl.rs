@@ -122,7 +122,10 @@ pub fn column_from_ast(table: &str, col: &ast::ColumnDef) -> Result<ColumnDef> {
         match &opt.option {
             ColumnOption::Null => def.nullable = true,
             ColumnOption::NotNull => def.nullable = false,
-            ColumnOption::Default(expr) => def.default = Some(default_text(expr)),
+            // DEFAULT NULL is no default, as PostgreSQL keeps none for it.
+            ColumnOption::Default(expr) => {
+                def.default = (!is_null_literal(expr)).then(|| default_text(expr))
+            }
             ColumnOption::PrimaryKey(_)
             | ColumnOption::Unique(_)
             | ColumnOption::ForeignKey(_)
@@ -581,6 +584,15 @@ pub fn foreign_key(fk: &ast::ForeignKeyConstraint) -> Result<ForeignKeySpec> {
 
 /// A DEFAULT expression as the catalog keeps it: `nextval('s'::regclass)`, as PostgreSQL
 /// prints a sequence's default, is kept as `nextval('s')`, the form serial columns have.
+/// `NULL`, or `NULL` cast to a type.
+fn is_null_literal(expr: &ast::Expr) -> bool {
+    match expr {
+        ast::Expr::Value(v) => matches!(v.value, ast::Value::Null),
+        ast::Expr::Cast { expr, .. } | ast::Expr::Nested(expr) => is_null_literal(expr),
+        _ => false,
+    }
+}
+
 pub fn default_text(expr: &ast::Expr) -> String {
     let mut expr = expr.clone();
     let _ = ast::visit_expressions_mut(&mut expr, |e| {

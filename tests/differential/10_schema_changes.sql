@@ -173,3 +173,8 @@ SELECT * FROM starters ORDER BY bib LIMIT -1;
 SELECT * FROM starters ORDER BY bib OFFSET -2;
 SELECT * FROM starters ORDER BY bib LIMIT NULL OFFSET NULL;
 SELECT bib FROM starters ORDER BY price FETCH FIRST NULL ROWS WITH TIES;
+-- DEFAULT NULL is no default.
+create table dn (a int primary key, b text default null, c int default null::int, d int default 5);
+select column_name, column_default from information_schema.columns where table_name = 'dn' order by ordinal_position;
+insert into dn (a) values (1);
+select * from dn;
