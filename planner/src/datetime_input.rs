@@ -119,7 +119,14 @@ pub fn iso_text(text: &str) -> Option<String> {
             let month = MONTHS.iter().position(|m| named(&lower, m))?;
             date.push(Part::Month(month as u32 + 1));
         } else {
+            // `2024-01-05`, `1/5/24`, and a month by name between them (`15-Jan-2024`).
             for piece in word.split(['-', '/', '.']) {
+                let lower = piece.to_ascii_lowercase();
+                if !lower.is_empty() && lower.chars().all(|c| c.is_ascii_alphabetic()) {
+                    let month = MONTHS.iter().position(|m| named(&lower, m))?;
+                    date.push(Part::Month(month as u32 + 1));
+                    continue;
+                }
                 if piece.is_empty() || !piece.chars().all(|c| c.is_ascii_digit()) {
                     return None;
                 }
@@ -235,6 +242,8 @@ mod tests {
         assert_eq!(iso("Jan 5 2024 13:00 PM"), None);
         assert_eq!(iso("«10:00» Jan 5 2024"), None);
         assert_eq!(iso("Sept 5 2024").as_deref(), Some("2024-09-05"));
+        assert_eq!(iso("15-Jan-2024").as_deref(), Some("2024-01-15"));
+        assert_eq!(iso("2024-Jan-15").as_deref(), Some("2024-01-15"));
         assert_eq!(special("Today"), Some(Special::Today(0)));
         assert_eq!(special("now"), Some(Special::Now));
         assert_eq!(special(" Infinity"), Some(Special::Infinity(true)));

@@ -73,3 +73,6 @@ select to_char(timestamptz '2024-07-15 10:00+00', 'TZ OF TZH:TZM');
 SET TIME ZONE 'UTC';
 select to_char(timestamptz '2024-07-15 10:00+00', 'TZ OF TZH:TZM');
 select to_char(timestamp '2024-07-15 10:00', 'TZ|OF|TZH');
+-- A month by name between dashes.
+select '15-Jan-2024'::date, '2024-Jan-15'::date, '15-jan-2024 10:00'::timestamp, date '05-Feb-2023';
+select '15-Foo-2024'::date;
