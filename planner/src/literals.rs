@@ -127,6 +127,7 @@ impl VisitorMut for Literals {
                     value: Value::SingleQuotedString(text),
                     ..
                 }) = value.as_mut()
+                    && !already_read(text)
                 {
                     let Some(v) = crate::interval_input::parse(text) else {
                         return ControlFlow::Break(Error::InvalidDatetimeFormat(format!(
@@ -229,6 +230,19 @@ fn plain_digits(text: &str) -> Option<String> {
     } else {
         format!("0.{}{digits}", "0".repeat(scale - digits.len()))
     })
+}
+
+/// Interval text this module wrote already (`1 months 2 days 3 nanoseconds`), which a
+/// statement read back from its text holds: it is not read again.
+fn already_read(text: &str) -> bool {
+    let words: Vec<&str> = text.split(' ').collect();
+    matches!(
+        words.as_slice(),
+        [months, "months", days, "days", nanos, "nanoseconds"]
+            if months.parse::<i32>().is_ok()
+                && days.parse::<i32>().is_ok()
+                && nanos.parse::<i64>().is_ok()
+    )
 }
 
 #[cfg(test)]

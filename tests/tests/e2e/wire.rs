@@ -1197,3 +1197,34 @@ async fn constraint_errors_name_their_table_column_and_constraint() {
         ("23503".into(), some("c"), some("c_pid_fkey"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interval_literals_in_writes_over_the_extended_protocol() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE sessions (id int PRIMARY KEY, seen timestamptz);
+             INSERT INTO sessions VALUES (1, now()), (2, now() - interval '40 days');",
+        )
+        .await
+        .unwrap();
+    // Described before they run: the statement is read back from its text with its
+    // interval already read.
+    let touched = client
+        .execute(
+            "UPDATE sessions SET seen = seen + interval '1 hour' WHERE id = $1",
+            &[&1i32],
+        )
+        .await
+        .unwrap();
+    assert_eq!(touched, 1);
+    let expired = client
+        .execute(
+            "DELETE FROM sessions WHERE seen < now() - interval '30 days'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(expired, 1);
+}
