@@ -995,6 +995,9 @@ fn key_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
         return None;
     }
     let scalar = constant(e)?;
+    if ty == SqlType::Date && matches!(&scalar, ScalarValue::Utf8(Some(t)) if t.trim().len() > 10) {
+        return None;
+    }
     // As PostgreSQL types a comparison: numbers with numeric columns, booleans with bool,
     // strings (unknown literals) with anything.
     let kind_fits = match &scalar {
@@ -1043,6 +1046,11 @@ fn stored_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
         return None;
     }
     let scalar = constant(e)?;
+    // A date given with a time (and perhaps a zone, which a date ignores) is read by the
+    // general path's date input.
+    if ty == SqlType::Date && matches!(&scalar, ScalarValue::Utf8(Some(t)) if t.trim().len() > 10) {
+        return None;
+    }
     // Strings convert to any type as PostgreSQL's unknown literals do; numbers only to
     // numbers, exactly.
     let wanted = ty.arrow();
@@ -1123,7 +1131,11 @@ fn constant(e: &Expr) -> Option<ScalarValue> {
         } => {
             let inner = constant(expr)?;
             let ty = SqlType::from_ast(data_type).ok()?;
+            // Dates with a time (whose zone a date ignores) are the general path's.
+            let dated_time = ty == SqlType::Date
+                && matches!(&inner, ScalarValue::Utf8(Some(t)) if t.trim().len() > 10);
             if !matches!(inner, ScalarValue::Utf8(_))
+                || dated_time
                 || matches!(
                     ty,
                     SqlType::TimestampTz { .. } | SqlType::Timestamp { precision: Some(_) }

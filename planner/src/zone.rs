@@ -137,9 +137,10 @@ pub fn rewrite_timestamp_text(
             _ => text.clone(),
         },
     };
-    // A timestamp without time zone ignores a zone the text gives, as PostgreSQL's does.
+    // A timestamp without time zone, or a date, ignores a zone the text gives, as
+    // PostgreSQL's does (`2024-02-01T00:00:00+01:00` is the date 2024-02-01).
     let text = match target {
-        DataType::Timestamp(_, None) => without_zone(&text).to_string(),
+        DataType::Timestamp(_, None) | DataType::Date32 => without_zone(&text).to_string(),
         _ => text,
     };
     // The value, still under the cast, which may round it (`timestamp(p)`).

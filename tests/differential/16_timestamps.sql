@@ -76,3 +76,11 @@ select to_char(timestamp '2024-07-15 10:00', 'TZ|OF|TZH');
 -- A month by name between dashes.
 select '15-Jan-2024'::date, '2024-Jan-15'::date, '15-jan-2024 10:00'::timestamp, date '05-Feb-2023';
 select '15-Foo-2024'::date;
+-- A date given as a timestamp with a zone offset is the written date.
+select '2024-02-01T00:00:00.000+01:00'::date, '2024-02-01T23:00:00-05:00'::date, '2024-02-01 10:00+02'::date, '2024-02-01'::date;
+CREATE TABLE dates_z (id int primary key, d date);
+insert into dates_z values (1, '2024-02-01T00:00:00.000+01:00');
+select * from dates_z;
+prepare pd as insert into dates_z values (2, $1);
+execute pd('2024-02-01T23:00:00-05:00');
+select * from dates_z order by id;
