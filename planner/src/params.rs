@@ -183,6 +183,27 @@ pub fn contextual_parameter_types(plan: &LogicalPlan) -> Vec<ContextType> {
     found
 }
 
+/// The types DataFusion gave the plan's placeholders: the first one each has where it has
+/// several (`name = $1 OR code = $1` of a text and a varchar(20) column, which DataFusion's
+/// own listing refuses as conflicting).
+pub fn parameter_types(plan: &LogicalPlan) -> std::collections::HashMap<String, Option<DataType>> {
+    let mut types: std::collections::HashMap<String, Option<DataType>> = Default::default();
+    let _ = plan.apply_with_subqueries(|node| {
+        node.apply_expressions(|e| {
+            e.apply(|e| {
+                if let Expr::Placeholder(p) = e {
+                    let slot = types.entry(p.id.clone()).or_insert(None);
+                    if slot.is_none() {
+                        *slot = p.field.as_ref().map(|f| f.data_type().clone());
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+    });
+    types
+}
+
 /// For a function of an array and another argument, the positions of the array and of
 /// the other argument.
 fn array_operand(name: &str) -> Option<(usize, usize)> {

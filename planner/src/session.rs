@@ -1305,7 +1305,11 @@ impl Session {
             let Ok(plan) = self.plan(s).await else {
                 return Ok(None);
             };
-            let found = plan.get_parameter_types()?;
+            // A parameter of two types (`name = $1 OR code = $1`, text and varchar(20)) is
+            // bound as a value instead.
+            let Ok(found) = plan.get_parameter_types() else {
+                return Ok(None);
+            };
             let mut types = Vec::with_capacity(params.len());
             for i in 1..=params.len() {
                 match found.get(&format!("${i}")).cloned().flatten() {
@@ -3206,7 +3210,8 @@ impl Session {
         let merge = |plan: &LogicalPlan,
                      params: &mut Vec<Option<datafusion::arrow::datatypes::DataType>>,
                      declared: &mut Vec<Option<sql::SqlType>>| {
-            if let Ok(mut types) = plan.get_parameter_types() {
+            {
+                let mut types = crate::params::parameter_types(plan);
                 for (name, ty, sql_type) in crate::params::contextual_parameter_types(plan) {
                     if let (Some(sql_type), Ok(i)) =
                         (sql_type, name.trim_start_matches('$').parse::<usize>())

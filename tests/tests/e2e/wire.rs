@@ -1228,3 +1228,28 @@ async fn interval_literals_in_writes_over_the_extended_protocol() {
         .unwrap();
     assert_eq!(expired, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parameter_compared_with_columns_of_two_types() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE codes (id int PRIMARY KEY, name text, code varchar(20));
+             INSERT INTO codes VALUES (1, 'B2', 'x'), (2, 'y', 'B2'), (3, 'z', 'z');",
+        )
+        .await
+        .unwrap();
+    // Run twice: the second run may use the statement's kept plan.
+    for _ in 0..2 {
+        let rows = client
+            .query(
+                "SELECT id FROM codes WHERE name = $1 OR code = $1 ORDER BY id",
+                &[&"B2"],
+            )
+            .await
+            .unwrap();
+        let ids: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
+        assert_eq!(ids, [1, 2]);
+    }
+}
