@@ -2981,7 +2981,19 @@ pub(crate) fn param_literal(param: &Param) -> Expr {
             precision: None,
             scale: None,
         }) if param.value.as_deref().is_some_and(plain_decimal) => {
-            Expr::Value(AstValue::Number(param.value.clone().unwrap_or_default(), false).into())
+            let digits = param.value.clone().unwrap_or_default();
+            let number = Expr::Value(AstValue::Number(digits.clone(), false).into());
+            match digits.contains('.') {
+                true => number,
+                // Without a point it would be an integer, and `x / $1` integer division.
+                false => Expr::Cast {
+                    kind: ast::CastKind::Cast,
+                    expr: Box::new(number),
+                    data_type: ast::DataType::Numeric(ast::ExactNumberInfo::None),
+                    array: false,
+                    format: None,
+                },
+            }
         }
         Some(ty) => Expr::Cast {
             kind: ast::CastKind::Cast,

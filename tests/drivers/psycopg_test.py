@@ -95,6 +95,9 @@ with conn.cursor(binary=True) as cur:
         decimal.Decimal(1),
     ), row
     assert [d.type_code for d in cur.description][3:] == [1186, 20, 1700], cur.description
+    # A whole Decimal is a numeric parameter (OID 1700): it divides as one, not as an integer.
+    cur.execute("SELECT 10 / %s", (decimal.Decimal(3),))
+    assert cur.fetchone()[0] == decimal.Decimal("3.3333333333333333")
 
 # executemany and pipelines run up to their Sync as one implicit transaction, as in
 # PostgreSQL: a failing row leaves none of the batch; a read in the pipeline sees its writes.
