@@ -995,7 +995,7 @@ fn key_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
         return None;
     }
     let scalar = constant(e)?;
-    if ty == SqlType::Date && matches!(&scalar, ScalarValue::Utf8(Some(t)) if t.trim().len() > 10) {
+    if date_with_time(ty, &scalar) {
         return None;
     }
     // As PostgreSQL types a comparison: numbers with numeric columns, booleans with bool,
@@ -1046,9 +1046,7 @@ fn stored_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
         return None;
     }
     let scalar = constant(e)?;
-    // A date given with a time (and perhaps a zone, which a date ignores) is read by the
-    // general path's date input.
-    if ty == SqlType::Date && matches!(&scalar, ScalarValue::Utf8(Some(t)) if t.trim().len() > 10) {
+    if date_with_time(ty, &scalar) {
         return None;
     }
     // Strings convert to any type as PostgreSQL's unknown literals do; numbers only to
@@ -1104,6 +1102,13 @@ fn is_number_type(ty: SqlType) -> bool {
 
 /// A literal: number, string, boolean, a negated number, or a bound parameter
 /// (`'text'::type`).
+/// Text for a date column with a time after the date (and perhaps a zone, which a date
+/// ignores): the general path's date input reads it, not Arrow's cast, which would take
+/// the instant's UTC date.
+fn date_with_time(ty: SqlType, value: &ScalarValue) -> bool {
+    ty == SqlType::Date && matches!(value, ScalarValue::Utf8(Some(t)) if t.trim().len() > 10)
+}
+
 fn constant(e: &Expr) -> Option<ScalarValue> {
     match e {
         Expr::Value(v) => match &v.value {
@@ -1131,11 +1136,8 @@ fn constant(e: &Expr) -> Option<ScalarValue> {
         } => {
             let inner = constant(expr)?;
             let ty = SqlType::from_ast(data_type).ok()?;
-            // Dates with a time (whose zone a date ignores) are the general path's.
-            let dated_time = ty == SqlType::Date
-                && matches!(&inner, ScalarValue::Utf8(Some(t)) if t.trim().len() > 10);
             if !matches!(inner, ScalarValue::Utf8(_))
-                || dated_time
+                || date_with_time(ty, &inner)
                 || matches!(
                     ty,
                     SqlType::TimestampTz { .. } | SqlType::Timestamp { precision: Some(_) }
