@@ -853,6 +853,23 @@ fn param_text(bytes: &Bytes, ty: &Type, binary: bool) -> PgWireResult<String> {
     planner::binary::text(bytes, ty.oid()).map_err(|what| bad(&what))
 }
 
+/// PostgreSQL's protocol violation (08P01) for a Bind of another number of parameters
+/// than its statement takes.
+fn bind_count_error(supplied: usize, statement: &str, required: usize) -> PgWireError {
+    let statement = if statement == DEFAULT_NAME {
+        ""
+    } else {
+        statement
+    };
+    PgWireError::UserError(Box::new(ErrorInfo::new(
+        "ERROR".into(),
+        "08P01".into(),
+        format!(
+            "bind message supplies {supplied} parameters, but prepared statement \"{statement}\" requires {required}"
+        ),
+    )))
+}
+
 fn bind_params(portal: &Portal<Prepared>) -> PgWireResult<Vec<Param>> {
     let types = &portal.statement.statement.param_types;
     portal
@@ -927,19 +944,24 @@ impl ExtendedQueryHandler for Handler {
         let portal_name = message.portal_name.as_deref().unwrap_or(DEFAULT_NAME);
         match client.portal_store().get_statement(statement_name) {
             Some(Entry::Value(statement)) => {
+                let required = statement.statement.param_types.len();
+                if message.parameters.len() != required {
+                    return Err(bind_count_error(
+                        message.parameters.len(),
+                        statement_name,
+                        required,
+                    ));
+                }
                 let portal = Portal::try_new(&message, statement)?;
                 client.portal_store().put_portal(Arc::new(portal));
             }
             Some(Entry::Empty) => {
                 if !message.parameters.is_empty() {
-                    return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
-                        "ERROR".into(),
-                        "08P01".into(),
-                        format!(
-                            "bind message supplies {} parameters, but prepared statement \"{statement_name}\" requires 0",
-                            message.parameters.len()
-                        ),
-                    ))));
+                    return Err(bind_count_error(
+                        message.parameters.len(),
+                        statement_name,
+                        0,
+                    ));
                 }
                 client.portal_store().put_empty_portal(portal_name);
             }

@@ -92,21 +92,40 @@ impl datafusion::logical_expr::planner::ExprPlanner for IntervalArithmetic {
         >,
     > {
         use datafusion::logical_expr::cast;
+        use datafusion::logical_expr::expr::Placeholder;
         use datafusion::logical_expr::planner::PlannerResult;
         use datafusion::sql::sqlparser::ast::BinaryOperator;
+        let mut expr = expr;
+        // A factor of unknown type (`$1 * interval '1 minute'`) is a float8, as in PostgreSQL.
+        if matches!(expr.op, BinaryOperator::Multiply | BinaryOperator::Divide) {
+            let (left, right) = (expr.left.get_type(schema), expr.right.get_type(schema));
+            for (operand, other) in [(&mut expr.left, &right), (&mut expr.right, &left)] {
+                if let Expr::Placeholder(p @ Placeholder { field: None, .. }) = operand
+                    && other.as_ref().is_ok_and(is_interval)
+                {
+                    p.field = Some(Arc::new(datafusion::arrow::datatypes::Field::new(
+                        "",
+                        DataType::Float64,
+                        true,
+                    )));
+                }
+            }
+        }
         let (Ok(l), Ok(r)) = (expr.left.get_type(schema), expr.right.get_type(schema)) else {
             return Ok(PlannerResult::Original(expr));
         };
+        // A quoted constant is of unknown type too (`interval '1 hour' * '2'`).
+        let unknown = |e: &Expr| matches!(e, Expr::Literal(ScalarValue::Utf8(Some(_)), _));
         let number = |t: &DataType| t.is_integer() || t.is_floating() || t.is_decimal();
         let is_interval = |t: &DataType| is_interval(t) || matches!(t, DataType::Duration(_));
         let (interval, factor, divide) = match expr.op {
-            BinaryOperator::Multiply if is_interval(&l) && number(&r) => {
+            BinaryOperator::Multiply if is_interval(&l) && (number(&r) || unknown(&expr.right)) => {
                 (&expr.left, &expr.right, false)
             }
-            BinaryOperator::Multiply if number(&l) && is_interval(&r) => {
+            BinaryOperator::Multiply if (number(&l) || unknown(&expr.left)) && is_interval(&r) => {
                 (&expr.right, &expr.left, false)
             }
-            BinaryOperator::Divide if is_interval(&l) && number(&r) => {
+            BinaryOperator::Divide if is_interval(&l) && (number(&r) || unknown(&expr.right)) => {
                 (&expr.left, &expr.right, true)
             }
             _ => return Ok(PlannerResult::Original(expr)),

@@ -285,7 +285,13 @@ pub(crate) fn only_type(signature: &TypeSignature, arity: usize, at: usize) -> O
 fn unknown_argument(name: &str, arity: usize, at: usize) -> Option<ast::DataType> {
     use sql::SqlType::{Bytea, Float8, Int4};
     let ty = match (name, arity, at) {
-        ("round" | "ceil" | "ceiling" | "floor" | "log", 1, 0) | ("power" | "pow", 2, _) => Float8,
+        (
+            "round" | "ceil" | "ceiling" | "floor" | "log" | "abs" | "sqrt" | "cbrt" | "exp" | "ln"
+            | "sign" | "degrees" | "radians" | "sin" | "cos" | "tan" | "asin" | "acos" | "atan",
+            1,
+            0,
+        )
+        | ("power" | "pow" | "atan2", 2, _) => Float8,
         ("round" | "trunc", 2, 0) | ("log" | "div", 2, _) => {
             // Unconstrained, so that `numeric::rewrite_numeric_casts` keeps its digits.
             return Some(ast::DataType::Numeric(ast::ExactNumberInfo::None));
@@ -295,6 +301,9 @@ fn unknown_argument(name: &str, arity: usize, at: usize) -> Option<ast::DataType
         | ("lpad" | "rpad", 2 | 3, 1)
         | ("split_part", 3, 2)
         | ("chr", 1, 0)
+        | ("lag" | "lead", 2 | 3, 1)
+        | ("ntile", 1, 0)
+        | ("nth_value", 2, 1)
         | ("make_date", 3, _)
         | ("make_timestamp", 6, 0..=4) => Int4,
         ("make_timestamp", 6, 5) => Float8,
@@ -321,15 +330,24 @@ pub(crate) fn cast_unknown_arguments(stmt: &mut ast::Statement) {
                     let name = sql::ddl::normalize_ident(name);
                     if let ast::FunctionArguments::List(list) = &mut f.args {
                         let arity = list.args.len();
+                        let integers = name == "generate_series" && list.args.iter().any(integer);
                         for (at, arg) in list.args.iter_mut().enumerate() {
                             if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg)) = arg
-                                && let Some(ty) = unknown_argument(&name, arity, at)
                             {
-                                cast_unknown(arg, ty);
+                                if let Some(ty) = unknown_argument(&name, arity, at) {
+                                    cast_unknown(arg, ty);
+                                } else if integers {
+                                    // `generate_series(1, $1)`: the bounds' type, a bigint.
+                                    cast_unknown(arg, sql::SqlType::Int8.to_ast());
+                                }
                             }
                         }
                     }
                 }
+                ast::Expr::UnaryOp {
+                    op: ast::UnaryOperator::Not,
+                    expr,
+                } => cast_unknown(expr, sql::SqlType::Bool.to_ast()),
                 ast::Expr::Ceil {
                     expr,
                     field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
@@ -355,6 +373,21 @@ pub(crate) fn cast_unknown_arguments(stmt: &mut ast::Statement) {
         }
     }
     let _ = stmt.visit(&mut Casts);
+}
+
+/// Whether `arg` is an integer constant (`1`, `-1`).
+fn integer(arg: &ast::FunctionArg) -> bool {
+    let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = arg else {
+        return false;
+    };
+    let e = match e {
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => expr.as_ref(),
+        e => e,
+    };
+    matches!(e, ast::Expr::Value(v) if matches!(&v.value, ast::Value::Number(n, _) if !n.contains(['.', 'e', 'E'])))
 }
 
 /// `e` cast to `ty` when it is a quoted literal or a parameter.

@@ -1370,6 +1370,16 @@ impl Session {
                                 .ok_or_else(|| crate::literals::bad_bytea(raw))?;
                             datafusion::common::ScalarValue::Binary(Some(bytes))
                         }
+                        // PostgreSQL's date and timestamp input, as a constant's
+                        // (`2024-02-01T10:00`, `infinity`); `now` takes the general path.
+                        datafusion::arrow::datatypes::DataType::Timestamp(..)
+                        | datafusion::arrow::datatypes::DataType::Date32 => {
+                            let config = self.ctx.state().config_options().clone();
+                            match crate::zone::timestamp_value(raw, ty, &config)? {
+                                Some(value) => value,
+                                None => return Ok(None),
+                            }
+                        }
                         _ => text.cast_to(ty)?,
                     }
                 }
@@ -2905,15 +2915,41 @@ fn fold_limit_integers(stmt: &mut Statement) {
 /// A FROM function's arguments must be plain constants when it is planned: an integer
 /// parameter bound as `CAST('4' AS SMALLINT)` becomes the number `4` (a bigint, which
 /// `generate_series` takes).
+///
+/// So must a window function's offset or count (`lag(x, $1)`, `ntile($1)`).
 fn fold_function_argument_integers(stmt: &mut Statement) {
-    let integer = bound_integer;
-    for_each_function_argument(stmt, |e| {
+    let fold = |e: &mut Expr| {
         if matches!(e, Expr::Cast { .. } | Expr::Nested(_))
-            && let Some(n) = integer(e)
+            && let Some(n) = bound_integer(e)
         {
             *e = Expr::value(AstValue::Number(n.to_string(), false));
         }
-    });
+    };
+    for_each_function_argument(stmt, fold);
+    struct Windows<F>(F);
+    impl<F: FnMut(&mut Expr)> VisitorMut for Windows<F> {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            if let Expr::Function(f) = e
+                && f.over.is_some()
+                && let Some(name) = f.name.0.last().and_then(|p| p.as_ident())
+                && let ast::FunctionArguments::List(list) = &mut f.args
+            {
+                let counts = match sql::ddl::normalize_ident(name).as_str() {
+                    "lag" | "lead" | "nth_value" => 1..2,
+                    "ntile" => 0..1,
+                    _ => 0..0,
+                };
+                for arg in list.args.get_mut(counts).into_iter().flatten() {
+                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg)) = arg {
+                        (self.0)(arg);
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Windows(fold));
 }
 
 /// Calls `f` on each plain argument of each function in a FROM clause
@@ -3110,7 +3146,7 @@ pub struct Description {
 }
 
 /// The highest `$n` a statement uses.
-fn placeholder_count(stmt: &Statement) -> usize {
+fn placeholder_count(stmt: &impl ast::Visit) -> usize {
     struct Counter(usize);
     impl ast::Visitor for Counter {
         type Break = ();
@@ -3346,6 +3382,22 @@ impl Session {
                                 declared_types[i - 1] = Some(def.columns[col].ty);
                             }
                         }
+                    }
+                    // Placeholders inside expressions (`NOT $2`, `abs($2)`, `$2 * interval
+                    // '1 minute'`) are of the types those expressions give them.
+                    let expressions: Vec<String> = values
+                        .rows
+                        .iter()
+                        .flat_map(|row| row.iter())
+                        .filter(|e| placeholder_index(e).is_none() && placeholder_count(*e) > 0)
+                        .map(ToString::to_string)
+                        .collect();
+                    if !expressions.is_empty()
+                        && let Ok(mut probe) =
+                            parse_sql(&format!("SELECT {}", expressions.join(", ")))
+                        && let Ok(plan) = self.plan(probe.remove(0)).await
+                    {
+                        merge(&plan, &mut params, &mut declared_types);
                     }
                 }
                 // INSERT … SELECT $1, $2 [WHERE …]: a parameter that is a select-list item

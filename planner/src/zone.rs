@@ -295,6 +295,24 @@ fn without_zone(text: &str) -> &str {
 }
 
 /// A cast (or TRY_CAST) of `operand` instead of what it cast.
+/// A parameter's text as a value of `target` (a date or timestamp), read as
+/// [`rewrite_timestamp_text`] reads a constant (`2024-02-01T10:00`, `infinity`,
+/// `Feb 1, 2024`); `None` when the text stands for no constant (`now`, `today`).
+pub fn timestamp_value(
+    text: &str,
+    target: &DataType,
+    config: &datafusion::config::ConfigOptions,
+) -> Result<Option<ScalarValue>> {
+    let cast = datafusion::logical_expr::cast(datafusion::logical_expr::lit(text), target.clone());
+    let Expr::Cast(read) = rewrite_timestamp_text(cast, config)?.data else {
+        return Ok(None);
+    };
+    match *read.expr {
+        Expr::Literal(value, _) => Ok(Some(value.cast_to(target)?)),
+        _ => Ok(None),
+    }
+}
+
 fn with_operand(cast: Expr, operand: Expr) -> Expr {
     match cast {
         Expr::Cast(mut c) => {

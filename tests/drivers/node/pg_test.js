@@ -44,6 +44,26 @@ async function main() {
   // Pages: node-postgres sends LIMIT and OFFSET values as untyped text.
   res = await client.query('SELECT seq FROM transfers WHERE account = $1 ORDER BY seq LIMIT $2 OFFSET $3', ['acct-1', 2, 1]);
   assert.deepStrictEqual(res.rows.map((r) => r.seq), ['2', '3']);
+  // Untyped parameters read as PostgreSQL reads them: timestamp text in its other forms,
+  // and inside expressions of INSERT VALUES and window functions.
+  res = await client.query('SELECT count(*)::int AS n FROM transfers WHERE at < $1', ['infinity']);
+  assert.strictEqual(res.rows[0].n, 20);
+  for (let i = 0; i < 2; i++) { // the second run may use the statement's kept plan
+    res = await client.query({ name: 'after', text: 'SELECT count(*)::int AS n FROM transfers WHERE at > $1', values: ['2024-01-18T12:00'] });
+    assert.strictEqual(res.rows[0].n, 2);
+  }
+  await client.query('CREATE TABLE reminders (id int PRIMARY KEY, done bool, due timestamptz, size float8)');
+  await client.query("INSERT INTO reminders VALUES ($1, NOT $2, timestamptz '2024-01-01 00:00+00' + $3 * interval '1 minute', abs($4))",
+    [1, true, 90, -2.5]);
+  res = await client.query('SELECT done, due, size FROM reminders');
+  assert.deepStrictEqual([res.rows[0].done, res.rows[0].due.toISOString(), res.rows[0].size],
+    [false, '2024-01-01T01:30:00.000Z', 2.5]);
+  res = await client.query('SELECT seq, lag(seq, $1) OVER (ORDER BY seq) AS before FROM transfers WHERE seq <= 3 ORDER BY seq', [2]);
+  assert.deepStrictEqual(res.rows.map((r) => r.before), [null, null, '1']);
+  res = await client.query('SELECT generate_series(1, $1) AS g', [3]);
+  assert.deepStrictEqual(res.rows.map((r) => Number(r.g)), [1, 2, 3]);
+  // A Bind of more values than the statement takes is a protocol violation.
+  await assert.rejects(client.query('SELECT $1::int AS x', [1, 2]), (e) => e.code === '08P01');
   res = await client.query('SELECT 1 AS one');
   assert.strictEqual(res.rows[0].one, 1);
   await client.end();
