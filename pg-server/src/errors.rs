@@ -420,6 +420,7 @@ impl<'a> CastFailure<'a> {
             t if t.starts_with("Decimal") => "numeric",
             t if t.starts_with("Date") => "date",
             t if t.starts_with("Timestamp") => "timestamp",
+            t if t.starts_with("Time64") => "time",
             _ => return None,
         };
         Some(CastFailure { value, ty })
@@ -435,7 +436,7 @@ impl<'a> CastFailure<'a> {
     /// day that does not exist: PostgreSQL's "field value out of range" (22008), not bad
     /// syntax.
     fn field_out_of_range(&self) -> bool {
-        matches!(self.ty, "date" | "timestamp")
+        matches!(self.ty, "date" | "timestamp" | "time")
             && self.value.chars().any(|c| c.is_ascii_digit())
             && self
                 .value
@@ -448,7 +449,7 @@ impl<'a> CastFailure<'a> {
             "22003"
         } else if self.field_out_of_range() {
             "22008"
-        } else if matches!(self.ty, "date" | "timestamp") {
+        } else if matches!(self.ty, "date" | "timestamp" | "time") {
             "22007"
         } else {
             "22P02"
@@ -941,6 +942,14 @@ mod tests {
         assert_eq!(
             w("Cannot cast string '99999' to value of Int16 type"),
             "value \"99999\" is out of range for type smallint"
+        );
+        assert_eq!(
+            w("Cannot cast string '25:00' to value of Time64(ns) type"),
+            "date/time field value out of range: \"25:00\""
+        );
+        assert_eq!(
+            w("Cannot cast string 'noon' to value of Time64(ns) type"),
+            "invalid input syntax for type time: \"noon\""
         );
         assert_eq!(
             w("syntax error: sql parser error: Expected: an expression, found: EOF"),

@@ -817,6 +817,8 @@ fn param_sql_type(ty: &Type) -> Option<SqlType> {
         Type::DATE => SqlType::Date,
         Type::TIMESTAMP => SqlType::Timestamp { precision: None },
         Type::TIMESTAMPTZ => SqlType::TimestampTz { precision: None },
+        Type::TIME => SqlType::Time { precision: None },
+        Type::INTERVAL => SqlType::Interval,
         _ => return None,
     })
 }

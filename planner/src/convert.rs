@@ -4,12 +4,14 @@
 use crate::error::{Error, Result};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder,
-    Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder,
+    Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
+    IntervalMonthDayNanoBuilder, StringBuilder, Time64MicrosecondBuilder,
     TimestampMicrosecondBuilder,
 };
 use datafusion::arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type,
-    Int64Type, TimestampMicrosecondType,
+    Int64Type, IntervalMonthDayNano, IntervalMonthDayNanoType, Time64MicrosecondType,
+    TimestampMicrosecondType,
 };
 use sql::types::{MAX_NUMERIC_PRECISION, SqlType, UNCONSTRAINED_NUMERIC_SCALE};
 use std::sync::Arc;
@@ -28,6 +30,8 @@ pub enum ColumnBuilder {
     Bytea(BinaryBuilder),
     Date(Date32Builder),
     Timestamp(TimestampMicrosecondBuilder),
+    Time(Time64MicrosecondBuilder),
+    Interval(IntervalMonthDayNanoBuilder),
 }
 
 /// Precision and scale Arrow uses for a numeric column.
@@ -79,6 +83,12 @@ impl ColumnBuilder {
             SqlType::TimestampTz { .. } => ColumnBuilder::Timestamp(
                 TimestampMicrosecondBuilder::with_capacity(capacity).with_timezone("+00:00"),
             ),
+            SqlType::Time { .. } => {
+                ColumnBuilder::Time(Time64MicrosecondBuilder::with_capacity(capacity))
+            }
+            SqlType::Interval => {
+                ColumnBuilder::Interval(IntervalMonthDayNanoBuilder::with_capacity(capacity))
+            }
         }
     }
 
@@ -95,6 +105,12 @@ impl ColumnBuilder {
             (ColumnBuilder::Bytea(b), ValueRef::Null) => b.append_null(),
             (ColumnBuilder::Date(b), ValueRef::Null) => b.append_null(),
             (ColumnBuilder::Timestamp(b), ValueRef::Null) => b.append_null(),
+            (ColumnBuilder::Time(b), ValueRef::Null) => b.append_null(),
+            (ColumnBuilder::Interval(b), ValueRef::Null) => b.append_null(),
+            (ColumnBuilder::Time(b), ValueRef::Time(v)) => b.append_value(v),
+            (ColumnBuilder::Interval(b), ValueRef::Interval(v)) => b.append_value(
+                IntervalMonthDayNano::new(v.months, v.days, v.micros.saturating_mul(1000)),
+            ),
             (ColumnBuilder::Bool(b), ValueRef::Bool(v)) => b.append_value(v),
             (ColumnBuilder::Int2(b), ValueRef::Int2(v)) => b.append_value(v),
             (ColumnBuilder::Int4(b), ValueRef::Int4(v)) => b.append_value(v),
@@ -140,6 +156,8 @@ impl ColumnBuilder {
             ColumnBuilder::Bytea(mut b) => Arc::new(b.finish()),
             ColumnBuilder::Date(mut b) => Arc::new(b.finish()),
             ColumnBuilder::Timestamp(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Time(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Interval(mut b) => Arc::new(b.finish()),
         }
     }
 }
@@ -193,6 +211,33 @@ pub fn value_from_array(array: &ArrayRef, row: usize, ty: SqlType, column: &str)
     // column's would make an overflowing value NULL.
     let decimal = matches!(array.data_type(), DataType::Decimal128(..))
         && matches!(wanted, DataType::Decimal128(..));
+    // Interval text is read as PostgreSQL reads it (`01:30:00`, `1 day 2 hours ago`).
+    if string_like && ty == SqlType::Interval {
+        let text = string_at(array, row).unwrap_or_default();
+        let v = crate::interval_input::parse(text).ok_or_else(|| Error::InvalidText {
+            ty: "interval".into(),
+            value: text.to_string(),
+        })?;
+        return Ok(Value::Interval(storage::Interval {
+            months: v.months,
+            days: v.days,
+            micros: v.nanoseconds / 1000,
+        }));
+    }
+    // Time text that does not read is bad input, not NULL (Arrow's lenient cast).
+    if string_like && matches!(ty, SqlType::Time { .. }) {
+        let options = datafusion::arrow::compute::CastOptions {
+            safe: false,
+            ..Default::default()
+        };
+        let one =
+            datafusion::arrow::compute::cast_with_options(&array.slice(row, 1), &wanted, &options)
+                .map_err(|_| Error::InvalidText {
+                    ty: "time".into(),
+                    value: string_at(array, row).unwrap_or_default().to_string(),
+                })?;
+        return value_from_array(&one, 0, ty, column);
+    }
     let readable = string_like || decimal || (binary_like && wanted == DataType::Binary);
     if array.data_type() != &wanted && !readable {
         // DataFusion picked another width or unit (a CAST to timestamp yields nanoseconds).
@@ -357,6 +402,25 @@ pub fn value_from_array(array: &ArrayRef, row: usize, ty: SqlType, column: &str)
                 .value(row),
             precision,
         )),
+        SqlType::Time { precision } => {
+            let micros = array
+                .as_primitive_opt::<Time64MicrosecondType>()
+                .ok_or_else(mismatch)?
+                .value(row);
+            let unit = 10i64.pow(u32::from(6 - precision.unwrap_or(6).min(6)));
+            Value::Time((micros + unit / 2) / unit * unit)
+        }
+        SqlType::Interval => {
+            let v = array
+                .as_primitive_opt::<IntervalMonthDayNanoType>()
+                .ok_or_else(mismatch)?
+                .value(row);
+            Value::Interval(storage::Interval {
+                months: v.months,
+                days: v.days,
+                micros: v.nanoseconds / 1000,
+            })
+        }
     })
 }
 

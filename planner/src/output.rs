@@ -129,7 +129,7 @@ pub(crate) fn push_date(days: i64, out: &mut String) {
     }
 }
 
-fn push_time_of_day(micros: i64, out: &mut String) {
+pub(crate) fn push_time_of_day(micros: i64, out: &mut String) {
     use std::fmt::Write;
     let secs = micros / 1_000_000;
     let frac = micros % 1_000_000;
@@ -243,7 +243,7 @@ pub fn duration_days(array: &ArrayRef, r: usize, unit: &TimeUnit) -> (i32, i64) 
 
 /// An interval as PostgreSQL writes it; only a count of exactly 1 is singular (`-1 days`),
 /// and a positive field after a negative one has a `+` (`-1 days +02:00:00`).
-fn push_interval(months: i32, days: i32, nanos: i64, out: &mut String) {
+pub(crate) fn push_interval(months: i32, days: i32, nanos: i64, out: &mut String) {
     use std::fmt::Write;
     let mut parts = Vec::new();
     let (years, mons) = (months / 12, months % 12);

@@ -32,5 +32,15 @@ pub fn value_text(v: &Value) -> String {
             out
         }
         Value::Uuid(u) => format_uuid(u),
+        Value::Time(t) => {
+            let mut out = String::new();
+            crate::output::push_time_of_day(*t, &mut out);
+            out
+        }
+        Value::Interval(v) => {
+            let mut out = String::new();
+            crate::output::push_interval(v.months, v.days, v.micros * 1000, &mut out);
+            out
+        }
     }
 }

@@ -7,7 +7,7 @@
 //! PostgreSQL type for columns Arrow cannot tell apart (text vs varchar, uuid, json).
 
 use crate::error::{Error, Result};
-use datafusion::arrow::datatypes::{DataType, Field, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, Field, IntervalUnit, TimeUnit};
 use datafusion::sql::sqlparser::ast::{self, CharacterLength, ExactNumberInfo, TimezoneInfo};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -62,6 +62,12 @@ pub enum SqlType {
     Uuid,
     Json,
     Jsonb,
+    /// `time(p)`: a time of day, `p` fractional digits of its microseconds kept.
+    Time {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        precision: Option<u8>,
+    },
+    Interval,
 }
 
 impl SqlType {
@@ -140,6 +146,15 @@ impl SqlType {
                     }
                 }
             }
+            D::Time(precision, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone) => {
+                SqlType::Time {
+                    precision: precision.filter(|p| *p < 6).map(|p| p as u8),
+                }
+            }
+            D::Interval {
+                fields: None,
+                precision: None,
+            } => SqlType::Interval,
             D::Uuid => SqlType::Uuid,
             D::JSON => SqlType::Json,
             D::JSONB => SqlType::Jsonb,
@@ -193,6 +208,8 @@ impl SqlType {
             SqlType::TimestampTz { .. } => ScalarType::TimestampTz,
             SqlType::Uuid => ScalarType::Uuid,
             SqlType::Json | SqlType::Jsonb => ScalarType::Json,
+            SqlType::Time { .. } => ScalarType::Time,
+            SqlType::Interval => ScalarType::Interval,
         }
     }
 
@@ -221,6 +238,8 @@ impl SqlType {
             SqlType::TimestampTz { .. } => {
                 DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into()))
             }
+            SqlType::Time { .. } => DataType::Time64(TimeUnit::Microsecond),
+            SqlType::Interval => DataType::Interval(IntervalUnit::MonthDayNano),
         }
     }
 
@@ -269,6 +288,8 @@ impl SqlType {
             SqlType::Uuid => 2950,
             SqlType::Json => 114,
             SqlType::Jsonb => 3802,
+            SqlType::Time { .. } => 1083,
+            SqlType::Interval => 1186,
         }
     }
 
@@ -282,7 +303,8 @@ impl SqlType {
                 scale,
             } => ((i32::from(p) << 16) | i32::from(scale.unwrap_or(0))) + 4,
             SqlType::Timestamp { precision: Some(p) }
-            | SqlType::TimestampTz { precision: Some(p) } => i32::from(p),
+            | SqlType::TimestampTz { precision: Some(p) }
+            | SqlType::Time { precision: Some(p) } => i32::from(p),
             _ => -1,
         }
     }
@@ -317,6 +339,13 @@ impl SqlType {
             SqlType::TimestampTz { precision } => {
                 D::Timestamp(precision.map(u64::from), TimezoneInfo::WithTimeZone)
             }
+            // The precision is applied when the value is stored (DataFusion casts to no
+            // `time(p)`).
+            SqlType::Time { .. } => D::Time(None, TimezoneInfo::None),
+            SqlType::Interval => D::Interval {
+                fields: None,
+                precision: None,
+            },
         }
     }
 }
@@ -352,6 +381,9 @@ impl fmt::Display for SqlType {
             SqlType::Uuid => f.write_str("uuid"),
             SqlType::Json => f.write_str("json"),
             SqlType::Jsonb => f.write_str("jsonb"),
+            SqlType::Time { precision: None } => f.write_str("time without time zone"),
+            SqlType::Time { precision: Some(p) } => write!(f, "time({p}) without time zone"),
+            SqlType::Interval => f.write_str("interval"),
         }
     }
 }

@@ -83,7 +83,8 @@ pub fn encode_value(out: &mut Vec<u8>, value: &Value, col: KeyColumn) -> Result<
         }
         (Value::Int8(v), ScalarType::Int8)
         | (Value::Timestamp(v), ScalarType::Timestamp)
-        | (Value::TimestampTz(v), ScalarType::TimestampTz) => {
+        | (Value::TimestampTz(v), ScalarType::TimestampTz)
+        | (Value::Time(v), ScalarType::Time) => {
             out.extend_from_slice(&(*v as u64 ^ 0x8000_0000_0000_0000).to_be_bytes())
         }
         (Value::Float4(v), ScalarType::Float4) => {
@@ -145,6 +146,7 @@ pub fn decode_value(input: &mut &[u8], col: KeyColumn) -> Result<Value> {
         ScalarType::Int8 => Value::Int8(decode_i64(input, mask)?),
         ScalarType::Timestamp => Value::Timestamp(decode_i64(input, mask)?),
         ScalarType::TimestampTz => Value::TimestampTz(decode_i64(input, mask)?),
+        ScalarType::Time => Value::Time(decode_i64(input, mask)?),
         ScalarType::Float4 => Value::Float4(decode_f32(u32::from_be_bytes(take(input, mask)?))),
         ScalarType::Float8 => Value::Float8(decode_f64(u64::from_be_bytes(take(input, mask)?))),
         ScalarType::Numeric => Value::Numeric(decode_decimal(input, mask)?),
@@ -154,7 +156,9 @@ pub fn decode_value(input: &mut &[u8], col: KeyColumn) -> Result<Value> {
         }
         ScalarType::Bytea => Value::Bytea(decode_bytes(input, mask)?),
         ScalarType::Uuid => Value::Uuid(take(input, mask)?),
-        ScalarType::Json => return Err(Error::UnsupportedKeyType { ty: col.ty }),
+        ScalarType::Json | ScalarType::Interval => {
+            return Err(Error::UnsupportedKeyType { ty: col.ty });
+        }
     })
 }
 
@@ -177,9 +181,11 @@ pub fn skip_value(input: &mut &[u8], col: KeyColumn) -> Result<()> {
         ScalarType::Bool => 1,
         ScalarType::Int2 => 2,
         ScalarType::Int4 | ScalarType::Date | ScalarType::Float4 => 4,
-        ScalarType::Int8 | ScalarType::Timestamp | ScalarType::TimestampTz | ScalarType::Float8 => {
-            8
-        }
+        ScalarType::Int8
+        | ScalarType::Timestamp
+        | ScalarType::TimestampTz
+        | ScalarType::Time
+        | ScalarType::Float8 => 8,
         ScalarType::Uuid => 16,
         ScalarType::Numeric => {
             decode_decimal(input, mask)?;
@@ -190,7 +196,9 @@ pub fn skip_value(input: &mut &[u8], col: KeyColumn) -> Result<()> {
             *input = &input[end..];
             return Ok(());
         }
-        ScalarType::Json => return Err(Error::UnsupportedKeyType { ty: col.ty }),
+        ScalarType::Json | ScalarType::Interval => {
+            return Err(Error::UnsupportedKeyType { ty: col.ty });
+        }
     };
     if input.len() < fixed {
         return Err(corrupt("key ends inside a fixed-width column"));
@@ -420,7 +428,8 @@ mod tests {
             (Value::Int4(x), Value::Int4(y)) | (Value::Date(x), Value::Date(y)) => x.cmp(y),
             (Value::Int8(x), Value::Int8(y))
             | (Value::Timestamp(x), Value::Timestamp(y))
-            | (Value::TimestampTz(x), Value::TimestampTz(y)) => x.cmp(y),
+            | (Value::TimestampTz(x), Value::TimestampTz(y))
+            | (Value::Time(x), Value::Time(y)) => x.cmp(y),
             (Value::Float4(x), Value::Float4(y)) => float_cmp(f64::from(*x), f64::from(*y)),
             (Value::Float8(x), Value::Float8(y)) => float_cmp(*x, *y),
             (Value::Numeric(x), Value::Numeric(y)) => x.cmp(y),
@@ -463,7 +472,7 @@ mod tests {
         }
     }
 
-    const TYPES: [ScalarType; 13] = [
+    const TYPES: [ScalarType; 14] = [
         ScalarType::Bool,
         ScalarType::Int2,
         ScalarType::Int4,
@@ -477,6 +486,7 @@ mod tests {
         ScalarType::Timestamp,
         ScalarType::TimestampTz,
         ScalarType::Uuid,
+        ScalarType::Time,
     ];
 
     fn arb_value(ty: ScalarType) -> BoxedStrategy<Value> {
@@ -525,8 +535,9 @@ mod tests {
             ScalarType::Date => any::<i32>().prop_map(Value::Date).boxed(),
             ScalarType::Timestamp => any::<i64>().prop_map(Value::Timestamp).boxed(),
             ScalarType::TimestampTz => any::<i64>().prop_map(Value::TimestampTz).boxed(),
+            ScalarType::Time => (0..86_400_000_001i64).prop_map(Value::Time).boxed(),
             ScalarType::Uuid => any::<[u8; 16]>().prop_map(Value::Uuid).boxed(),
-            ScalarType::Json => unreachable!("json is not keyable"),
+            ScalarType::Json | ScalarType::Interval => unreachable!("{ty} is not keyable"),
         }
     }
 

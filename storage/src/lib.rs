@@ -29,4 +29,4 @@ pub use store::{
     Store, StoreOptions,
 };
 pub use txn::{Savepoint, Transaction};
-pub use value::{Decimal, ScalarType, Value, ValueRef};
+pub use value::{Decimal, Interval, ScalarType, Value, ValueRef};

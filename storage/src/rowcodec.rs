@@ -7,7 +7,7 @@
 //! from the schema version's defaults. Decoding borrows strings from the stored bytes.
 
 use crate::error::{Error, Result};
-use crate::value::{Decimal, ScalarType, Value, ValueRef};
+use crate::value::{Decimal, Interval, ScalarType, Value, ValueRef};
 
 const FORMAT_V1: u8 = 1;
 
@@ -46,8 +46,14 @@ fn encode_field(out: &mut Vec<u8>, value: ValueRef<'_>) {
         ValueRef::Bool(v) => out.push(u8::from(v)),
         ValueRef::Int2(v) => out.extend_from_slice(&v.to_le_bytes()),
         ValueRef::Int4(v) | ValueRef::Date(v) => out.extend_from_slice(&v.to_le_bytes()),
-        ValueRef::Int8(v) | ValueRef::Timestamp(v) | ValueRef::TimestampTz(v) => {
-            out.extend_from_slice(&v.to_le_bytes())
+        ValueRef::Int8(v)
+        | ValueRef::Timestamp(v)
+        | ValueRef::TimestampTz(v)
+        | ValueRef::Time(v) => out.extend_from_slice(&v.to_le_bytes()),
+        ValueRef::Interval(v) => {
+            out.extend_from_slice(&v.months.to_le_bytes());
+            out.extend_from_slice(&v.days.to_le_bytes());
+            out.extend_from_slice(&v.micros.to_le_bytes());
         }
         ValueRef::Float4(v) => out.extend_from_slice(&v.to_le_bytes()),
         ValueRef::Float8(v) => out.extend_from_slice(&v.to_le_bytes()),
@@ -78,6 +84,8 @@ fn value_type(value: ValueRef<'_>) -> Option<ScalarType> {
         ValueRef::TimestampTz(_) => ScalarType::TimestampTz,
         ValueRef::Uuid(_) => ScalarType::Uuid,
         ValueRef::Json(_) => ScalarType::Json,
+        ValueRef::Time(_) => ScalarType::Time,
+        ValueRef::Interval(_) => ScalarType::Interval,
     })
 }
 
@@ -194,9 +202,10 @@ impl<'a> RowReader<'a> {
             ScalarType::Int8
             | ScalarType::Timestamp
             | ScalarType::TimestampTz
+            | ScalarType::Time
             | ScalarType::Float8 => 8,
             ScalarType::Numeric => 17,
-            ScalarType::Uuid => 16,
+            ScalarType::Uuid | ScalarType::Interval => 16,
             ScalarType::Text | ScalarType::Json | ScalarType::Bytea => {
                 self.take_len_prefixed()?;
                 return Ok(true);
@@ -228,6 +237,12 @@ impl<'a> RowReader<'a> {
             ScalarType::TimestampTz => {
                 ValueRef::TimestampTz(i64::from_le_bytes(self.take_array()?))
             }
+            ScalarType::Time => ValueRef::Time(i64::from_le_bytes(self.take_array()?)),
+            ScalarType::Interval => ValueRef::Interval(Interval {
+                months: i32::from_le_bytes(self.take_array()?),
+                days: i32::from_le_bytes(self.take_array()?),
+                micros: i64::from_le_bytes(self.take_array()?),
+            }),
             ScalarType::Float4 => ValueRef::Float4(f32::from_le_bytes(self.take_array()?)),
             ScalarType::Float8 => ValueRef::Float8(f64::from_le_bytes(self.take_array()?)),
             ScalarType::Numeric => {
@@ -282,6 +297,12 @@ mod tests {
             Value::TimestampTz(-5),
             Value::Uuid([7; 16]),
             Value::Json("{\"a\": 1}".into()),
+            Value::Time(86_399_999_999),
+            Value::Interval(Interval {
+                months: 14,
+                days: -3,
+                micros: -7_200_000_001,
+            }),
         ]
     }
 

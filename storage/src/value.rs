@@ -28,12 +28,17 @@ pub enum ScalarType {
     TimestampTz,
     Uuid,
     Json,
+    /// Microseconds since midnight, no time zone.
+    Time,
+    /// Months, days and microseconds, kept apart as PostgreSQL keeps them.
+    Interval,
 }
 
 impl ScalarType {
     /// Whether values of this type may be part of a key.
     pub fn is_keyable(self) -> bool {
-        !matches!(self, ScalarType::Json)
+        // An interval's order is by its span, which its fields' bytes do not give.
+        !matches!(self, ScalarType::Json | ScalarType::Interval)
     }
 
     /// The one-byte tag used by the row codec.
@@ -53,6 +58,8 @@ impl ScalarType {
             ScalarType::TimestampTz => 12,
             ScalarType::Uuid => 13,
             ScalarType::Json => 14,
+            ScalarType::Time => 15,
+            ScalarType::Interval => 16,
         }
     }
 
@@ -72,6 +79,8 @@ impl ScalarType {
             12 => ScalarType::TimestampTz,
             13 => ScalarType::Uuid,
             14 => ScalarType::Json,
+            15 => ScalarType::Time,
+            16 => ScalarType::Interval,
             _ => return None,
         })
     }
@@ -94,6 +103,8 @@ impl fmt::Display for ScalarType {
             ScalarType::TimestampTz => "timestamptz",
             ScalarType::Uuid => "uuid",
             ScalarType::Json => "json",
+            ScalarType::Time => "time",
+            ScalarType::Interval => "interval",
         };
         f.write_str(name)
     }
@@ -189,6 +200,15 @@ impl fmt::Display for Decimal {
     }
 }
 
+/// An interval as PostgreSQL keeps one: months, days and microseconds, each with its own
+/// sign (`1 mon -2 days`), since a month's days and a day's hours vary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interval {
+    pub months: i32,
+    pub days: i32,
+    pub micros: i64,
+}
+
 /// An owned value of one column. `Null` is a value here; keys refuse it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
@@ -207,6 +227,8 @@ pub enum Value {
     TimestampTz(i64),
     Uuid([u8; 16]),
     Json(String),
+    Time(i64),
+    Interval(Interval),
 }
 
 impl Value {
@@ -228,6 +250,8 @@ impl Value {
             Value::TimestampTz(_) => ScalarType::TimestampTz,
             Value::Uuid(_) => ScalarType::Uuid,
             Value::Json(_) => ScalarType::Json,
+            Value::Time(_) => ScalarType::Time,
+            Value::Interval(_) => ScalarType::Interval,
         })
     }
 
@@ -252,6 +276,8 @@ impl Value {
             Value::TimestampTz(v) => ValueRef::TimestampTz(*v),
             Value::Uuid(v) => ValueRef::Uuid(*v),
             Value::Json(v) => ValueRef::Json(v),
+            Value::Time(v) => ValueRef::Time(*v),
+            Value::Interval(v) => ValueRef::Interval(*v),
         }
     }
 }
@@ -274,6 +300,8 @@ pub enum ValueRef<'a> {
     TimestampTz(i64),
     Uuid([u8; 16]),
     Json(&'a str),
+    Time(i64),
+    Interval(Interval),
 }
 
 impl ValueRef<'_> {
@@ -294,6 +322,8 @@ impl ValueRef<'_> {
             ValueRef::TimestampTz(v) => Value::TimestampTz(v),
             ValueRef::Uuid(v) => Value::Uuid(v),
             ValueRef::Json(v) => Value::Json(v.to_owned()),
+            ValueRef::Time(v) => Value::Time(v),
+            ValueRef::Interval(v) => Value::Interval(v),
         }
     }
 }

@@ -122,3 +122,29 @@ ALTER TABLE staff ALTER id TYPE bigint USING id + 100, ALTER boss TYPE bigint US
 SELECT * FROM staff ORDER BY id;
 INSERT INTO staff VALUES (4, 102);
 INSERT INTO staff VALUES (5, 7);
+-- time and interval columns: PostgreSQL's input forms, time(p) rounding, arithmetic,
+-- comparisons, aggregates, keys, indexes and defaults; bad input's SQLSTATEs.
+CREATE TABLE shifts (id int PRIMARY KEY, starts time, ends time(0), length interval, note text);
+INSERT INTO shifts VALUES (1, '09:00', '17:30:15.6', '8 hours 30 minutes', 'day'), (2, '22:00:00.123456', '06:00', '1 day 02:03:04', null), (3, null, null, null, 'empty');
+INSERT INTO shifts VALUES (4, '10:00 pm', '23:59:59', '-1 mon 2 days -03:00', 'neg');
+INSERT INTO shifts VALUES (5, '25:00', '10:00', '1 hour', 'bad');
+INSERT INTO shifts VALUES (6, 'noon', '10:00', '1 hour', 'bad');
+INSERT INTO shifts VALUES (7, '10:00', '10:00', 'two hours', 'bad');
+SELECT * FROM shifts ORDER BY id;
+SELECT id, starts + length, length * 2, ends - starts FROM shifts ORDER BY id;
+SELECT id FROM shifts WHERE starts > '12:00' ORDER BY id;
+SELECT id FROM shifts WHERE length > interval '1 day' ORDER BY id;
+SELECT sum(length), avg(length), max(starts), min(length) FROM shifts;
+UPDATE shifts SET length = length + interval '30 minutes' WHERE id = 1 RETURNING length;
+SELECT extract(hour FROM starts), date_trunc('hour', starts) FROM shifts WHERE id = 2;
+CREATE TABLE openings (t time PRIMARY KEY, i interval);
+INSERT INTO openings VALUES ('10:00', '1 hour'), ('09:00', '2 hours');
+SELECT * FROM openings ORDER BY t;
+SELECT * FROM openings WHERE t = '09:00';
+CREATE INDEX ON shifts (starts);
+SELECT id FROM shifts WHERE starts = '09:00';
+ALTER TABLE shifts ADD COLUMN dur interval DEFAULT '1 hour';
+SELECT id, dur FROM shifts ORDER BY id;
+SELECT column_name, data_type, datetime_precision FROM information_schema.columns WHERE table_name = 'shifts' ORDER BY ordinal_position;
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'shifts'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT pg_typeof(starts), pg_typeof(length) FROM shifts LIMIT 1;

@@ -150,6 +150,18 @@ async def main():
     except asyncpg.BadCopyFileFormatError:
         pass
 
+    # time and interval columns: binary parameters in, binary values out.
+    await conn.execute("CREATE TABLE shifts (id int PRIMARY KEY, starts time, ends time(0), length interval)")
+    await conn.execute(
+        "INSERT INTO shifts VALUES ($1, $2, $3, $4)", 1, datetime.time(9, 0, 0, 250000),
+        datetime.time(17, 30, 15, 600000), datetime.timedelta(days=1, hours=2, microseconds=5))
+    got = await conn.fetchrow("SELECT starts, ends, length, starts + length AS later FROM shifts")
+    assert tuple(got) == (datetime.time(9, 0, 0, 250000), datetime.time(17, 30, 16),
+                          datetime.timedelta(days=1, hours=2, microseconds=5),
+                          datetime.time(11, 0, 0, 250005)), got
+    assert await conn.fetchval("SELECT id FROM shifts WHERE length > $1",
+                               datetime.timedelta(hours=25)) == 1
+
     await conn.close()
     print("asyncpg ok")
 

@@ -329,7 +329,10 @@ pub fn format_type(type_oid: i64, typmod: Option<i64>) -> String {
             Some(n) => format!("character varying({n})"),
             None => "character varying".to_string(),
         },
-        1083 => "time without time zone".to_string(),
+        1083 => match typmod.filter(|p| (0..=6).contains(p)) {
+            Some(p) => format!("time({p}) without time zone"),
+            None => "time without time zone".to_string(),
+        },
         // timestamp(p)'s modifier is p itself.
         1114 | 1184 => {
             let zone = match type_oid {

@@ -2090,6 +2090,10 @@ fn information_schema_type(ty: SqlType) -> String {
         SqlType::Numeric { .. } => "numeric".into(),
         SqlType::Varchar { .. } => "character varying".into(),
         SqlType::Char { .. } => "character".into(),
+        // Without the precision, which is `datetime_precision`.
+        SqlType::Timestamp { .. } => "timestamp without time zone".into(),
+        SqlType::TimestampTz { .. } => "timestamp with time zone".into(),
+        SqlType::Time { .. } => "time without time zone".into(),
         other => other.to_string(),
     }
 }
@@ -2124,13 +2128,16 @@ fn column_sizes(
             null(),
         ),
         SqlType::Date => (null(), null(), null(), null(), i32v(0)),
-        SqlType::Timestamp { precision } | SqlType::TimestampTz { precision } => (
+        SqlType::Timestamp { precision }
+        | SqlType::TimestampTz { precision }
+        | SqlType::Time { precision } => (
             null(),
             null(),
             null(),
             null(),
             i32v(precision.map_or(6, i32::from)),
         ),
+        SqlType::Interval => (null(), null(), null(), null(), i32v(6)),
         _ => (null(), null(), null(), null(), null()),
     }
 }
