@@ -359,7 +359,11 @@ impl SimpleQueryHandler for Handler {
             }
             let statements = match planner::parse_sql(&query.query) {
                 Ok(s) => s,
-                Err(e) => return Err(to_pg_error(&e)),
+                Err(e) => {
+                    // A syntax error fails an open transaction block, as any error does.
+                    session.statement_failed();
+                    return Err(to_pg_error(&e));
+                }
             };
             if statements.is_empty() {
                 client
@@ -921,9 +925,14 @@ impl ExtendedQueryHandler for Handler {
         if name != DEFAULT_NAME {
             self.prepared().insert(name.clone());
         }
-        let parsed = StoredStatement::parse(client, &message, self.query_parser())
-            .await
-            .map_err(|e| crate::errors::locate(e, &message.query))?;
+        let parsed = match StoredStatement::parse(client, &message, self.query_parser()).await {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                // A statement that does not parse fails an open transaction block.
+                self.conn.session.lock().await.statement_failed();
+                return Err(crate::errors::locate(e, &message.query));
+            }
+        };
         match parsed {
             Some(stmt) => client.portal_store().put_statement(Arc::new(stmt)),
             None => client.portal_store().put_empty_statement(&name),

@@ -290,6 +290,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     // the OVERRIDING clauses are found by their places.
     crate::sequences::order_identity_options(&mut tokens);
     drop_deferrable(&mut tokens);
+    key_row_locks(&mut tokens);
     crate::cursor::name_cursor_after_from(&mut tokens);
     let overrides = crate::dml::take_overriding(&mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
@@ -408,6 +409,40 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
 /// SESSION CHARACTERISTICS, which sqlparser does not read. It only matters to PostgreSQL for
 /// a SERIALIZABLE READ ONLY transaction, which waits for a snapshot no other transaction can
 /// invalidate; Partita's read-only transactions read one consistent snapshot and never fail.
+/// `FOR NO KEY UPDATE` and `FOR KEY SHARE`, which sqlparser does not know, lock as `FOR
+/// UPDATE` and `FOR SHARE` do: the stronger lock, which under optimistic serializable
+/// transactions conflicts where the weaker one would, and no less.
+fn key_row_locks(tokens: &mut Vec<datafusion::sql::sqlparser::tokenizer::TokenWithSpan>) {
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    let word = |t: &Token| match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        if word(&tokens[i].token) != Some(Keyword::FOR) {
+            i += 1;
+            continue;
+        }
+        // The significant tokens after FOR: the words to drop end before UPDATE or SHARE.
+        let next: Vec<usize> = (i + 1..tokens.len())
+            .filter(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+            .take(3)
+            .collect();
+        let words: Vec<Option<Keyword>> = next.iter().map(|&j| word(&tokens[j].token)).collect();
+        let drop_to = match words.as_slice() {
+            [Some(Keyword::NO), Some(Keyword::KEY), Some(Keyword::UPDATE)] => Some(next[2]),
+            [Some(Keyword::KEY), Some(Keyword::SHARE), ..] => Some(next[1]),
+            _ => None,
+        };
+        if let Some(to) = drop_to {
+            tokens.drain(next[0]..to);
+        }
+        i += 1;
+    }
+}
+
 fn drop_deferrable(tokens: &mut Vec<datafusion::sql::sqlparser::tokenizer::TokenWithSpan>) {
     use datafusion::sql::sqlparser::keywords::Keyword;
     use datafusion::sql::sqlparser::tokenizer::Token;

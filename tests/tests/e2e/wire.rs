@@ -893,6 +893,15 @@ async fn syntax_errors_carry_their_position() {
         ("42601".into(), Some(ErrorPosition::Original(11)))
     );
     client.batch_execute("SELECT 1").await.unwrap();
+    // Inside a transaction block a statement that does not parse fails the block, through
+    // Parse as through a simple query.
+    client.batch_execute("BEGIN").await.unwrap();
+    let e = client.prepare("SELEC 1").await.unwrap_err();
+    assert_eq!(position(e).0, "42601");
+    let e = client.query("SELECT 1", &[]).await.unwrap_err();
+    assert_eq!(position(e).0, "25P02");
+    client.batch_execute("ROLLBACK").await.unwrap();
+    client.query("SELECT 1", &[]).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
