@@ -25,6 +25,7 @@ pub fn sql_state(e: &Error) -> &'static str {
             sql::Error::InvalidText(_) => "22P02",
             sql::Error::SequenceLimit(_) => "2200H",
             sql::Error::Unsupported(_) => "0A000",
+            sql::Error::Syntax(_) => "42601",
             sql::Error::CorruptCatalog(_) => "XX001",
             sql::Error::Storage(e) => storage_state(e),
         },

@@ -124,6 +124,8 @@ pub(crate) fn resolve(
         match_full: spec.match_full,
         index,
         not_valid: false,
+        deferrable: spec.deferrable,
+        initially_deferred: spec.initially_deferred,
     })
 }
 
@@ -416,6 +418,11 @@ pub fn definition(child: &TableDef, fk: &ForeignKeyDef, parent: Option<&TableDef
     if fk.on_delete != ReferentialAction::NoAction {
         out.push_str(&format!(" ON DELETE {}", fk.on_delete.sql()));
     }
+    if fk.initially_deferred {
+        out.push_str(" DEFERRABLE INITIALLY DEFERRED");
+    } else if fk.deferrable {
+        out.push_str(" DEFERRABLE");
+    }
     if fk.not_valid {
         out.push_str(" NOT VALID");
     }
@@ -545,17 +552,46 @@ impl Pending {
             }
             done.push(pending);
         }
+        let now = |fk: &ForeignKeyDef| !session.deferred_now(fk);
         for pending in &done {
-            pending.check_references(session, txn)?;
-            pending.check_referenced(session, txn)?;
+            pending.check_references(session, txn, now)?;
+            pending.check_referenced(session, txn, now)?;
         }
+        // Changes a DEFERRABLE constraint may care about are checked again at commit (or
+        // at SET CONSTRAINTS … IMMEDIATE): checking a constraint twice finds nothing new.
+        let mut deferred = Vec::new();
+        for pending in done {
+            let referenced = referencing(session, &pending.def)?;
+            if pending.def.foreign_keys.iter().any(|fk| fk.deferrable)
+                || referenced.iter().any(|(_, fk)| fk.deferrable)
+            {
+                deferred.push(pending);
+            }
+        }
+        session.defer_checks(deferred);
         Ok(())
     }
 
-    /// Each new referencing value has its referenced row.
-    fn check_references(&self, session: &Session, txn: &SharedTxn) -> Result<()> {
+    /// Runs the checks of the constraints `due` picks (the deferrable ones, at commit).
+    pub(crate) fn check_deferred(
+        &self,
+        session: &Session,
+        txn: &SharedTxn,
+        due: impl Fn(&ForeignKeyDef) -> bool + Copy,
+    ) -> Result<()> {
+        self.check_references(session, txn, due)?;
+        self.check_referenced(session, txn, due)
+    }
+
+    /// Each new referencing value has its referenced row, for the constraints `due` picks.
+    fn check_references(
+        &self,
+        session: &Session,
+        txn: &SharedTxn,
+        due: impl Fn(&ForeignKeyDef) -> bool,
+    ) -> Result<()> {
         let def = &self.def;
-        for fk in &def.foreign_keys {
+        for fk in def.foreign_keys.iter().filter(|fk| due(fk)) {
             let parent = match fk.table == def.name {
                 true => Arc::clone(def),
                 false => {
@@ -586,8 +622,14 @@ impl Pending {
     }
 
     /// No referenced value that went away under NO ACTION or RESTRICT is still referenced
-    /// (NO ACTION lets a statement that puts the value back go).
-    fn check_referenced(&self, session: &Session, txn: &SharedTxn) -> Result<()> {
+    /// (NO ACTION lets a statement that puts the value back go). RESTRICT is never
+    /// deferred, as in PostgreSQL; NO ACTION is for the constraints `due` picks.
+    fn check_referenced(
+        &self,
+        session: &Session,
+        txn: &SharedTxn,
+        due: impl Fn(&ForeignKeyDef) -> bool,
+    ) -> Result<()> {
         for (child, fk) in referencing(session, &self.def)? {
             let mut keys = Vec::new();
             for (old_key, new_key) in self.vanished(&fk)? {
@@ -595,6 +637,9 @@ impl Pending {
                     Some(_) => fk.on_update,
                     None => fk.on_delete,
                 };
+                if !due(&fk) && action != ReferentialAction::Restrict {
+                    continue;
+                }
                 if action != ReferentialAction::Restrict
                     && present(&self.def, txn, &fk.referenced, &old_key)?
                 {
@@ -1003,4 +1048,127 @@ fn still_referenced(
             child.name
         ),
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Deferred checks (DEFERRABLE constraints, SET CONSTRAINTS)
+
+/// The internal procedure `SET CONSTRAINTS` is carried to the session as (see
+/// `session::internal_call`); its text is the mode and the names, `deferred all` or
+/// `immediate a,b`.
+const SET_CONSTRAINTS_PROCEDURE: &str = "partita_set_constraints";
+
+/// What SET CONSTRAINTS said in the open transaction: for every deferrable constraint
+/// (`all`) or by name; a constraint neither names keeps its INITIALLY mode.
+#[derive(Debug, Default)]
+pub(crate) struct ConstraintModes {
+    all: Option<bool>,
+    named: HashMap<String, bool>,
+}
+
+impl ConstraintModes {
+    /// SET CONSTRAINTS: ALL (`names` None) overrides what was said by name before.
+    pub(crate) fn set(&mut self, deferred: bool, names: Option<Vec<String>>) {
+        match names {
+            None => {
+                self.named.clear();
+                self.all = Some(deferred);
+            }
+            Some(names) => {
+                for name in names {
+                    self.named.insert(name, deferred);
+                }
+            }
+        }
+    }
+
+    /// Whether `fk`'s checks wait for the commit.
+    pub(crate) fn deferred(&self, fk: &ForeignKeyDef) -> bool {
+        fk.deferrable
+            && self
+                .named
+                .get(&fk.name)
+                .copied()
+                .or(self.all)
+                .unwrap_or(fk.initially_deferred)
+    }
+}
+
+/// `SET CONSTRAINTS {ALL | name [, …]} {DEFERRED | IMMEDIATE}`, its first two words read,
+/// as an internal call (sqlparser does not know the statement).
+pub(crate) fn parse_set_constraints(
+    parser: &mut datafusion::sql::sqlparser::parser::Parser,
+) -> std::result::Result<
+    datafusion::sql::sqlparser::ast::Statement,
+    datafusion::sql::sqlparser::parser::ParserError,
+> {
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    let names = match parser.parse_keyword(Keyword::ALL) {
+        true => "all".to_string(),
+        false => parser
+            .parse_comma_separated(|p| p.parse_object_name(false))?
+            .iter()
+            .map(|name| {
+                name.0
+                    .last()
+                    .and_then(|part| part.as_ident())
+                    .map(sql::ddl::normalize_ident)
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+    };
+    let mode = match parser.expect_one_of_keywords(&[Keyword::DEFERRED, Keyword::IMMEDIATE])? {
+        Keyword::DEFERRED => "deferred",
+        _ => "immediate",
+    };
+    Ok(crate::session::internal_call(
+        SET_CONSTRAINTS_PROCEDURE,
+        &format!("{mode} {names}"),
+    ))
+}
+
+/// The mode and names of a SET CONSTRAINTS call (`None` for the names: ALL).
+pub(crate) fn set_constraints(
+    call: &datafusion::sql::sqlparser::ast::Function,
+) -> Option<(bool, Option<Vec<String>>)> {
+    let text = crate::session::internal_call_text(call, SET_CONSTRAINTS_PROCEDURE)?;
+    let (mode, names) = text.split_once(' ')?;
+    let names = match names {
+        "all" => None,
+        names => Some(names.split(',').map(str::to_string).collect()),
+    };
+    Some((mode == "deferred", names))
+}
+
+/// The deferrable foreign keys `names` pick (all of them for `None`): 42704 for a name no
+/// constraint has, 55000 for one that is not deferrable.
+pub(crate) fn named_constraints(
+    session: &Session,
+    names: Option<&[String]>,
+) -> Result<HashSet<String>> {
+    let tables = session
+        .db
+        .catalog
+        .tables(&crate::sequences::session_changes(session));
+    let mut picked = HashSet::new();
+    for name in names.into_iter().flatten() {
+        let found: Vec<&ForeignKeyDef> = tables
+            .iter()
+            .flat_map(|t| t.foreign_keys.iter())
+            .filter(|fk| fk.name == *name)
+            .collect();
+        if found.is_empty() {
+            return Err(Error::UndefinedObject(format!(
+                "constraint \"{name}\" does not exist"
+            )));
+        }
+        if found.iter().any(|fk| !fk.deferrable) {
+            return Err(Error::WrongObjectType(format!(
+                "constraint \"{name}\" is not deferrable"
+            )));
+        }
+        picked.insert(name.clone());
+    }
+    Ok(picked)
 }

@@ -145,6 +145,10 @@ pub(crate) struct OpenTxn {
     pub started: i64,
     /// READ ONLY: writes are refused (25006).
     pub read_only: bool,
+    /// Statements' changes whose DEFERRABLE foreign keys are checked at commit.
+    pub deferred_checks: std::sync::Mutex<Vec<crate::foreign::Pending>>,
+    /// What SET CONSTRAINTS said in this transaction.
+    pub constraint_modes: crate::foreign::ConstraintModes,
 }
 
 impl OpenTxn {
@@ -156,6 +160,8 @@ impl OpenTxn {
             savepoints: Vec::new(),
             implicit,
             started: chrono::Utc::now().timestamp_micros(),
+            deferred_checks: Default::default(),
+            constraint_modes: Default::default(),
         }
     }
 }
@@ -373,6 +379,16 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         {
             parser.next_token();
             crate::cursor::parse_move(&mut parser).map_err(syntax)?
+        } else if matches!(
+            parser.peek_tokens::<2>(),
+            [Token::Word(set), Token::Word(constraints)]
+                if set.keyword == Keyword::SET
+                    && constraints.quote_style.is_none()
+                    && constraints.value.eq_ignore_ascii_case("constraints")
+        ) {
+            parser.next_token();
+            parser.next_token();
+            crate::foreign::parse_set_constraints(&mut parser).map_err(syntax)?
         } else if parser.parse_keywords(&[Keyword::RESET, Keyword::TIME, Keyword::ZONE]) {
             // RESET TIME ZONE, PostgreSQL's spelling of RESET timezone.
             Statement::Reset(ast::ResetStatement {
@@ -1470,6 +1486,10 @@ impl Session {
             | Statement::CreateIndex(_)
             | Statement::CreateView(_)
             | Statement::Truncate(_) => self.run_write(stmt).await,
+            Statement::Call(ref call) if crate::foreign::set_constraints(call).is_some() => {
+                let (deferred, names) = crate::foreign::set_constraints(call).unwrap_or_default();
+                self.set_constraints(deferred, names)
+            }
             Statement::Call(ref call)
                 if crate::view::refreshed_view(call).is_some()
                     || crate::sequences::altered(call).is_some()
@@ -1634,8 +1654,76 @@ impl Session {
         self.set_setting(name, value)
     }
 
-    /// Commits `open` durably and publishes its catalog changes.
+    /// Whether `fk`'s checks wait for the commit of the open transaction.
+    pub(crate) fn deferred_now(&self, fk: &sql::catalog::ForeignKeyDef) -> bool {
+        match &self.txn {
+            Some(open) => open.constraint_modes.deferred(fk),
+            None => crate::foreign::ConstraintModes::default().deferred(fk),
+        }
+    }
+
+    /// Keeps changes for the open transaction's deferred foreign key checks.
+    pub(crate) fn defer_checks(&self, changes: Vec<crate::foreign::Pending>) {
+        if let Some(open) = &self.txn
+            && !changes.is_empty()
+        {
+            open.deferred_checks
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(changes);
+        }
+    }
+
+    /// Runs the deferred foreign key checks of `open` that `due` picks.
+    fn run_deferred_checks(
+        &self,
+        open: &OpenTxn,
+        due: impl Fn(&sql::catalog::ForeignKeyDef) -> bool + Copy,
+    ) -> Result<()> {
+        let pending = open
+            .deferred_checks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for changes in pending.iter() {
+            changes.check_deferred(self, &open.txn, due)?;
+        }
+        Ok(())
+    }
+
+    /// `SET CONSTRAINTS {ALL | name, …} {DEFERRED | IMMEDIATE}`. Made IMMEDIATE, the
+    /// constraints' checks put off so far run now, as in PostgreSQL. Outside a transaction
+    /// block it does nothing but warn.
+    fn set_constraints(&mut self, deferred: bool, names: Option<Vec<String>>) -> Result<Output> {
+        let picked = crate::foreign::named_constraints(self, names.as_deref())?;
+        let Some(open) = self.txn.as_ref().filter(|t| !t.implicit) else {
+            self.warning(
+                "25P01",
+                "SET CONSTRAINTS can only be used in transaction blocks",
+            );
+            return Ok(Output::Command("SET CONSTRAINTS".into()));
+        };
+        if !deferred {
+            let all = names.is_none();
+            self.run_deferred_checks(open, |fk| {
+                fk.deferrable && (all || picked.contains(&fk.name))
+            })?;
+        }
+        if let Some(open) = self.txn.as_mut() {
+            open.constraint_modes.set(deferred, names);
+        }
+        Ok(Output::Command("SET CONSTRAINTS".into()))
+    }
+
+    /// Commits `open` durably and publishes its catalog changes. Its deferred foreign key
+    /// checks run first; one that fails rolls it back (23503 from COMMIT).
     pub(crate) async fn commit_open(&mut self, open: OpenTxn) -> Result<storage::CommitInfo> {
+        if let Err(e) = self.run_deferred_checks(&open, |fk| fk.deferrable) {
+            if let Some(txn) = open.txn.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                txn.rollback();
+            }
+            self.end_scope();
+            return Err(e);
+        }
         let txn = open.txn.lock().unwrap_or_else(|e| e.into_inner()).take();
         let changes = self.end_scope();
         let Some(txn) = txn else {

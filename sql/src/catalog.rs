@@ -146,6 +146,12 @@ pub struct ForeignKeyDef {
     /// Added NOT VALID: rows stored before were not checked (`pg_constraint.convalidated`).
     #[serde(default)]
     pub not_valid: bool,
+    /// DEFERRABLE: SET CONSTRAINTS may put its checks off to the transaction's commit.
+    #[serde(default)]
+    pub deferrable: bool,
+    /// INITIALLY DEFERRED: its checks run at commit unless SET CONSTRAINTS says otherwise.
+    #[serde(default)]
+    pub initially_deferred: bool,
 }
 
 /// What a change of a referenced row does to the rows that reference it.

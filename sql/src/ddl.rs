@@ -518,6 +518,8 @@ pub struct ForeignKeySpec {
     pub on_delete: ReferentialAction,
     pub on_update: ReferentialAction,
     pub match_full: bool,
+    pub deferrable: bool,
+    pub initially_deferred: bool,
 }
 
 /// The FOREIGN KEY constraints of CREATE TABLE, column-level (`REFERENCES p (id)`) and
@@ -565,10 +567,28 @@ pub fn foreign_key(fk: &ast::ForeignKeyConstraint) -> Result<ForeignKeySpec> {
         return Err(Error::Unsupported("MATCH PARTIAL".into()));
     }
     if let Some(c) = &fk.characteristics
-        && (c.initially == Some(ast::DeferrableInitial::Deferred) || c.enforced == Some(false))
+        && c.enforced == Some(false)
     {
-        return Err(Error::Unsupported(
-            "foreign keys checked at commit (INITIALLY DEFERRED) or not enforced".into(),
+        return Err(Error::Unsupported("foreign keys not enforced".into()));
+    }
+    let initially_deferred = fk
+        .characteristics
+        .as_ref()
+        .is_some_and(|c| c.initially == Some(ast::DeferrableInitial::Deferred));
+    // INITIALLY DEFERRED implies DEFERRABLE, as in PostgreSQL.
+    let deferrable = initially_deferred
+        || fk
+            .characteristics
+            .as_ref()
+            .is_some_and(|c| c.deferrable == Some(true));
+    if initially_deferred
+        && fk
+            .characteristics
+            .as_ref()
+            .is_some_and(|c| c.deferrable == Some(false))
+    {
+        return Err(Error::Syntax(
+            "constraint declared INITIALLY DEFERRED must be DEFERRABLE".into(),
         ));
     }
     Ok(ForeignKeySpec {
@@ -579,6 +599,8 @@ pub fn foreign_key(fk: &ast::ForeignKeyConstraint) -> Result<ForeignKeySpec> {
         on_delete: action(fk.on_delete),
         on_update: action(fk.on_update),
         match_full: fk.match_kind == Some(ast::ConstraintReferenceMatchKind::Full),
+        deferrable,
+        initially_deferred,
     })
 }
 

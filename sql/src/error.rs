@@ -53,6 +53,10 @@ pub enum Error {
     #[error("{0} is not supported")]
     Unsupported(String),
 
+    /// A clause that contradicts another (`NOT DEFERRABLE INITIALLY DEFERRED`): 42601.
+    #[error("{0}")]
+    Syntax(String),
+
     #[error("catalog record is corrupt: {0}")]
     CorruptCatalog(String),
 

@@ -72,3 +72,69 @@ DROP TABLE customers CASCADE;
 INSERT INTO rentals VALUES (42, '2024-05-01', 1, 1);
 INSERT INTO reviews VALUES (1, 1, 'who@x');
 SELECT count(*) FROM pg_constraint WHERE contype = 'f';
+-- DEFERRABLE constraints: INITIALLY DEFERRED checks at COMMIT (a failure rolls it back),
+-- SET CONSTRAINTS ALL | name DEFERRED | IMMEDIATE (checking what was put off), as Django sends.
+CREATE TABLE authors (id int PRIMARY KEY, name text);
+CREATE TABLE books (id int PRIMARY KEY, author_id int REFERENCES authors (id) DEFERRABLE INITIALLY DEFERRED, title text);
+CREATE TABLE notes (id int PRIMARY KEY, book_id int);
+ALTER TABLE notes ADD CONSTRAINT notes_book_id_fk FOREIGN KEY (book_id) REFERENCES books (id) DEFERRABLE INITIALLY DEFERRED;
+CREATE TABLE tags (id int PRIMARY KEY, book_id int REFERENCES books (id) DEFERRABLE, tag text);
+SELECT conname, condeferrable, condeferred, pg_get_constraintdef(oid) FROM pg_constraint WHERE contype = 'f' ORDER BY conname;
+-- a child before its parent, in one transaction
+BEGIN;
+INSERT INTO books VALUES (1, 10, 'first');
+INSERT INTO authors VALUES (10, 'ann');
+COMMIT;
+SELECT * FROM books;
+-- a missing parent fails at COMMIT, which rolls back
+BEGIN;
+INSERT INTO books VALUES (2, 20, 'orphan');
+SELECT count(*) FROM books;
+COMMIT;
+SELECT count(*) FROM books;
+-- autocommit: checked when the statement commits
+INSERT INTO books VALUES (3, 30, 'orphan');
+-- SET CONSTRAINTS IMMEDIATE checks what was put off
+BEGIN;
+INSERT INTO books VALUES (4, 40, 'orphan');
+SET CONSTRAINTS ALL IMMEDIATE;
+ROLLBACK;
+BEGIN;
+SET CONSTRAINTS books_author_id_fkey IMMEDIATE;
+INSERT INTO books VALUES (5, 50, 'orphan');
+ROLLBACK;
+-- DEFERRABLE INITIALLY IMMEDIATE, deferred by SET CONSTRAINTS
+BEGIN;
+INSERT INTO tags VALUES (1, 7, 'x');
+ROLLBACK;
+BEGIN;
+SET CONSTRAINTS ALL DEFERRED;
+INSERT INTO tags VALUES (1, 7, 'x');
+INSERT INTO books VALUES (7, 10, 'seventh');
+COMMIT;
+SELECT * FROM tags;
+-- deleting a parent and putting it back before commit
+BEGIN;
+DELETE FROM authors WHERE id = 10;
+INSERT INTO authors VALUES (10, 'ann again');
+COMMIT;
+BEGIN;
+DELETE FROM authors WHERE id = 10;
+COMMIT;
+SELECT count(*) FROM authors;
+-- a swap of keys (Django's test teardown checks)
+BEGIN;
+SET CONSTRAINTS ALL IMMEDIATE;
+SET CONSTRAINTS ALL DEFERRED;
+UPDATE books SET author_id = 99 WHERE id = 1;
+UPDATE books SET author_id = 10 WHERE id = 1;
+COMMIT;
+SET CONSTRAINTS ALL IMMEDIATE;
+BEGIN;
+SET CONSTRAINTS nosuch IMMEDIATE;
+ROLLBACK;
+BEGIN;
+CREATE TABLE plain (id int PRIMARY KEY, a int REFERENCES authors (id));
+SET CONSTRAINTS plain_a_fkey DEFERRED;
+ROLLBACK;
+CREATE TABLE bad (id int PRIMARY KEY, a int REFERENCES authors (id) NOT DEFERRABLE INITIALLY DEFERRED);

@@ -2381,6 +2381,8 @@ fn foreign_key_row(
         i16_array(fk.columns.iter().map(|&c| attnum(t, c))),
         null(),
     );
+    row[4] = boolean(fk.deferrable);
+    row[5] = boolean(fk.initially_deferred);
     row[6] = boolean(!fk.not_valid);
     row[11] = oid(parent.map_or(0, |p| relation_oid(p.keyspace)));
     row[12] = text(fk.on_update.code().to_string());
