@@ -11,7 +11,6 @@ use crate::handler::{Handler, status};
 use async_trait::async_trait;
 use bytes::{BufMut, BytesMut};
 use datafusion::arrow::array::Array;
-use datafusion::arrow::array::timezone::Tz;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::physical_plan::SendableRecordBatchStream;
 use futures::{Sink, SinkExt, StreamExt};
@@ -73,7 +72,7 @@ pub async fn send_copy_out<C>(
     schema: SchemaRef,
     mut stream: SendableRecordBatchStream,
     format: &CopyFormat,
-    zone: &planner::zone::Zone,
+    style: &planner::output::TextStyle,
 ) -> PgWireResult<usize>
 where
     C: Sink<PgWireBackendMessage> + Unpin + Send,
@@ -89,10 +88,6 @@ where
         )))
         .await?;
     let trim = own_digit_columns(&schema);
-    let zone: Tz = zone
-        .arrow
-        .parse()
-        .unwrap_or_else(|_| "+00:00".parse().expect("a fixed offset parses"));
     let mut rows = 0;
     let mut text = String::new();
     let types: Vec<pgwire::api::Type> = schema.fields().iter().map(|f| pg_type(f)).collect();
@@ -129,7 +124,7 @@ where
                         out.put_i32(-1);
                         continue;
                     }
-                    put_binary_field(column, r, &types[c], trim[c], &zone, &mut out)
+                    put_binary_field(column, r, &types[c], trim[c], style, &mut out)
                         .map_err(|e| to_pg_error(&planner::Error::Internal(e)))?;
                 }
                 rows += 1;
@@ -148,7 +143,7 @@ where
                     continue;
                 }
                 text.clear();
-                write_text(column, r, &zone, &mut text)
+                write_text(column, r, style, &mut text)
                     .map_err(|e| to_pg_error(&planner::Error::Internal(e)))?;
                 if let Some(least) = trim[c] {
                     planner::output::trim_fraction(&mut text, least);

@@ -4,7 +4,6 @@
 //! times and intervals as microseconds, days and months).
 
 use bytes::{BufMut, BytesMut};
-use datafusion::arrow::array::timezone::Tz;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{
     DataType, Date32Type, Date64Type, Field, Float16Type, Float32Type, Float64Type, Int8Type,
@@ -15,7 +14,7 @@ use datafusion::arrow::datatypes::{
 use pgwire::api::Type;
 use pgwire::api::results::{FieldFormat, FieldInfo};
 use pgwire::messages::data::DataRow;
-use planner::output::{trim_fraction, write_text};
+use planner::output::{TextStyle, trim_fraction, write_text};
 use sql::types::declared_type_name;
 
 /// Days from 1970-01-01 to 2000-01-01 (PostgreSQL's epoch).
@@ -102,12 +101,12 @@ pub fn own_digit_columns(schema: &datafusion::arrow::datatypes::Schema) -> Vec<O
 
 /// Encodes every row of `batch` as DataRow messages; `trim` gives the columns shown with
 /// their values' own digits (see `own_digit_columns`), timestamptz values are
-/// shown in `zone`.
+/// shown in `style`.
 pub fn encode_batch(
     batch: &RecordBatch,
     fields: &[FieldInfo],
     trim: &[Option<usize>],
-    zone: &Tz,
+    style: &TextStyle,
 ) -> Result<Vec<DataRow>, String> {
     let mut rows = Vec::with_capacity(batch.num_rows());
     let columns = batch.columns();
@@ -125,16 +124,16 @@ pub fn encode_batch(
                 .unwrap_or(false);
             let least = trim.get(c).copied().flatten();
             if binary {
-                put_binary_field(array, r, fields[c].datatype(), least, zone, &mut data)?;
+                put_binary_field(array, r, fields[c].datatype(), least, style, &mut data)?;
             } else if let Some(least) = least {
                 scratch.clear();
-                write_text(array, r, zone, &mut scratch)?;
+                write_text(array, r, style, &mut scratch)?;
                 trim_fraction(&mut scratch, least);
                 data.put_i32(scratch.len() as i32);
                 data.put_slice(scratch.as_bytes());
             } else {
                 scratch.clear();
-                write_text(array, r, zone, &mut scratch)?;
+                write_text(array, r, style, &mut scratch)?;
                 if matches!(
                     fields.get(c).map(|f| f.datatype()),
                     Some(&Type::INT2_VECTOR | &Type::OID_VECTOR)
@@ -161,7 +160,7 @@ pub fn put_binary_field(
     r: usize,
     ty: &Type,
     least: Option<usize>,
-    zone: &Tz,
+    style: &TextStyle,
     out: &mut BytesMut,
 ) -> Result<(), String> {
     let start = out.len();
@@ -169,11 +168,11 @@ pub fn put_binary_field(
     match least {
         Some(least) => {
             let mut text = String::new();
-            write_text(array, r, zone, &mut text)?;
+            write_text(array, r, style, &mut text)?;
             trim_fraction(&mut text, least);
             encode_numeric_binary(&text, out);
         }
-        None => encode_binary(array, r, ty, zone, out)?,
+        None => encode_binary(array, r, ty, style, out)?,
     }
     let len = (out.len() - start - 4) as i32;
     out[start..start + 4].copy_from_slice(&len.to_be_bytes());
@@ -185,7 +184,7 @@ fn encode_binary(
     array: &ArrayRef,
     r: usize,
     ty: &Type,
-    zone: &Tz,
+    style: &TextStyle,
     out: &mut BytesMut,
 ) -> Result<(), String> {
     let as_i64 = |array: &ArrayRef| -> Option<i64> {
@@ -241,7 +240,7 @@ fn encode_binary(
         }
         Type::UUID => {
             let mut text = String::new();
-            write_text(array, r, zone, &mut text)?;
+            write_text(array, r, style, &mut text)?;
             let hex: String = text.chars().filter(|c| *c != '-').collect();
             for i in 0..16 {
                 out.put_u8(
@@ -252,7 +251,7 @@ fn encode_binary(
         }
         Type::NUMERIC => {
             let mut text = String::new();
-            write_text(array, r, zone, &mut text)?;
+            write_text(array, r, style, &mut text)?;
             encode_numeric_binary(&text, out);
         }
         Type::BYTEA => {
@@ -268,7 +267,7 @@ fn encode_binary(
         Type::JSONB => {
             out.put_u8(1);
             let mut text = String::new();
-            write_text(array, r, zone, &mut text)?;
+            write_text(array, r, style, &mut text)?;
             out.put_slice(text.as_bytes());
         }
         Type::TIME => out.put_i64(match array.data_type() {
@@ -331,7 +330,7 @@ fn encode_binary(
                 }
                 let start = out.len();
                 out.put_i32(0);
-                encode_binary(&values, i, element, zone, out)?;
+                encode_binary(&values, i, element, style, out)?;
                 let len = (out.len() - start - 4) as i32;
                 out[start..start + 4].copy_from_slice(&len.to_be_bytes());
             }
@@ -339,7 +338,7 @@ fn encode_binary(
         _ => {
             // text, varchar, bpchar, json, name and anything sent as text
             let mut text = String::new();
-            write_text(array, r, zone, &mut text)?;
+            write_text(array, r, style, &mut text)?;
             out.put_slice(text.as_bytes());
         }
     }

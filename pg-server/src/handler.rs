@@ -10,7 +10,6 @@ use crate::encode::{encode_batch, field_infos, own_digit_columns, pg_type};
 use crate::errors::to_pg_error;
 use async_trait::async_trait;
 use bytes::Bytes;
-use datafusion::arrow::array::timezone::Tz;
 use datafusion::arrow::datatypes::{Field, SchemaRef};
 use datafusion::sql::sqlparser::ast::Statement;
 use futures::{Sink, SinkExt, StreamExt};
@@ -312,16 +311,12 @@ fn row_stream(
     stream: datafusion::physical_plan::SendableRecordBatchStream,
     schema: &datafusion::arrow::datatypes::Schema,
     fields: Arc<Vec<FieldInfo>>,
-    zone: &planner::zone::Zone,
+    style: planner::output::TextStyle,
 ) -> pgwire::api::results::SendableRowStream {
     let trim = own_digit_columns(schema);
-    let zone: Tz = zone
-        .arrow
-        .parse()
-        .unwrap_or_else(|_| "+00:00".parse().expect("a fixed offset parses"));
     let rows = stream.flat_map(move |batch| {
         let rows: Vec<PgWireResult<pgwire::messages::data::DataRow>> = match batch {
-            Ok(batch) => match encode_batch(&batch, &fields, &trim, &zone) {
+            Ok(batch) => match encode_batch(&batch, &fields, &trim, &style) {
                 Ok(rows) => rows.into_iter().map(Ok).collect(),
                 Err(e) => vec![Err(to_pg_error(&planner::Error::Internal(e)))],
             },
@@ -620,7 +615,7 @@ where
             client
                 .feed(PgWireBackendMessage::RowDescription(description))
                 .await?;
-            let mut rows = row_stream(stream, &schema, fields, session.zone());
+            let mut rows = row_stream(stream, &schema, fields, session.text_style());
             let mut count = 0usize;
             while let Some(row) = rows.next().await {
                 let row = match row {
@@ -655,8 +650,9 @@ where
             stream,
             format,
         } => {
-            let zone = session.zone().clone();
-            if let Err(e) = crate::copy::send_copy_out(client, schema, stream, &format, &zone).await
+            let style = session.text_style();
+            if let Err(e) =
+                crate::copy::send_copy_out(client, schema, stream, &format, &style).await
             {
                 session.statement_failed();
                 return Err(e);
@@ -1226,8 +1222,8 @@ impl Handler {
                 let fields = Arc::new(field_infos(&schema, |i| {
                     portal.result_column_format.format_for(i)
                 }));
-                let zone = self.conn.session.lock().await.zone().clone();
-                let mut rows = row_stream(stream, &schema, fields, &zone);
+                let style = self.conn.session.lock().await.text_style();
+                let mut rows = row_stream(stream, &schema, fields, style);
                 let mut count = 0usize;
                 while let Some(row) = rows.next().await {
                     client.feed(PgWireBackendMessage::DataRow(row?)).await?;
@@ -1353,7 +1349,7 @@ impl Handler {
             session.set_implicit_block(false);
             client.set_transaction_status(status(&session));
             send_notices(client, &mut session).await?;
-            let zone = session.zone().clone();
+            let style = session.text_style();
             drop(session);
             let output = match output {
                 Ok(Output::Uncommitted(result)) if max_rows == 0 => {
@@ -1392,7 +1388,7 @@ impl Handler {
                     }));
                     let mut response = QueryResponse::new(
                         Arc::clone(&fields),
-                        row_stream(stream, &schema, fields, &zone),
+                        row_stream(stream, &schema, fields, style.clone()),
                     );
                     response.set_command_tag(&tag);
                     *state = PortalExecutionState::Suspended(response);
@@ -1423,7 +1419,7 @@ impl Handler {
                 } => {
                     *state = PortalExecutionState::Finished;
                     if let Err(e) = Box::pin(crate::copy::send_copy_out(
-                        client, schema, stream, &format, &zone,
+                        client, schema, stream, &format, &style,
                     ))
                     .await
                     {

@@ -271,10 +271,73 @@ pub(crate) fn push_interval(months: i32, days: i32, nanos: i64, out: &mut String
     let _ = write!(out, "{}", parts.join(" "));
 }
 
-/// Appends the text form of `array[r]`.
-/// Timestamps with a time zone are shown in `zone`, the session's.
-pub fn write_text(array: &ArrayRef, r: usize, zone: &Tz, out: &mut String) -> Result<(), String> {
+/// How a session shows values as text: timestamps with a time zone in its zone, intervals
+/// in its IntervalStyle (`postgres`, or `iso_8601` as Rails sets it).
+#[derive(Debug, Clone)]
+pub struct TextStyle {
+    pub zone: Tz,
+    pub iso_intervals: bool,
+}
+
+impl TextStyle {
+    /// Timestamps in `zone`, intervals in PostgreSQL's default style.
+    pub fn in_zone(zone: Tz) -> TextStyle {
+        TextStyle {
+            zone,
+            iso_intervals: false,
+        }
+    }
+}
+
+/// An interval in ISO 8601's format with designators, as PostgreSQL's `iso_8601`
+/// IntervalStyle writes it: `P1Y2M3DT4H5M6.5S`, `PT0S` for zero, each field with its own
+/// sign (`P-1DT2H`).
+fn push_interval_iso(months: i32, days: i32, nanos: i64, out: &mut String) {
     use std::fmt::Write;
+    let micros = nanos / 1000;
+    if months == 0 && days == 0 && micros == 0 {
+        out.push_str("PT0S");
+        return;
+    }
+    out.push('P');
+    let part = |value: i64, unit: char, out: &mut String| {
+        if value != 0 {
+            let _ = write!(out, "{value}{unit}");
+        }
+    };
+    part(i64::from(months / 12), 'Y', out);
+    part(i64::from(months % 12), 'M', out);
+    part(i64::from(days), 'D', out);
+    if micros != 0 {
+        out.push('T');
+    }
+    const HOUR: i64 = 3_600_000_000;
+    part(micros / HOUR, 'H', out);
+    part(micros % HOUR / 60_000_000, 'M', out);
+    let seconds = micros % 60_000_000;
+    if seconds != 0 {
+        if seconds < 0 {
+            out.push('-');
+        }
+        let _ = write!(out, "{}", seconds.abs() / 1_000_000);
+        let fraction = seconds.abs() % 1_000_000;
+        if fraction != 0 {
+            let digits = format!("{fraction:06}");
+            let _ = write!(out, ".{}", digits.trim_end_matches('0'));
+        }
+        out.push('S');
+    }
+}
+
+/// Appends the text form of `array[r]` in `style`.
+pub fn write_text(
+    array: &ArrayRef,
+    r: usize,
+    style: &TextStyle,
+    out: &mut String,
+) -> Result<(), String> {
+    use std::fmt::Write;
+    let zone = &style.zone;
     match array.data_type() {
         DataType::Boolean => out.push(if array.as_boolean().value(r) {
             't'
@@ -356,13 +419,19 @@ pub fn write_text(array: &ArrayRef, r: usize, zone: &Tz, out: &mut String) -> Re
         ),
         DataType::Interval(IntervalUnit::MonthDayNano) => {
             let v = array.as_primitive::<IntervalMonthDayNanoType>().value(r);
-            push_interval(v.months, v.days, v.nanoseconds, out);
+            match style.iso_intervals {
+                true => push_interval_iso(v.months, v.days, v.nanoseconds, out),
+                false => push_interval(v.months, v.days, v.nanoseconds, out),
+            }
         }
         DataType::Duration(unit) => {
             // A difference of timestamps: whole days, then the time (`1 day 10:00:00`), as
             // PostgreSQL's timestamp subtraction gives it.
             let (days, micros) = duration_days(array, r, unit);
-            push_interval(0, days, micros * 1000, out);
+            match style.iso_intervals {
+                true => push_interval_iso(0, days, micros * 1000, out),
+                false => push_interval(0, days, micros * 1000, out),
+            }
         }
         DataType::List(_) | DataType::LargeList(_) => {
             let values = match array.data_type() {
@@ -378,7 +447,7 @@ pub fn write_text(array: &ArrayRef, r: usize, zone: &Tz, out: &mut String) -> Re
                     out.push_str("NULL");
                 } else {
                     let mut item = String::new();
-                    write_text(&values, i, zone, &mut item)?;
+                    write_text(&values, i, style, &mut item)?;
                     let needs_quotes = item.is_empty()
                         || item.contains([',', '"', '{', '}', ' ', '\\'])
                         || item.eq_ignore_ascii_case("null");
@@ -405,7 +474,7 @@ pub fn write_text(array: &ArrayRef, r: usize, zone: &Tz, out: &mut String) -> Re
                     continue;
                 }
                 let mut item = String::new();
-                write_text(column, r, zone, &mut item)?;
+                write_text(column, r, style, &mut item)?;
                 let needs_quotes = item.is_empty()
                     || item
                         .chars()
@@ -528,7 +597,8 @@ impl ScalarUDFImpl for OutputText {
                 continue;
             }
             text.clear();
-            write_text(&array, r, &zone, &mut text).map_err(DataFusionError::Execution)?;
+            write_text(&array, r, &TextStyle::in_zone(zone), &mut text)
+                .map_err(DataFusionError::Execution)?;
             if let Some(least) = self.own_digits {
                 trim_fraction(&mut text, least.max(0) as usize);
             }

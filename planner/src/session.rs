@@ -1132,6 +1132,19 @@ impl Session {
         &self.zone
     }
 
+    /// How results show values as text: in the session's zone and IntervalStyle.
+    pub fn text_style(&self) -> crate::output::TextStyle {
+        let zone = self
+            .zone
+            .arrow
+            .parse()
+            .unwrap_or_else(|_| "+00:00".parse().expect("a fixed offset parses"));
+        crate::output::TextStyle {
+            zone,
+            iso_intervals: self.setting("intervalstyle").as_deref() == Some("iso_8601"),
+        }
+    }
+
     /// The instants `now()` and `statement_timestamp()` give in the running statement.
     pub(crate) fn clock(&self) -> &crate::functions::TransactionStart {
         &self.transaction_start
@@ -2586,8 +2599,10 @@ impl Session {
                 self.settings.insert(name.into(), "ISO, MDY".into());
             }
             "intervalstyle" => match value.to_ascii_lowercase().as_str() {
-                "postgres" => self.settings.insert(name.into(), "postgres".into()),
-                "sql_standard" | "postgres_verbose" | "iso_8601" => {
+                style @ ("postgres" | "iso_8601") => {
+                    self.settings.insert(name.into(), style.into())
+                }
+                "sql_standard" | "postgres_verbose" => {
                     return Err(Error::Unsupported(format!("IntervalStyle {value}")));
                 }
                 _ => {

@@ -84,3 +84,16 @@ select * from dates_z;
 prepare pd as insert into dates_z values (2, $1);
 execute pd('2024-02-01T23:00:00-05:00');
 select * from dates_z order by id;
+-- IntervalStyle iso_8601 (Rails sets it on every connection): intervals in results as P1Y2M3DT4H5M6.5S.
+SET intervalstyle = iso_8601;
+SHOW intervalstyle;
+SELECT interval '1 year 2 mons 3 days 04:05:06.5', interval '0', interval '-1 days 02:00', interval '-01:30:00', interval '1 day -00:00:01.25', interval '-1 year -2 mons';
+SELECT timestamp '2024-01-02' - timestamp '2024-01-01 10:00';
+SELECT 'P1DT2H'::interval, 'PT0.000001S'::interval;
+SET intervalstyle = postgres;
+SELECT interval '1 year 2 mons';
+BEGIN;
+SET LOCAL intervalstyle = iso_8601;
+SELECT interval '36 hours';
+COMMIT;
+SELECT interval '36 hours';

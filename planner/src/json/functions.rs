@@ -865,8 +865,13 @@ fn text_arg(array: &ArrayRef, r: usize) -> Result<Option<String>> {
         DataType::Utf8View => array.as_string_view().value(r).to_string(),
         _ => {
             let mut text = String::new();
-            crate::output::write_text(array, r, &utc(), &mut text)
-                .map_err(DataFusionError::Execution)?;
+            crate::output::write_text(
+                array,
+                r,
+                &crate::output::TextStyle::in_zone(utc()),
+                &mut text,
+            )
+            .map_err(DataFusionError::Execution)?;
             text
         }
     }))
@@ -995,7 +1000,13 @@ pub fn sql_to_json(array: &ArrayRef, field: &Field, r: usize, kind: Kind) -> Res
         _ => utc(),
     };
     let mut text = String::new();
-    crate::output::write_text(array, r, &zone, &mut text).map_err(DataFusionError::Execution)?;
+    crate::output::write_text(
+        array,
+        r,
+        &crate::output::TextStyle::in_zone(zone),
+        &mut text,
+    )
+    .map_err(DataFusionError::Execution)?;
     let mut out = String::new();
     match array.data_type() {
         DataType::Boolean => out.push_str(if text == "t" { "true" } else { "false" }),
