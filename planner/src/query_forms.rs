@@ -6,7 +6,8 @@
 //!   FROM (SELECT x, y …) AS s(c1, c2) WHERE s.c1 = a AND s.c2 = b)` (DataFusion's IN takes
 //!   one column; elsewhere, where its NULL would differ from EXISTS's false, it stays);
 //! - `x IN (SELECT …)` in a select list is counts of the subquery's rows (`ScalarIn`);
-//! - a window function in WHERE is PostgreSQL's 42P20.
+//! - a window function in WHERE is PostgreSQL's 42P20;
+//! - `CASE col WHEN 'text' …` compares the column with each value (`simple_case_of_column`).
 
 use crate::error::{Error, Result};
 use datafusion::sql::sqlparser::ast::{
@@ -27,6 +28,43 @@ pub fn rewrite(stmt: &mut Statement) -> Result<()> {
 }
 
 struct Rewriter;
+
+/// `CASE col WHEN 't' THEN …` (TypeORM's `CASE "ix"."indisunique" WHEN 't'`): PostgreSQL
+/// reads each quoted WHEN value as the operand's type, DataFusion found no common type of
+/// boolean and text. A column operand is compared with each value instead (`CASE WHEN col =
+/// 't' THEN …`), where the comparison reads the text as the column's type; evaluating a
+/// column more than once changes nothing.
+fn simple_case_of_column(e: &mut Expr) {
+    let Expr::Case {
+        operand,
+        conditions,
+        ..
+    } = e
+    else {
+        return;
+    };
+    let column = matches!(
+        operand.as_deref(),
+        Some(Expr::Identifier(_) | Expr::CompoundIdentifier(_))
+    );
+    let quoted = conditions.iter().any(|c| {
+        matches!(&c.condition, Expr::Value(v) if matches!(v.value, ast::Value::SingleQuotedString(_)))
+    });
+    if !column || !quoted {
+        return;
+    }
+    let Some(operand) = operand.take() else {
+        return;
+    };
+    for when in conditions.iter_mut() {
+        let value = std::mem::replace(&mut when.condition, Expr::value(ast::Value::Null));
+        when.condition = Expr::BinaryOp {
+            left: operand.clone(),
+            op: BinaryOperator::Eq,
+            right: Box::new(value),
+        };
+    }
+}
 
 impl VisitorMut for Rewriter {
     type Break = Error;
@@ -359,6 +397,7 @@ impl VisitorMut for ScalarIn {
     }
 
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        simple_case_of_column(e);
         let Expr::InSubquery {
             expr,
             subquery,

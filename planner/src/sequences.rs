@@ -373,7 +373,11 @@ impl ScalarUDFImpl for SerialSequence {
                         })
                         .map(|s| s.name)
                 });
-            out.append_option(sequence.map(|s| format!("public.{s}")));
+            // Quoted where the name needs it (`public."User_id_seq"`), so that setval and
+            // nextval read it back.
+            out.append_option(
+                sequence.map(|s| format!("public.{}", crate::functions::text::quote_ident(&s))),
+            );
         }
         Ok(ColumnarValue::Array(Arc::new(out.finish())))
     }

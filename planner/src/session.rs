@@ -297,6 +297,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     crate::sequences::order_identity_options(&mut tokens);
     drop_deferrable(&mut tokens);
     key_row_locks(&mut tokens);
+    drop_index_concurrently(&mut tokens);
     crate::cursor::name_cursor_after_from(&mut tokens);
     let overrides = crate::dml::take_overriding(&mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
@@ -425,6 +426,32 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
 /// SESSION CHARACTERISTICS, which sqlparser does not read. It only matters to PostgreSQL for
 /// a SERIALIZABLE READ ONLY transaction, which waits for a snapshot no other transaction can
 /// invalidate; Partita's read-only transactions read one consistent snapshot and never fail.
+/// `DROP INDEX CONCURRENTLY` (Rails' `algorithm: :concurrently`), which sqlparser does not
+/// parse, is DROP INDEX: a drop here never blocks writers for long.
+fn drop_index_concurrently(tokens: &mut Vec<datafusion::sql::sqlparser::tokenizer::TokenWithSpan>) {
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    let significant: Vec<usize> = (0..tokens.len())
+        .filter(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+        .collect();
+    let word = |j: usize| match &tokens[j].token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    let mut drop = Vec::new();
+    for at in significant.windows(3) {
+        if word(at[0]) == Some(Keyword::DROP)
+            && word(at[1]) == Some(Keyword::INDEX)
+            && word(at[2]) == Some(Keyword::CONCURRENTLY)
+        {
+            drop.push(at[2]);
+        }
+    }
+    for j in drop.into_iter().rev() {
+        tokens.remove(j);
+    }
+}
+
 /// `FOR NO KEY UPDATE` and `FOR KEY SHARE`, which sqlparser does not know, lock as `FOR
 /// UPDATE` and `FOR SHARE` do: the stronger lock, which under optimistic serializable
 /// transactions conflicts where the weaker one would, and no less.
@@ -1946,6 +1973,11 @@ impl Session {
         crate::rows::expand_whole_rows(&mut stmt, &|name| self.row_columns(name))?;
         self.begin_statement(mentions_system_column(&stmt));
         let state = self.ctx.state();
+        crate::srf::scalar_functions_in_from(
+            &mut stmt,
+            &|name| state.table_functions().contains_key(name),
+            &|name| state.scalar_functions().contains_key(name),
+        );
         // EXCEPT ALL and INTERSECT ALL count rows once their left sides' columns are known.
         let lefts = crate::setops::left_sides(&mut stmt);
         if !lefts.is_empty() {

@@ -240,6 +240,101 @@ fn with_ordinality(factor: &mut TableFactor) -> crate::Result<()> {
     Ok(())
 }
 
+/// A scalar function in FROM (`SELECT * FROM current_schema()`, as TypeORM sends): one row
+/// of one column, named as PostgreSQL names it (the table alias, else the function), as a
+/// derived table `(SELECT f(…) AS name) AS alias`. `table_function` and `scalar_function`
+/// say which names the session knows as which.
+pub(crate) fn scalar_functions_in_from(
+    stmt: &mut Statement,
+    table_function: &dyn Fn(&str) -> bool,
+    scalar_function: &dyn Fn(&str) -> bool,
+) {
+    struct Scalars<'a> {
+        table_function: &'a dyn Fn(&str) -> bool,
+        scalar_function: &'a dyn Fn(&str) -> bool,
+    }
+    impl VisitorMut for Scalars<'_> {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
+            let TableFactor::Table {
+                name,
+                args: Some(args),
+                alias,
+                with_ordinality: false,
+                ..
+            } = factor
+            else {
+                return ControlFlow::Continue(());
+            };
+            let [part] = name.0.as_slice() else {
+                return ControlFlow::Continue(());
+            };
+            let Some(function) = part.as_ident().map(sql::ddl::normalize_ident) else {
+                return ControlFlow::Continue(());
+            };
+            if (self.table_function)(&function) || !(self.scalar_function)(&function) {
+                return ControlFlow::Continue(());
+            }
+            let column = match alias {
+                Some(a) => match a.columns.first() {
+                    Some(c) => c.name.clone(),
+                    None => a.name.clone(),
+                },
+                None => Ident::with_quote('"', function.clone()),
+            };
+            let call = Expr::Function(ast::Function {
+                name: name.clone(),
+                uses_odbc_syntax: false,
+                parameters: FunctionArguments::None,
+                args: FunctionArguments::List(ast::FunctionArgumentList {
+                    duplicate_treatment: None,
+                    args: args.args.clone(),
+                    clauses: vec![],
+                }),
+                filter: None,
+                null_treatment: None,
+                over: None,
+                within_group: vec![],
+            });
+            let mut select = crate::session::parse_sql("SELECT 1")
+                .ok()
+                .and_then(|mut s| s.pop());
+            let Some(Statement::Query(query)) = select.as_mut() else {
+                return ControlFlow::Continue(());
+            };
+            if let ast::SetExpr::Select(s) = query.body.as_mut() {
+                s.projection = vec![SelectItem::ExprWithAlias {
+                    expr: call,
+                    alias: column,
+                }];
+            }
+            let alias = match alias.take() {
+                Some(mut a) => {
+                    a.columns.clear();
+                    a
+                }
+                None => ast::TableAlias {
+                    explicit: true,
+                    name: Ident::with_quote('"', function),
+                    columns: vec![],
+                    at: None,
+                },
+            };
+            *factor = TableFactor::Derived {
+                lateral: false,
+                subquery: query.clone(),
+                alias: Some(alias),
+                sample: None,
+            };
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Scalars {
+        table_function,
+        scalar_function,
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use crate::session::rewritten;

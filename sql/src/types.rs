@@ -135,8 +135,9 @@ impl SqlType {
             D::Bytea => SqlType::Bytea,
             D::Date => SqlType::Date,
             D::Timestamp(precision, tz) => {
-                // Six digits (or more, which PostgreSQL reduces to six) are every digit kept.
-                let precision = precision.filter(|p| *p < 6).map(|p| p as u8);
+                // More than six digits PostgreSQL reduces to six; `timestamp(6)` keeps its
+                // precision in the catalog (Rails declares it), as every digit.
+                let precision = precision.map(|p| p.min(6) as u8);
                 match tz {
                     TimezoneInfo::None | TimezoneInfo::WithoutTimeZone => {
                         SqlType::Timestamp { precision }
@@ -148,7 +149,7 @@ impl SqlType {
             }
             D::Time(precision, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone) => {
                 SqlType::Time {
-                    precision: precision.filter(|p| *p < 6).map(|p| p as u8),
+                    precision: precision.map(|p| p.min(6) as u8),
                 }
             }
             D::Interval {

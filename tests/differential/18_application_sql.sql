@@ -176,3 +176,24 @@ EXECUTE later('1 day 2 hours', '5', '2');
 CREATE TABLE rel_t (a int PRIMARY KEY);
 select oid::regclass, c.oid::regclass as named, relnamespace::regnamespace, 'rel_t'::regclass::oid > 0 as found from pg_class c where relname = 'rel_t';
 select count(*) > 0 from pg_attribute where attrelid = (select relname from pg_class where relname = 'rel_t')::regclass;
+-- What ORMs send at connect and migrate time: Rails' type-map query (typinput compared with
+-- a regprocedure), timestamp(6) columns, DROP INDEX CONCURRENTLY; TypeORM's scalar
+-- functions in FROM and CASE of a boolean column WHEN 't'; a mixed-case table's serial
+-- sequence through pg_get_serial_sequence and setval (Prisma, Django).
+SELECT count(*) > 0 FROM pg_type as t LEFT JOIN pg_range as r ON oid = rngtypid WHERE t.typtype IN ('r', 'e', 'd') OR t.typinput = 'array_in(cstring,oid,integer)'::regprocedure OR t.typelem != 0;
+SELECT typname, typinput, typoutput, typreceive, typsend FROM pg_type WHERE typname IN ('int4', '_int4', 'date', 'numeric', 'text', '_text', 'timestamptz', 'uuid', 'jsonb', 'bool', 'bytea') ORDER BY typname;
+CREATE TABLE schema_migrations (version varchar NOT NULL PRIMARY KEY, created_at timestamp(6) NOT NULL, updated_at timestamp(6));
+SELECT attname, format_type(atttypid, atttypmod), atttypmod FROM pg_attribute WHERE attrelid = 'schema_migrations'::regclass AND attnum > 0 ORDER BY attnum;
+CREATE INDEX CONCURRENTLY index_migrations_on_created ON schema_migrations (created_at);
+DROP INDEX CONCURRENTLY index_migrations_on_created;
+DROP INDEX CONCURRENTLY IF EXISTS index_migrations_on_created;
+SELECT * FROM current_schema();
+SELECT x FROM lower('ABC') AS t(x);
+SELECT s.* FROM upper('a') s;
+SELECT * FROM abs(-3) a, generate_series(1, 2) g;
+SELECT id, CASE vip WHEN 't' THEN 'VIP' WHEN 'f' THEN 'regular' ELSE '?' END, CASE name WHEN 'ann' THEN 1 END FROM customers ORDER BY id;
+CREATE TABLE "User" (id serial PRIMARY KEY, n text);
+SELECT pg_get_serial_sequence('"User"', 'id');
+SELECT setval(pg_get_serial_sequence('"User"', 'id'), 5);
+INSERT INTO "User" (n) VALUES ('a') RETURNING id;
+SELECT currval('public."User_id_seq"');

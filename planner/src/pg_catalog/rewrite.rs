@@ -628,6 +628,19 @@ impl VisitorMut for Normalizer {
                 let inner = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
                 *e = inner;
             }
+            // `'array_in(cstring,oid,integer)'::regprocedure` (Rails' type-map query): the
+            // function's name, which the catalogs' typinput and typoutput columns hold.
+            Expr::Cast {
+                expr, data_type, ..
+            } if function_type(data_type) && is_string_literal(expr) => {
+                if let Expr::Value(v) = expr.as_ref()
+                    && let Value::SingleQuotedString(text) = &v.value
+                {
+                    let name = text.split('(').next().unwrap_or(text).trim();
+                    let name = name.strip_prefix("pg_catalog.").unwrap_or(name);
+                    *e = Expr::value(Value::SingleQuotedString(name.to_string()));
+                }
+            }
             Expr::Cast {
                 expr, data_type, ..
             } => match plain_type(data_type) {
@@ -645,6 +658,12 @@ impl VisitorMut for Normalizer {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// Whether `ty` is `regproc` or `regprocedure`.
+fn function_type(ty: &DataType) -> bool {
+    matches!(ty, DataType::Custom(name, _)
+        if matches!(idents(name).last().map(String::as_str), Some("regproc" | "regprocedure")))
 }
 
 /// The operator `OPERATOR(pg_catalog.op)` names.

@@ -1696,6 +1696,46 @@ fn collation(ty: SqlType) -> i32 {
     }
 }
 
+/// The name of a type's input, output, receive or send function (`what`), as PostgreSQL
+/// names them: `array_in` for every array, `date_in` with an underscore for the types
+/// added later, `int4in` without for the older ones.
+fn io_function(name: &str, elem: i32, typtype: &str, what: &str) -> String {
+    let base = match name {
+        _ if elem != 0 && name.starts_with('_') => "array",
+        // A table's row type.
+        _ if typtype == "c" => "record",
+        _ => name,
+    };
+    let underscore = matches!(
+        base,
+        "array"
+            | "record"
+            | "date"
+            | "time"
+            | "timetz"
+            | "timestamp"
+            | "timestamptz"
+            | "interval"
+            | "numeric"
+            | "json"
+            | "jsonb"
+            | "uuid"
+            | "bit"
+            | "varbit"
+            | "inet"
+            | "cidr"
+            | "macaddr"
+            | "cstring"
+            | "void"
+            | "anyarray"
+            | "anyelement"
+    );
+    match underscore {
+        true => format!("{base}_{what}"),
+        false => format!("{base}{what}"),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn type_row(
     o: i32,
@@ -1731,10 +1771,10 @@ fn type_row(
         },
         oid(elem),
         oid(array),
-        text(format!("{name}in")),
-        text(format!("{name}out")),
-        text(format!("{name}recv")),
-        text(format!("{name}send")),
+        text(io_function(name, elem, typtype, "in")),
+        text(io_function(name, elem, typtype, "out")),
+        text(io_function(name, elem, typtype, "recv")),
+        text(io_function(name, elem, typtype, "send")),
         text(if len == 8 { "d" } else { "i" }),
         text(if len > 0 { "p" } else { "x" }),
         boolean(false),
