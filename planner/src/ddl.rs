@@ -1071,7 +1071,16 @@ fn alter_column(
             parse_expr(&text)?;
             def.columns[i].default = Some(text);
         }
-        ast::AlterColumnOperation::DropDefault => def.columns[i].default = None,
+        ast::AlterColumnOperation::DropDefault => {
+            // A serial column keeps owning its sequence (Prisma drops the default, then
+            // the sequence), as in PostgreSQL.
+            let table = def.name.clone();
+            let column = &mut def.columns[i];
+            if column.identity.is_none() {
+                column.sequence = column.owned_sequence(&table);
+            }
+            column.default = None;
+        }
         ast::AlterColumnOperation::DropNotNull => {
             if def.is_key_column(i) {
                 return Err(Error::Sql(sql::Error::InvalidDefinition(format!(

@@ -1060,6 +1060,14 @@ pub async fn drop(
         }
         if sequence.def.is_some() {
             drop_defs(session, &txn, &[name])?;
+        } else if let Some((table, column)) = &sequence.owner {
+            // A serial column's sequence whose default is gone: the column owns it no more.
+            let mut def = (*session.table_def(table)?).clone();
+            let (i, _) = def.column(column)?;
+            if def.columns[i].owned_sequence(table).as_deref() == Some(name.as_str()) {
+                def.columns[i].sequence = None;
+                crate::ddl::store_def(session, &txn, def)?;
+            }
         }
     }
     Ok(WriteResult::command("DROP SEQUENCE"))
