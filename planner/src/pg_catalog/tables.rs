@@ -878,7 +878,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                             oid((1 << 30) + ((t.keyspace as i32) << 10) + i32::from(num)),
                             oid(relation_oid(t.keyspace)),
                             i16v(num),
-                            text(shown_default(default)),
+                            text(shown_default(default, col.ty)),
                         ])
                     })
                 })
@@ -1928,7 +1928,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                                 c.default
                                     .as_deref()
                                     .filter(|_| has_default(c))
-                                    .map(shown_default),
+                                    .map(|d| shown_default(d, c.ty)),
                                 c.nullable,
                                 c.ty,
                                 c.identity,
@@ -2185,11 +2185,17 @@ fn column_sizes(
 /// Whether `column` has a default PostgreSQL's catalogs show: an identity column's sequence
 /// is shown as the identity instead, and the hidden row id has none.
 /// A default as PostgreSQL prints it: a sequence's name in `nextval` is a regclass
-/// constant (`nextval('t_id_seq'::regclass)`).
-fn shown_default(default: &str) -> String {
+/// constant (`nextval('t_id_seq'::regclass)`), and a constant is shown as PostgreSQL shows
+/// one of the column's type `ty` (see [`shown_constant`]).
+fn shown_default(default: &str, ty: SqlType) -> String {
     // `gen_random_uuid()` is stored as what it is planned as (`functions::rewrite`).
     if default == "uuid()::UUID" {
         return "gen_random_uuid()".into();
+    }
+    if let Ok(expr) = crate::dml::parse_expr(default)
+        && let Some(shown) = shown_constant(&expr, ty)
+    {
+        return shown;
     }
     match default
         .strip_prefix("nextval('")
@@ -2199,6 +2205,108 @@ fn shown_default(default: &str) -> String {
         Some(name) => format!("nextval('{name}'::regclass)"),
         None => default.to_string(),
     }
+}
+
+/// A constant default as PostgreSQL's deparser shows it (Rails and Knex read string
+/// defaults out of this form): a number as written when it is a non-negative int4 or
+/// numeric constant, else quoted with its type (`'-1'::integer`); quoted text read as the
+/// column's type, shown plain for int4, numeric and boolean and otherwise quoted with the
+/// type's name (`''::character varying`, `'{}'::jsonb`). `None` for what is not a constant.
+fn shown_constant(expr: &datafusion::sql::sqlparser::ast::Expr, ty: SqlType) -> Option<String> {
+    use datafusion::sql::sqlparser::ast::{Expr, UnaryOperator, Value};
+    let quoted = |text: &str, label: &str| format!("'{}'::{label}", text.replace('\'', "''"));
+    // A number constant of its own type: int4, int8 beyond int4, numeric with a point.
+    let number = |digits: &str, negative: bool| -> Option<String> {
+        let signed = match negative {
+            true => format!("-{digits}"),
+            false => digits.to_string(),
+        };
+        let label = if signed.parse::<i32>().is_ok() {
+            "integer"
+        } else if signed.parse::<i64>().is_ok() {
+            "bigint"
+        } else {
+            "numeric"
+        };
+        Some(match (negative, label) {
+            (false, "integer" | "numeric") => signed,
+            _ => quoted(&signed, label),
+        })
+    };
+    match expr {
+        Expr::Nested(inner) => shown_constant(inner, ty),
+        Expr::Value(v) => match &v.value {
+            Value::Number(digits, _) => number(digits, false),
+            Value::Boolean(b) => Some(b.to_string()),
+            Value::SingleQuotedString(text) => shown_text_constant(text, ty),
+            _ => None,
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            Expr::Value(v) => match &v.value {
+                Value::Number(digits, _) => number(digits, true),
+                _ => None,
+            },
+            _ => None,
+        },
+        // `'x'::character varying`, as a default read back from a catalog is written.
+        Expr::Cast { expr, .. } => match expr.as_ref() {
+            Expr::Value(v) => match &v.value {
+                Value::SingleQuotedString(text) => shown_text_constant(text, ty),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Quoted text as a constant of type `ty` (see [`shown_constant`]).
+fn shown_text_constant(text: &str, ty: SqlType) -> Option<String> {
+    let quoted = |label: &str| format!("'{}'::{label}", text.replace('\'', "''"));
+    Some(match ty {
+        SqlType::Bool => match text.trim().to_ascii_lowercase().as_str() {
+            "t" | "true" | "y" | "yes" | "on" | "1" => "true".into(),
+            "f" | "false" | "n" | "no" | "off" | "0" => "false".into(),
+            _ => return None,
+        },
+        SqlType::Int4 => match text.trim().parse::<i32>() {
+            Ok(n) if n >= 0 => n.to_string(),
+            Ok(n) => format!("'{n}'::integer"),
+            Err(_) => return None,
+        },
+        SqlType::Numeric { .. } => {
+            let plain = text.trim();
+            let digits = plain.strip_prefix('-').unwrap_or(plain);
+            let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+            let number = !whole.is_empty()
+                && whole.bytes().all(|b| b.is_ascii_digit())
+                && fraction.bytes().all(|b| b.is_ascii_digit());
+            match (number, plain.starts_with('-')) {
+                (true, false) => plain.to_string(),
+                (true, true) => format!("'{plain}'::numeric"),
+                (false, _) => return None,
+            }
+        }
+        SqlType::Text => quoted("text"),
+        SqlType::Varchar { .. } => quoted("character varying"),
+        SqlType::Char { .. } => quoted("bpchar"),
+        SqlType::Int2 => quoted("smallint"),
+        SqlType::Int8 => quoted("bigint"),
+        SqlType::Float4 => quoted("real"),
+        SqlType::Float8 => quoted("double precision"),
+        SqlType::Bytea => quoted("bytea"),
+        SqlType::Date => quoted("date"),
+        SqlType::Timestamp { .. } => quoted("timestamp without time zone"),
+        SqlType::TimestampTz { .. } => quoted("timestamp with time zone"),
+        SqlType::Time { .. } => quoted("time without time zone"),
+        SqlType::Interval => quoted("interval"),
+        SqlType::Uuid => quoted("uuid"),
+        SqlType::Json => quoted("json"),
+        SqlType::Jsonb => quoted("jsonb"),
+    })
 }
 
 fn has_default(column: &sql::ColumnDef) -> bool {
