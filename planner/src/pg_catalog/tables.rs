@@ -487,12 +487,14 @@ fn relation_am(r: &Relation) -> i32 {
 /// `pg_get_indexdef(oid, 0)`: the statement that creates the index. A primary key shows
 /// Partita's key, with its partition key, as `USING partita ((a, b), c DESC)`.
 pub fn index_definition(r: &Relation) -> Option<String> {
+    // Names quoted where they need it (`"authorId"`), as PostgreSQL prints them.
+    let quote = crate::functions::text::quote_ident;
     match r {
         Relation::Table(_) => None,
         Relation::PrimaryKey(t) => Some(format!(
             "CREATE UNIQUE INDEX {} ON public.{} USING partita {}",
-            t.primary_key_name(),
-            t.name,
+            quote(&t.primary_key_name()),
+            quote(&t.name),
             t.key_description()
         )),
         Relation::Index(t, i) => {
@@ -501,23 +503,23 @@ pub fn index_definition(r: &Relation) -> Option<String> {
                 .columns
                 .iter()
                 .map(|p| {
-                    let name = t.columns[p.column].name.clone();
+                    let name = quote(&t.columns[p.column].name);
                     if p.desc { format!("{name} DESC") } else { name }
                 })
                 .collect();
             let mut out = format!(
                 "CREATE {}INDEX {} ON public.{} USING {} ({})",
                 if index.unique { "UNIQUE " } else { "" },
-                index.name,
-                t.name,
+                quote(&index.name),
+                quote(&t.name),
                 access_method_name(relation_am(r)).unwrap_or("btree"),
                 columns.join(", ")
             );
             if !index.include.is_empty() {
-                let include: Vec<&str> = index
+                let include: Vec<String> = index
                     .include
                     .iter()
-                    .map(|&c| t.columns[c].name.as_str())
+                    .map(|&c| quote(&t.columns[c].name))
                     .collect();
                 out.push_str(&format!(" INCLUDE ({})", include.join(", ")));
             }
