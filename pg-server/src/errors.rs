@@ -207,6 +207,15 @@ fn regex_error(m: &str) -> Option<String> {
 
 /// A window function called without OVER ("Invalid function 'rank'", as DataFusion knows
 /// it only as a window function): its name.
+/// DataFusion's "Placeholder '$1' was not provided a value for execution": a statement run
+/// without the parameter it names, PostgreSQL's "there is no parameter $1" (42P02).
+fn unbound_parameter(m: &str) -> Option<&str> {
+    let (_, rest) = m.split_once("Placeholder '")?;
+    let (name, rest) = rest.split_once('\'')?;
+    rest.starts_with(" was not provided a value")
+        .then_some(name)
+}
+
 fn window_only(m: &str) -> Option<&'static str> {
     const WINDOW_ONLY: &[&str] = &[
         "row_number",
@@ -253,6 +262,9 @@ fn message_state(m: &str) -> &'static str {
     }
     if window_only(m).is_some() {
         return "42809";
+    }
+    if unbound_parameter(m).is_some() {
+        return "42P02";
     }
     if regex_error(m).is_some() {
         return "2201B";
@@ -576,6 +588,9 @@ fn postgres_wording(m: &str) -> Option<String> {
     }
     if let Some(name) = window_only(m) {
         return Some(format!("window function {name} requires an OVER clause"));
+    }
+    if let Some(name) = unbound_parameter(m) {
+        return Some(format!("there is no parameter {name}"));
     }
     if let Some(name) = first_line.strip_prefix("Invalid function ") {
         return Some(format!("function {} does not exist", unquote(name)));
@@ -943,6 +958,10 @@ mod tests {
         assert_eq!(
             w("Cannot cast string '99999' to value of Int16 type"),
             "value \"99999\" is out of range for type smallint"
+        );
+        assert_eq!(
+            w("Execution error: Placeholder '$1' was not provided a value for execution."),
+            "there is no parameter $1"
         );
         assert_eq!(
             w("Cannot cast string '25:00' to value of Time64(ns) type"),

@@ -1499,6 +1499,7 @@ impl Session {
                 Ok(output)
             }
             Statement::Commit { .. } => self.commit().await,
+            Statement::CreateExtension(create) => self.create_extension(&create),
             Statement::Rollback {
                 savepoint: None, ..
             } => Ok(self.rollback()),
@@ -1728,6 +1729,30 @@ impl Session {
             changes.check_deferred(self, &open.txn, due)?;
         }
         Ok(())
+    }
+
+    /// CREATE EXTENSION: PL/pgSQL is installed, as in every PostgreSQL database (Rails'
+    /// schema.rb enables it), so it is 42710 or, IF NOT EXISTS, a notice; no other extension
+    /// is available (0A000).
+    fn create_extension(&mut self, create: &ast::CreateExtension) -> Result<Output> {
+        let name = sql::ddl::normalize_ident(&create.name);
+        if name != "plpgsql" {
+            return Err(Error::NotSupported {
+                message: format!("extension \"{name}\" is not available"),
+                detail: Some("Partita does not load PostgreSQL extensions.".into()),
+            });
+        }
+        let exists = format!("extension \"{name}\" already exists");
+        if !create.if_not_exists {
+            return Err(Error::Sql(sql::Error::DuplicateObject(exists)));
+        }
+        self.notices.push(Notice {
+            severity: "NOTICE",
+            code: "42710",
+            message: format!("{exists}, skipping"),
+            detail: None,
+        });
+        Ok(Output::Command("CREATE EXTENSION".into()))
     }
 
     /// `SET CONSTRAINTS {ALL | name, …} {DEFERRED | IMMEDIATE}`. Made IMMEDIATE, the

@@ -201,3 +201,8 @@ SELECT currval('public."User_id_seq"');
 create table dft (a text default 'x', b varchar(10) default '', c jsonb default '{}', d bigint default '0', e int default 5, f bool default '1', g numeric(5,2) default 1.5, h float8 default 2.5, i date default '2024-01-01', k uuid default 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', l int default -1, m text default null, n char(2) default 'ab', o bigint default 0, q bool default false, r smallint default 3, s varchar default 'x'::character varying, t text default ('y'), u text default 'it''s', v int default '-2', w numeric default '-1.5', x bigint default 3000000000);
 select attname, pg_get_expr(adbin, adrelid) from pg_attrdef join pg_attribute on attrelid = adrelid and attnum = adnum where adrelid = 'dft'::regclass order by attnum;
 select column_name, column_default from information_schema.columns where table_name = 'dft' order by ordinal_position;
+-- CREATE EXTENSION: plpgsql is there, as in every PostgreSQL database (Rails' schema.rb enables it); others are 0A000.
+SELECT extname, extversion FROM pg_extension;
+CREATE EXTENSION IF NOT EXISTS "plpgsql";
+CREATE EXTENSION plpgsql;
+CREATE EXTENSION IF NOT EXISTS nosuchthing;

@@ -32,6 +32,8 @@ pub const OWNER_OID: i32 = 10;
 pub const OWNER_NAME: &str = "partita";
 pub const DATABASE_OID: i32 = 5;
 pub const DATABASE_NAME: &str = "partita";
+/// The PL/pgSQL extension's `pg_extension` row, PostgreSQL 15's OID for it.
+pub const PLPGSQL_EXTENSION_OID: i32 = 13_563;
 
 /// The OID of the table, materialized view or index stored in `keyspace`. The three
 /// following OIDs belong to it too: a table's primary key (as an index), the primary key's

@@ -1586,7 +1586,15 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 ("extrelocatable", Bool),
                 ("extversion", Text),
             ],
-            vec![],
+            // PL/pgSQL is there in every PostgreSQL database (see `Session::create_extension`).
+            vec![vec![
+                oid(PLPGSQL_EXTENSION_OID),
+                text("plpgsql"),
+                oid(OWNER_OID),
+                oid(PG_CATALOG_NAMESPACE),
+                boolean(false),
+                text("1.0"),
+            ]],
         ),
         _ => return Ok(None),
     };
