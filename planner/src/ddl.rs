@@ -30,7 +30,10 @@ pub async fn create_table_as(
     };
     let name = sql::ddl::table_name(&create.name)?;
     if create.if_not_exists && session.table_def(&name).is_ok() {
-        session.notice(format!("relation \"{name}\" already exists, skipping"));
+        session.notice_coded(
+            "42P07",
+            format!("relation \"{name}\" already exists, skipping"),
+        );
         return Ok(WriteResult::command("CREATE TABLE AS"));
     }
     let described = session
@@ -123,10 +126,10 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
     let exists = session.table_def(&def.name).is_ok();
     if exists {
         if create.if_not_exists {
-            session.notice(format!(
-                "relation \"{}\" already exists, skipping",
-                def.name
-            ));
+            session.notice_coded(
+                "42P07",
+                format!("relation \"{}\" already exists, skipping", def.name),
+            );
             return Ok(WriteResult::command("CREATE TABLE"));
         }
         return Err(Error::Sql(sql::Error::DuplicateTable(def.name)));
@@ -683,9 +686,10 @@ async fn add_column(
     let col_name = normalize_ident(&column_def.name);
     if def.column_index(&col_name).is_some() {
         if if_not_exists {
-            session.notice(format!(
-                "column \"{col_name}\" of relation \"{name}\" already exists, skipping"
-            ));
+            session.notice_coded(
+                "42701",
+                format!("column \"{col_name}\" of relation \"{name}\" already exists, skipping"),
+            );
             return Ok(());
         }
         return Err(Error::Sql(sql::Error::ColumnExists {

@@ -450,7 +450,10 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
     };
     if taken_name {
         if create.if_not_exists {
-            session.notice(format!("relation \"{name}\" already exists, skipping"));
+            session.notice_coded(
+                "42P07",
+                format!("relation \"{name}\" already exists, skipping"),
+            );
             return Ok(WriteResult::command("CREATE INDEX"));
         }
         return Err(Error::Sql(sql::Error::DuplicateTable(name)));

@@ -113,7 +113,10 @@ pub async fn create(session: &mut Session, create: &ast::CreateView) -> Result<W
         Some(old) if create.or_replace => replaceable(old, &column_types)?,
         _ if exists => {
             if create.if_not_exists {
-                session.notice(format!("relation \"{name}\" already exists, skipping"));
+                session.notice_coded(
+                    "42P07",
+                    format!("relation \"{name}\" already exists, skipping"),
+                );
                 return Ok(WriteResult::command("CREATE VIEW"));
             }
             if create.or_replace {

@@ -749,7 +749,10 @@ pub async fn create(session: &mut Session, stmt: &ast::Statement) -> Result<Writ
         .relation_exists(&name, &session_changes(session))
     {
         if *if_not_exists {
-            session.notice(format!("relation \"{name}\" already exists, skipping"));
+            session.notice_coded(
+                "42P07",
+                format!("relation \"{name}\" already exists, skipping"),
+            );
             return Ok(WriteResult::command("CREATE SEQUENCE"));
         }
         return Err(sql::Error::DuplicateTable(name).into());

@@ -2387,6 +2387,17 @@ impl Session {
         Ok(Output::Command(format!("DISCARD {object}")))
     }
 
+    /// A notice with a SQLSTATE of its own (`42P07` for CREATE … IF NOT EXISTS of a relation
+    /// that exists), as PostgreSQL sends it.
+    pub(crate) fn notice_coded(&mut self, code: &'static str, text: String) {
+        self.notices.push(Notice {
+            severity: "NOTICE",
+            code,
+            message: text,
+            detail: None,
+        });
+    }
+
     pub(crate) fn notice(&mut self, text: String) {
         self.notices.push(Notice {
             severity: "NOTICE",

@@ -172,7 +172,10 @@ pub async fn create_view(session: &mut Session, create: &ast::CreateView) -> Res
         if catalog.relation_exists(&name, &scope.changes) {
             drop(scope);
             if create.if_not_exists {
-                session.notice(format!("relation \"{name}\" already exists, skipping"));
+                session.notice_coded(
+                    "42P07",
+                    format!("relation \"{name}\" already exists, skipping"),
+                );
                 return Ok(WriteResult::command("CREATE MATERIALIZED VIEW"));
             }
             return Err(Error::Sql(sql::Error::DuplicateTable(name)));

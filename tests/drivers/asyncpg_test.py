@@ -162,6 +162,15 @@ async def main():
     assert await conn.fetchval("SELECT id FROM shifts WHERE length > $1",
                                datetime.timedelta(hours=25)) == 1
 
+    # Notices carry PostgreSQL's SQLSTATEs (42P07 for an existing relation).
+    notices = []
+    conn.add_log_listener(lambda _conn, message: notices.append((message.sqlstate, message.message)))
+    await conn.execute("CREATE TABLE IF NOT EXISTS shifts (id int PRIMARY KEY)")
+    await conn.execute("DROP TABLE IF EXISTS nosuch")
+    await asyncio.sleep(0.1)  # listeners are called soon after, not during, the command
+    assert notices == [("42P07", 'relation "shifts" already exists, skipping'),
+                       ("00000", 'table "nosuch" does not exist, skipping')], notices
+
     await conn.close()
     print("asyncpg ok")
 
