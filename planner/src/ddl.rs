@@ -383,7 +383,8 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                             def.name
                         ))));
                     }
-                    let check = sql::ddl::check_def(&def, name, &check.expr)?;
+                    let mut check = sql::ddl::check_def(&def, name, &check.expr)?;
+                    check.not_valid = *not_valid;
                     def.checks.push(check);
                     crate::conditions::validate(&def)?;
                     // NOT VALID: rows already stored are not checked, as in PostgreSQL.
@@ -414,6 +415,33 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                     return Err(Error::Unsupported(format!("ALTER TABLE ADD {other}")));
                 }
             },
+            // Checks the stored rows against a constraint added NOT VALID.
+            AlterTableOperation::ValidateConstraint { name: constraint } => {
+                let constraint = normalize_ident(constraint);
+                if let Some(i) = def.checks.iter().position(|c| c.name == constraint) {
+                    if def.checks[i].not_valid {
+                        for_each_stored_row(&def, &txn, |values| {
+                            crate::conditions::verify_stored(&def, i, values)
+                        })?;
+                        def.checks[i].not_valid = false;
+                    }
+                } else if let Some(i) = def.foreign_keys.iter().position(|f| f.name == constraint) {
+                    if def.foreign_keys[i].not_valid {
+                        crate::foreign::validate(session, &txn, &def, &def.foreign_keys[i])?;
+                        def.foreign_keys[i].not_valid = false;
+                    }
+                } else if constraint_exists(&def, &constraint) {
+                    return Err(Error::WrongObjectType(format!(
+                        "constraint \"{constraint}\" of relation \"{}\" is not a foreign key or check constraint",
+                        def.name
+                    )));
+                } else {
+                    return Err(Error::UndefinedObject(format!(
+                        "constraint \"{constraint}\" of relation \"{}\" does not exist",
+                        def.name
+                    )));
+                }
+            }
             AlterTableOperation::DropConstraint {
                 if_exists,
                 name: constraint,

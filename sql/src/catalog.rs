@@ -118,6 +118,9 @@ pub struct CheckDef {
     pub name: String,
     /// The condition over the table's columns, as SQL text.
     pub expr: String,
+    /// Added NOT VALID and not validated since: rows stored before were not checked.
+    #[serde(default)]
+    pub not_valid: bool,
 }
 
 /// A FOREIGN KEY constraint of the table that holds it (the referencing table): the values

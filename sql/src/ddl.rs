@@ -440,6 +440,7 @@ pub fn check_def(table: &TableDef, name: Option<String>, expr: &Expr) -> Result<
     Ok(CheckDef {
         name,
         expr: bare.to_string(),
+        not_valid: false,
     })
 }
 

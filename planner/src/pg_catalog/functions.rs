@@ -511,7 +511,10 @@ pub fn register(
                     .iter()
                     .enumerate()
                     .find(|(i, _)| i64::from(check_constraint_oid(t.keyspace, *i)) == o)
-                    .map(|(_, c)| format!("CHECK ({})", c.expr))
+                    .map(|(_, c)| match c.not_valid {
+                        true => format!("CHECK ({}) NOT VALID", c.expr),
+                        false => format!("CHECK ({})", c.expr),
+                    })
             });
             Ok(utf8(check.or_else(|| {
                 s.tables

@@ -1021,7 +1021,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 }))
                 .chain(s.tables.iter().flat_map(|t| {
                     t.checks.iter().enumerate().map(move |(i, check)| {
-                        constraint_row(
+                        let mut row = constraint_row(
                             check_constraint_oid(t.keyspace, i),
                             check.name.clone(),
                             "c",
@@ -1035,7 +1035,9 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                                     .map(|(c, _)| attnum(t, c)),
                             ),
                             text(check.expr.clone()),
-                        )
+                        );
+                        row[6] = boolean(!check.not_valid);
+                        row
                     })
                 }))
                 .chain(s.tables.iter().flat_map(|t| {
