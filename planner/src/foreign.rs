@@ -557,13 +557,17 @@ impl Pending {
             pending.check_references(session, txn, now)?;
             pending.check_referenced(session, txn, now)?;
         }
-        // Changes a DEFERRABLE constraint may care about are checked again at commit (or
-        // at SET CONSTRAINTS … IMMEDIATE): checking a constraint twice finds nothing new.
+        // Changes a constraint deferred now cares about wait for the commit (or SET
+        // CONSTRAINTS … IMMEDIATE), which checks every deferrable constraint they touch:
+        // checking one that was checked already finds nothing new. Changes only immediate
+        // constraints cared about are not kept.
+        let deferred_now = |fk: &ForeignKeyDef| session.deferred_now(fk);
         let mut deferred = Vec::new();
         for pending in done {
-            let referenced = referencing(session, &pending.def)?;
-            if pending.def.foreign_keys.iter().any(|fk| fk.deferrable)
-                || referenced.iter().any(|(_, fk)| fk.deferrable)
+            if pending.def.foreign_keys.iter().any(deferred_now)
+                || referencing(session, &pending.def)?
+                    .iter()
+                    .any(|(_, fk)| deferred_now(fk))
             {
                 deferred.push(pending);
             }
