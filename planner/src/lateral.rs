@@ -23,8 +23,8 @@
 //!
 //! The functions: the JSON ones, `regexp_matches`, `regexp_split_to_table`, `unnest` and
 //! `generate_series`. `LEFT JOIN LATERAL … ON true` keeps an item whose function gives no
-//! rows. Other outer joins, `WITH ORDINALITY`, and a function over the columns of several
-//! items are refused (0A000).
+//! rows; `WITH ORDINALITY` numbers the function's rows in one more unnested list. Other
+//! outer joins and a function over the columns of several items are refused (0A000).
 
 use crate::json::{function_name, plain_args};
 use crate::pg_catalog::call as call_expr;
@@ -464,9 +464,6 @@ fn function_columns(factor: &TableFactor) -> crate::Result<Unnested> {
     let unsupported = |what: String| Err(crate::Error::Unsupported(what));
     let call = call_of(factor).expect("find() takes only functions");
     let function = call.name;
-    if call.with_ordinality {
-        return unsupported(format!("WITH ORDINALITY on {function} over a column"));
-    }
     let Some(args) = call.args else {
         return unsupported(format!("{function} with named arguments over a column"));
     };
@@ -474,7 +471,7 @@ fn function_columns(factor: &TableFactor) -> crate::Result<Unnested> {
     let alias_name = call
         .alias
         .map_or(function.clone(), |a| a.name.value.clone());
-    let lists: Vec<(Expr, String)> = match function.as_str() {
+    let mut lists: Vec<(Expr, String)> = match function.as_str() {
         "generate_series" => vec![(call_expr("generate_series", args), alias_name)],
         "unnest" => args.into_iter().map(|a| (a, alias_name.clone())).collect(),
         _ => match crate::srf::set_returning(&function, &args) {
@@ -490,7 +487,24 @@ fn function_columns(factor: &TableFactor) -> crate::Result<Unnested> {
             }
         },
     };
+    if call.with_ordinality {
+        lists.push((ordinality(&lists)?, "ordinality".into()));
+    }
     Ok((function, call.alias.cloned(), lists))
+}
+
+/// `WITH ORDINALITY`'s column as one more list to unnest beside `lists`: 1 up to the
+/// longest list's length, in a bigint.
+fn ordinality(lists: &[(Expr, String)]) -> crate::Result<Expr> {
+    let lengths: Vec<String> = lists
+        .iter()
+        .map(|(list, _)| format!("CAST(cardinality({list}) AS BIGINT)"))
+        .collect();
+    let length = match lengths.as_slice() {
+        [one] => one.clone(),
+        more => format!("greatest({})", more.join(", ")),
+    };
+    crate::dml::parse_expr(&format!("generate_series(CAST(1 AS BIGINT), {length})"))
 }
 
 /// Select-list items that name the function's columns keep their names: `e.value` is

@@ -125,6 +125,22 @@ fn outer_references(q: &Query, outer: &HashSet<String>) -> Vec<Vec<Ident>> {
     f.found
 }
 
+/// `t.c[1]`, which parses as field accesses on `t`, as a subscript of the column `t.c`, so
+/// that an outer reference subscripted (`c.confkey[1]`) is recognised as one.
+fn qualified_subscripts(stmt: &mut Statement) {
+    let _ = ast::visit_expressions_mut(stmt, |e| {
+        if let Expr::CompoundFieldAccess { root, access_chain } = e
+            && let Expr::Identifier(table) = root.as_ref()
+            && access_chain.len() > 1
+            && let ast::AccessExpr::Dot(Expr::Identifier(column)) = &access_chain[0]
+        {
+            **root = Expr::CompoundIdentifier(vec![table.clone(), column.clone()]);
+            access_chain.remove(0);
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
 /// Replaces every outer reference in a copy of `q` by the matching expression.
 fn bind_outer(q: &Query, refs: &[Vec<Ident>], values: &[Expr]) -> Query {
     struct Binder<'a> {
@@ -161,6 +177,9 @@ fn sql_type(ty: &DataType) -> String {
         DataType::Timestamp(_, Some(_)) => "TIMESTAMPTZ".into(),
         DataType::Decimal128(p, s) => format!("NUMERIC({p},{s})"),
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => "BYTEA".into(),
+        DataType::List(item) | DataType::LargeList(item) => {
+            format!("{}[]", sql_type(item.data_type()))
+        }
         _ => "TEXT".into(),
     }
 }
@@ -237,8 +256,8 @@ fn separate_set_comparisons(stmt: &mut Statement) {
     let _ = ast::VisitMut::visit(stmt, &mut Separate { scopes: Vec::new() });
 }
 
-/// Whether `plan`, once optimized, holds no correlated subquery: DataFusion decorrelated
-/// them all and can run it.
+/// Whether `plan`, once optimized, holds no correlated subquery and no outer reference:
+/// DataFusion decorrelated them all and can run it.
 fn decorrelated(state: &SessionState, plan: &LogicalPlan) -> bool {
     let Ok(optimized) = state.optimize(plan) else {
         return false;
@@ -254,9 +273,14 @@ fn decorrelated(state: &SessionState, plan: &LogicalPlan) -> bool {
                     datafusion::logical_expr::Expr::SetComparison(x) => Some(&x.subquery),
                     _ => None,
                 };
-                if subquery.is_some_and(|s| {
-                    !s.outer_ref_columns.is_empty() || s.subquery.contains_outer_reference()
-                }) {
+                // An outer reference left outside any subquery (an `unnest` over an outer
+                // column the optimizer lifted into a join) does not run either.
+                let outer = matches!(e, datafusion::logical_expr::Expr::OuterReferenceColumn(..));
+                if outer
+                    || subquery.is_some_and(|s| {
+                        !s.outer_ref_columns.is_empty() || s.subquery.contains_outer_reference()
+                    })
+                {
                     correlated = true;
                     return Ok(TreeNodeRecursion::Stop);
                 }
@@ -769,6 +793,13 @@ impl SubqueryFunction {
         types: &[DataType],
         sets: &[Vec<ScalarValue>],
     ) -> Option<Statement> {
+        // A list has no literal form here to put in the VALUES table.
+        if types
+            .iter()
+            .any(|t| matches!(t, DataType::List(_) | DataType::LargeList(_)))
+        {
+            return None;
+        }
         let params: Vec<String> = (0..types.len()).map(|k| format!("__p{k}")).collect();
         let param =
             |name: &str| Expr::CompoundIdentifier(vec![Ident::new("__v"), Ident::new(name)]);
@@ -855,7 +886,13 @@ impl SubqueryFunction {
         };
         // An error while running (a division by zero in the aggregate, say) is left to the
         // evaluation set by set, which raises it for the set that meets it.
-        let Ok(batches) = self.ctx.execute_logical_plan(plan).await?.collect().await else {
+        // A form DataFusion plans but cannot run (a FROM function over an outer value, which
+        // the batch makes a lateral reference to the VALUES table) is never tried again.
+        let Ok(stream) = self.ctx.execute_logical_plan(plan).await else {
+            self.batchable.store(false, Ordering::Relaxed);
+            return Ok(None);
+        };
+        let Ok(batches) = stream.collect().await else {
             return Ok(None);
         };
         let mut results: Vec<Option<ScalarValue>> = vec![None; sets.len()];
@@ -1016,7 +1053,11 @@ impl Session {
             names: Vec::new(),
             plan: None,
         };
-        if !matches!(stmt, Statement::Query(_)) || !has_correlated_subquery(stmt) {
+        if !matches!(stmt, Statement::Query(_)) {
+            return Ok(none);
+        }
+        qualified_subscripts(stmt);
+        if !has_correlated_subquery(stmt) {
             return Ok(none);
         }
         if let Some(plan) = self.decorrelated_plan(stmt).await {

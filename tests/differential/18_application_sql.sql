@@ -206,3 +206,15 @@ SELECT extname, extversion FROM pg_extension;
 CREATE EXTENSION IF NOT EXISTS "plpgsql";
 CREATE EXTENSION plpgsql;
 CREATE EXTENSION IF NOT EXISTS nosuchthing;
+-- Django's introspection of a table's constraints and indexes (get_constraints): unnest WITH
+-- ORDINALITY over a column of another FROM item, in a correlated ARRAY(SELECT …) and in a
+-- derived table, a subscripted outer column, and pg_am's btree.
+CREATE TABLE dj_author (id serial PRIMARY KEY, name varchar(50) NOT NULL UNIQUE);
+CREATE TABLE dj_book (id bigserial PRIMARY KEY, author_id int NOT NULL REFERENCES dj_author (id) DEFERRABLE INITIALLY DEFERRED, title text NOT NULL, pages int CHECK (pages > 0));
+CREATE INDEX dj_book_title_idx ON dj_book (title DESC, pages);
+CREATE UNIQUE INDEX dj_book_author_title ON dj_book (author_id, title);
+SELECT c.conname, array(SELECT attname FROM unnest(c.conkey) WITH ORDINALITY cols(colid, arridx) JOIN pg_attribute AS ca ON cols.colid = ca.attnum WHERE ca.attrelid = c.conrelid ORDER BY cols.arridx), c.contype, (SELECT fkc.relname || '.' || fka.attname FROM pg_attribute AS fka JOIN pg_class AS fkc ON fka.attrelid = fkc.oid WHERE fka.attrelid = c.confrelid AND fka.attnum = c.confkey[1]), cl.reloptions FROM pg_constraint AS c JOIN pg_class AS cl ON c.conrelid = cl.oid WHERE cl.relname = 'dj_book' AND pg_catalog.pg_table_is_visible(cl.oid) ORDER BY 1;
+SELECT indexname, array_agg(attname ORDER BY arridx), indisunique, indisprimary, array_agg(ordering ORDER BY arridx), amname, exprdef, s2.attoptions FROM (SELECT c2.relname as indexname, idx.*, attr.attname, am.amname, CASE WHEN idx.indexprs IS NOT NULL THEN pg_get_indexdef(idx.indexrelid) END AS exprdef, CASE am.amname WHEN 'btree' THEN CASE (option & 1) WHEN 1 THEN 'DESC' ELSE 'ASC' END END as ordering, c2.reloptions as attoptions FROM (SELECT * FROM pg_index i, unnest(i.indkey, i.indoption) WITH ORDINALITY koi(key, option, arridx)) idx LEFT JOIN pg_class c ON idx.indrelid = c.oid LEFT JOIN pg_class c2 ON idx.indexrelid = c2.oid LEFT JOIN pg_am am ON c2.relam = am.oid LEFT JOIN pg_attribute attr ON attr.attrelid = c.oid AND attr.attnum = idx.key WHERE c.relname = 'dj_book' AND pg_catalog.pg_table_is_visible(c.oid)) s2 GROUP BY indexname, indisunique, indisprimary, amname, exprdef, attoptions ORDER BY 1;
+SELECT c.conname, u.* FROM pg_constraint c, unnest(c.conkey) WITH ORDINALITY u(v, n) WHERE c.conname LIKE 'dj_book%' ORDER BY 1, 3;
+SELECT c.conname, u.ordinality, u.v FROM pg_constraint c LEFT JOIN LATERAL unnest(c.confkey) WITH ORDINALITY u(v) ON true WHERE c.conname LIKE 'dj_book%' ORDER BY 1, 2;
+SELECT c.conname, (SELECT string_agg(attname, ',') FROM pg_attribute a WHERE a.attrelid = c.conrelid AND a.attnum = ANY(c.conkey)) FROM pg_constraint c WHERE c.conname LIKE 'dj_book%' ORDER BY 1;

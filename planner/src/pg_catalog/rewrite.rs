@@ -368,7 +368,11 @@ fn array_subquery(query: &ast::Query) -> Option<Expr> {
     if let FunctionArguments::List(list) = &mut aggregate.args {
         list.clauses = clauses;
     }
-    select.projection = vec![ast::SelectItem::UnnamedExpr(Expr::Function(aggregate))];
+    // Named as PostgreSQL names an ARRAY(…) item.
+    select.projection = vec![ast::SelectItem::ExprWithAlias {
+        expr: Expr::Function(aggregate),
+        alias: ast::Ident::new("array"),
+    }];
     Some(Expr::Subquery(Box::new(query)))
 }
 

@@ -446,18 +446,17 @@ pub fn namespace_named(oid: i32) -> Option<&'static str> {
     namespace_name(oid)
 }
 
-/// Access methods: tables are stored in key order in Partita's store; indexes are index
-/// tables, local (in the base table's partitions) or global (partitioned by their own first
-/// column).
+/// Access methods: tables are stored in key order in Partita's store; indexes (primary keys
+/// too) are ordered index tables, listed as `btree` (OID 403, as in PostgreSQL), the method
+/// ORMs look for when they read an index's column orders (Django's introspection). Whether
+/// an index is local or global, `pg_get_indexdef` says.
 const TABLE_AM: i32 = 2;
-const LOCAL_INDEX_AM: i32 = 7001;
-const GLOBAL_INDEX_AM: i32 = 7002;
+const BTREE_AM: i32 = 403;
 
 pub fn access_method_name(oid: i32) -> Option<&'static str> {
     match oid {
         TABLE_AM => Some("partita"),
-        LOCAL_INDEX_AM => Some("local"),
-        GLOBAL_INDEX_AM => Some("global"),
+        BTREE_AM => Some("btree"),
         _ => None,
     }
 }
@@ -478,9 +477,8 @@ pub fn leads_with_partition_key(t: &TableDef, columns: &[sql::catalog::RowKeyPar
 
 fn relation_am(r: &Relation) -> i32 {
     match r {
-        Relation::Table(_) | Relation::PrimaryKey(_) => TABLE_AM,
-        Relation::Index(t, i) if index_is_local(t, *i) => LOCAL_INDEX_AM,
-        Relation::Index(..) => GLOBAL_INDEX_AM,
+        Relation::Table(_) => TABLE_AM,
+        Relation::PrimaryKey(_) | Relation::Index(..) => BTREE_AM,
     }
 }
 
@@ -512,7 +510,11 @@ pub fn index_definition(r: &Relation) -> Option<String> {
                 if index.unique { "UNIQUE " } else { "" },
                 quote(&index.name),
                 quote(&t.name),
-                access_method_name(relation_am(r)).unwrap_or("btree"),
+                if index_is_local(t, *i) {
+                    "local"
+                } else {
+                    "global"
+                },
                 columns.join(", ")
             );
             if !index.include.is_empty() {
@@ -1123,21 +1125,17 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 ("amhandler", Text),
                 ("amtype", Char),
             ],
-            [
-                (TABLE_AM, "t"),
-                (LOCAL_INDEX_AM, "i"),
-                (GLOBAL_INDEX_AM, "i"),
-            ]
-            .into_iter()
-            .map(|(o, kind)| {
-                vec![
-                    oid(o),
-                    text(access_method_name(o).unwrap_or("")),
-                    text("-"),
-                    text(kind),
-                ]
-            })
-            .collect(),
+            [(TABLE_AM, "t"), (BTREE_AM, "i")]
+                .into_iter()
+                .map(|(o, kind)| {
+                    vec![
+                        oid(o),
+                        text(access_method_name(o).unwrap_or("")),
+                        text("-"),
+                        text(kind),
+                    ]
+                })
+                .collect(),
         ),
         "pg_database" => (
             &[
