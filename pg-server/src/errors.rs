@@ -74,7 +74,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::DatatypeMismatch(_) => "42804",
         Error::NullsInColumn { .. } => "23502",
         Error::UndefinedObject(_) => "42704",
-        Error::InvalidRecursion(_) => "42P17",
+        Error::InvalidObjectDefinition(_) => "42P17",
         Error::UnknownView(_) => "42P01",
         Error::UnknownSequence(_) => "42P01",
         Error::RequiredObject { .. } => "2BP01",

@@ -941,22 +941,32 @@ fn rename_column(
     for check in &mut def.checks {
         check.expr = rename_in_expr(&check.expr, &old, &new)?;
     }
+    for index in &mut def.indexes {
+        if let Some(predicate) = &index.predicate {
+            index.predicate = Some(rename_in_expr(predicate, &old, &new)?);
+        }
+    }
     Ok(())
 }
 
 /// `text` (an expression) with column `old` named `new`.
 fn rename_in_expr(text: &str, old: &str, new: &str) -> Result<String> {
     let mut expr = parse_expr(text)?;
+    // Quoted only when the name needs it, as PostgreSQL shows it.
+    let renamed = match crate::functions::text::quote_ident(new) == new {
+        true => ast::Ident::new(new),
+        false => ast::Ident::with_quote('"', new),
+    };
     let _ = ast::visit_expressions_mut(&mut expr, |e| {
         match e {
             ast::Expr::Identifier(id) if normalize_ident(id) == old => {
-                *id = ast::Ident::with_quote('"', new);
+                *id = renamed.clone();
             }
             ast::Expr::CompoundIdentifier(parts) => {
                 if let Some(last) = parts.last_mut()
                     && normalize_ident(last) == old
                 {
-                    *last = ast::Ident::with_quote('"', new);
+                    *last = renamed.clone();
                 }
             }
             _ => {}
@@ -1033,9 +1043,16 @@ fn drop_column(
             crate::foreign::refuse_if_needed(session, txn, def, x, cascade, &object)?;
         }
     }
-    let (kept, dropped): (Vec<_>, Vec<_>) = std::mem::take(&mut def.indexes)
-        .into_iter()
-        .partition(|x| !x.columns.iter().any(|p| p.column == i) && !x.include.contains(&i));
+    // An index over the column, or partial on a condition that reads it, goes with it.
+    let (kept, dropped): (Vec<_>, Vec<_>) =
+        std::mem::take(&mut def.indexes).into_iter().partition(|x| {
+            !x.columns.iter().any(|p| p.column == i)
+                && !x.include.contains(&i)
+                && !x
+                    .predicate
+                    .as_deref()
+                    .is_some_and(|p| reads_column(p, &name).unwrap_or(true))
+        });
     def.indexes = kept;
     for index in dropped {
         with_txn(txn, |t| t.drop_keyspace(index.keyspace))?;

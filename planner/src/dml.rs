@@ -21,7 +21,7 @@ use datafusion::sql::sqlparser::ast::{
     OnConflictAction, OnInsert, Query, Select, SelectFlavor, SelectItem, SetExpr, TableAlias,
     TableFactor, TableObject, TableWithJoins, Value as AstValue, Values,
 };
-use sql::catalog::{ETAG_COLUMN, Identity, ROW_ID_COLUMN, TIMESTAMP_COLUMN, TableDef};
+use sql::catalog::{ETAG_COLUMN, Identity, IndexDef, ROW_ID_COLUMN, TIMESTAMP_COLUMN, TableDef};
 use sql::ddl::{normalize_ident, table_name};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -674,6 +674,90 @@ pub(crate) fn take_overriding(
     found
 }
 
+/// The hint prefix that carries the WHERE of an INSERT's `ON CONFLICT (columns) WHERE …`.
+const CONFLICT_WHERE_HINT: &str = "partitaconflictwhere";
+
+/// Blanks out the `WHERE condition` of each `ON CONFLICT (columns) WHERE condition DO …`
+/// of `tokens` (sqlparser has no place for it), returning where each was and its text.
+pub(crate) fn take_conflict_where(
+    tokens: &mut [datafusion::sql::sqlparser::tokenizer::TokenWithSpan],
+) -> Vec<(usize, String)> {
+    use datafusion::sql::sqlparser::tokenizer::{Token, Whitespace};
+    let word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let significant = |tokens: &[datafusion::sql::sqlparser::tokenizer::TokenWithSpan],
+                       from: usize| {
+        (from..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+    };
+    let mut found = Vec::new();
+    for at in 0..tokens.len() {
+        if !word(&tokens[at].token, "conflict") {
+            continue;
+        }
+        // `(columns)`, then WHERE.
+        let Some(open) = significant(tokens, at + 1).filter(|&j| tokens[j].token == Token::LParen)
+        else {
+            continue;
+        };
+        let mut depth = 0;
+        let Some(close) = (open..tokens.len()).find(|&j| {
+            match tokens[j].token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        }) else {
+            continue;
+        };
+        let Some(where_at) =
+            significant(tokens, close + 1).filter(|&j| word(&tokens[j].token, "where"))
+        else {
+            continue;
+        };
+        // The condition runs to DO outside parentheses.
+        let mut depth = 0;
+        let Some(do_at) = (where_at + 1..tokens.len()).find(|&j| {
+            match tokens[j].token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ => {}
+            }
+            depth == 0 && word(&tokens[j].token, "do")
+        }) else {
+            continue;
+        };
+        let text: String = tokens[where_at + 1..do_at]
+            .iter()
+            .map(|t| t.token.to_string())
+            .collect();
+        for t in &mut tokens[where_at..do_at] {
+            t.token = Token::Whitespace(Whitespace::Space);
+        }
+        found.push((where_at, text.trim().to_string()));
+    }
+    found
+}
+
+/// Marks the INSERT `stmt` with the WHERE of its ON CONFLICT target.
+pub(crate) fn mark_conflict_where(stmt: &mut ast::Statement, text: &str) {
+    if let ast::Statement::Insert(insert) = stmt {
+        insert.optimizer_hints.push(ast::OptimizerHint {
+            prefix: CONFLICT_WHERE_HINT.into(),
+            text: text.to_string(),
+            style: ast::OptimizerHintStyle::MultiLine,
+        });
+    }
+}
+
+/// The WHERE of `insert`'s ON CONFLICT target.
+fn conflict_where(insert: &ast::Insert) -> Option<&str> {
+    insert
+        .optimizer_hints
+        .iter()
+        .find(|h| h.prefix == CONFLICT_WHERE_HINT)
+        .map(|h| h.text.as_str())
+}
+
 /// Marks the INSERT `stmt` with its OVERRIDING clause; another statement has none.
 pub(crate) fn mark_overriding(stmt: &mut ast::Statement, overriding: Overriding) -> Result<()> {
     let insert = match stmt {
@@ -909,7 +993,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
     };
     let arbiter = on_conflict
         .as_ref()
-        .map(|c| conflict_arbiter(&def, c))
+        .map(|c| conflict_arbiter(&def, c, conflict_where(insert)))
         .transpose()?
         .flatten();
     // DO UPDATE's SET names columns of the table, conflicts or not.
@@ -1075,10 +1159,15 @@ enum Arbiter {
     Unique(usize),
 }
 
-/// The arbiter of `ON CONFLICT (columns)`, the primary key or a unique index over exactly
-/// those columns, or of `ON CONFLICT ON CONSTRAINT table_pkey`; `None` without a target (any
+/// The arbiter of `ON CONFLICT (columns) [WHERE condition]`, the primary key or a unique
+/// index over exactly those columns (a partial one only when the condition implies its
+/// predicate), or of `ON CONFLICT ON CONSTRAINT table_pkey`; `None` without a target (any
 /// conflict).
-fn conflict_arbiter(def: &TableDef, on_conflict: &ast::OnConflict) -> Result<Option<Arbiter>> {
+fn conflict_arbiter(
+    def: &TableDef,
+    on_conflict: &ast::OnConflict,
+    condition: Option<&str>,
+) -> Result<Option<Arbiter>> {
     use std::collections::BTreeSet;
     let unique = || def.indexes.iter().enumerate().filter(|(_, i)| i.unique);
     match &on_conflict.conflict_target {
@@ -1105,8 +1194,18 @@ fn conflict_arbiter(def: &TableDef, on_conflict: &ast::OnConflict) -> Result<Opt
             if named == key {
                 return Ok(Some(Arbiter::PrimaryKey));
             }
+            let over_named =
+                |i: &IndexDef| i.columns.iter().map(|p| p.column).collect::<BTreeSet<_>>() == named;
             unique()
-                .find(|(_, i)| i.columns.iter().map(|p| p.column).collect::<BTreeSet<_>>() == named)
+                .find(|(_, i)| i.predicate.is_none() && over_named(i))
+                .or_else(|| {
+                    unique().find(|(_, i)| {
+                        over_named(i)
+                            && i.predicate
+                                .as_deref()
+                                .is_some_and(|p| condition_implies(condition, p))
+                    })
+                })
                 .map(|(n, _)| Some(Arbiter::Unique(n)))
                 .ok_or(Error::NoConflictArbiter)
         }
@@ -1129,6 +1228,44 @@ fn conflict_arbiter(def: &TableDef, on_conflict: &ast::OnConflict) -> Result<Opt
             })
         }
     }
+}
+
+/// Whether ON CONFLICT's `condition` implies a partial index's `predicate`: each of the
+/// predicate's AND-ed terms is one of the condition's, as written (columns unqualified).
+fn condition_implies(condition: Option<&str>, predicate: &str) -> bool {
+    fn terms(text: &str) -> Option<Vec<String>> {
+        fn split(e: &ast::Expr, out: &mut Vec<String>) {
+            match e {
+                ast::Expr::BinaryOp {
+                    left,
+                    op: ast::BinaryOperator::And,
+                    right,
+                } => {
+                    split(left, out);
+                    split(right, out);
+                }
+                ast::Expr::Nested(inner) => split(inner, out),
+                other => {
+                    // Names compared folded, quoted or not.
+                    let mut term = other.clone();
+                    let _ = ast::visit_expressions_mut(&mut term, |e| {
+                        if let ast::Expr::Identifier(id) = e {
+                            *id = ast::Ident::new(normalize_ident(id));
+                        }
+                        std::ops::ControlFlow::<()>::Continue(())
+                    });
+                    out.push(sql::ddl::bare_condition(&term))
+                }
+            }
+        }
+        let mut out = Vec::new();
+        split(&parse_expr(text).ok()?, &mut out);
+        Some(out)
+    }
+    let (Some(given), Some(needed)) = (condition.and_then(terms), terms(predicate)) else {
+        return false;
+    };
+    needed.iter().all(|t| given.contains(t))
 }
 
 /// ON CONFLICT DO UPDATE: evaluates the assignments over (existing row, `excluded` row) pairs

@@ -193,9 +193,10 @@ pub enum Error {
     #[error("{message}")]
     RequiredObject { message: String, hint: String },
 
-    /// A view that reads itself.
+    /// An object that cannot be defined so (42P17): a view that reads itself, an index
+    /// predicate calling a volatile function.
     #[error("{0}")]
-    InvalidRecursion(String),
+    InvalidObjectDefinition(String),
 
     /// An object a statement names that does not exist (a constraint to drop).
     #[error("{0}")]

@@ -163,7 +163,9 @@ fn matching_index(def: &TableDef, columns: &HashSet<usize>) -> Option<Option<Str
     }
     def.indexes
         .iter()
-        .find(|i| i.unique && same(&mut i.columns.iter().map(|p| p.column)))
+        .find(|i| {
+            i.unique && i.predicate.is_none() && same(&mut i.columns.iter().map(|p| p.column))
+        })
         .map(|i| Some(i.name.clone()))
 }
 
@@ -887,7 +889,8 @@ fn access(def: &TableDef, columns: &[usize]) -> Result<Access> {
     // An index has no entry for a row with a NULL in one of its columns: only one whose
     // columns are all among those (never NULL here) holds every matching row.
     for index in &def.indexes {
-        if !index.columns.iter().all(|p| columns.contains(&p.column)) {
+        // A partial index holds only the rows its predicate covers.
+        if index.predicate.is_some() || !index.columns.iter().all(|p| columns.contains(&p.column)) {
             continue;
         }
         let shape = IndexShape::of(def, index)?;

@@ -143,9 +143,16 @@ impl IndexShape {
         }
     }
 
-    /// The entry for a base row, `None` when an index column is NULL.
-    fn entry(&self, index: &IndexDef, values: &[Value]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-        if index.columns.iter().any(|p| values[p.column].is_null()) {
+    /// The entry for a base row, `None` when an index column is NULL or the row is not one
+    /// a partial index covers.
+    fn entry(
+        &self,
+        def: &TableDef,
+        index: &IndexDef,
+        values: &[Value],
+    ) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        if index.columns.iter().any(|p| values[p.column].is_null()) || !covers(def, index, values)?
+        {
             return Ok(None);
         }
         let pick = |cols: &mut dyn Iterator<Item = usize>| -> Vec<Value> {
@@ -168,6 +175,110 @@ impl IndexShape {
             .map(|p| values[p.column].clone())
             .collect();
         Ok(self.layout.encode_row_prefix(&prefix, &rest)?)
+    }
+}
+
+/// Whether `values` (a whole stored row of `def`) belong in `index`: every row does unless
+/// the index is partial and its predicate is false or NULL for them.
+pub(crate) fn covers(def: &TableDef, index: &IndexDef, values: &[Value]) -> Result<bool> {
+    let Some(predicate) = &index.predicate else {
+        return Ok(true);
+    };
+    let schema = crate::conditions::row_schema(def);
+    let batch = crate::conditions::row_batch(def, &schema, values)?;
+    let condition =
+        crate::conditions::condition(crate::conditions::Kind::Check, predicate, &schema)?;
+    Ok(crate::conditions::holds(&condition, &batch)? == Some(true))
+}
+
+/// Whether a scan's `filters` (DataFusion's, over `def`'s columns) select only rows a
+/// partial index covers, so that reading the index finds every row they select: each
+/// conjunct of the predicate is one of the filters (columns unqualified, casts and literal
+/// types aside, `b = true` read as `b`), or is `c IS NOT NULL` beside a filter comparing `c`
+/// with a constant. Any other predicate leaves the index unused; never a wrong answer.
+pub(crate) fn predicate_implied(def: &TableDef, index: &IndexDef, filters: &[DfExpr]) -> bool {
+    use datafusion::common::DFSchema;
+    use datafusion::logical_expr::utils::split_conjunction;
+    let Some(predicate) = &index.predicate else {
+        return true;
+    };
+    let schema = crate::conditions::row_schema(def);
+    let Ok(df_schema) = DFSchema::try_from(schema.as_ref().clone()) else {
+        return false;
+    };
+    let ctx = datafusion::execution::context::SessionContext::new();
+    let Ok(predicate) = ctx.parse_sql_expr(predicate, &df_schema) else {
+        return false;
+    };
+    let filters: Vec<DfExpr> = filters
+        .iter()
+        .flat_map(|f| {
+            split_conjunction(f)
+                .into_iter()
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+        .map(canonical)
+        .collect();
+    split_conjunction(&predicate).into_iter().all(|conjunct| {
+        let conjunct = canonical(conjunct.clone());
+        filters.contains(&conjunct)
+            || matches!(&conjunct, DfExpr::IsNotNull(c) if filters.iter().any(|f| compares(f, c)))
+    })
+}
+
+/// `e` with what does not change which rows it selects taken off: qualifiers, aliases,
+/// casts, the types of literals; `b = true` is `b`, `b = false` is `NOT b`.
+fn canonical(e: DfExpr) -> DfExpr {
+    use datafusion::common::tree_node::{Transformed, TreeNode};
+    use datafusion::logical_expr::{BinaryExpr, Operator};
+    e.transform_up(|e| {
+        Ok(match e {
+            DfExpr::Column(c) => Transformed::yes(DfExpr::Column(c.name.as_str().into())),
+            DfExpr::Alias(a) => Transformed::yes(*a.expr),
+            DfExpr::Cast(c) => Transformed::yes(*c.expr),
+            DfExpr::TryCast(c) => Transformed::yes(*c.expr),
+            // A literal's value, whatever its type: Utf8 and Utf8View, Int32 and Int64 alike.
+            DfExpr::Literal(v, _) if !v.is_null() => Transformed::yes(DfExpr::Literal(
+                ScalarValue::Utf8(Some(v.to_string())),
+                None,
+            )),
+            DfExpr::BinaryExpr(BinaryExpr { left, op, right })
+                if op == Operator::Eq
+                    && matches!(right.as_ref(), DfExpr::Literal(ScalarValue::Utf8(Some(b)), _)
+                        if b == "true" || b == "false") =>
+            {
+                let DfExpr::Literal(ScalarValue::Utf8(Some(b)), _) = right.as_ref() else {
+                    unreachable!("matched above");
+                };
+                Transformed::yes(match b.as_str() {
+                    "true" => *left,
+                    _ => DfExpr::Not(left),
+                })
+            }
+            other => Transformed::no(other),
+        })
+    })
+    .map(|t| t.data)
+    .unwrap_or_else(|e| DfExpr::Literal(ScalarValue::Utf8(Some(e.to_string())), None))
+}
+
+/// Whether canonical filter `f` compares `column` with a constant, which no NULL passes.
+fn compares(f: &DfExpr, column: &DfExpr) -> bool {
+    use datafusion::logical_expr::{BinaryExpr, Operator};
+    let constant = |e: &DfExpr| matches!(e, DfExpr::Literal(..));
+    match f {
+        DfExpr::BinaryExpr(BinaryExpr { left, op, right }) => {
+            matches!(
+                op,
+                Operator::Eq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
+            ) && ((left.as_ref() == column && constant(right))
+                || (right.as_ref() == column && constant(left)))
+        }
+        DfExpr::InList(l) => !l.negated && l.expr.as_ref() == column,
+        DfExpr::Between(b) => !b.negated && b.expr.as_ref() == column,
+        DfExpr::Like(l) => !l.negated && l.expr.as_ref() == column,
+        _ => false,
     }
 }
 
@@ -210,7 +321,7 @@ pub fn unique_conflict(def: &TableDef, txn: &SharedTxn, new: &[Value]) -> Result
     in_txn(txn, |t| {
         for index in def.indexes.iter().filter(|i| i.unique) {
             let shape = IndexShape::of(def, index)?;
-            if let Some((key, _)) = shape.entry(index, new)?
+            if let Some((key, _)) = shape.entry(def, index, new)?
                 && taken(&shape, index, t, new, &key)?
             {
                 return Ok(true);
@@ -230,7 +341,7 @@ pub fn unique_holder(
     values: &[Value],
 ) -> Result<Option<Vec<Value>>> {
     let shape = IndexShape::of(def, index)?;
-    if index.columns.iter().any(|p| values[p.column].is_null()) {
+    if index.columns.iter().any(|p| values[p.column].is_null()) || !covers(def, index, values)? {
         return Ok(None);
     }
     let prefix = shape.unique_prefix(index, values)?;
@@ -286,8 +397,14 @@ fn maintain_one(
     new: Option<&[Value]>,
 ) -> Result<()> {
     let shape = IndexShape::of(def, index)?;
-    let old_entry = old.map(|v| shape.entry(index, v)).transpose()?.flatten();
-    let new_entry = new.map(|v| shape.entry(index, v)).transpose()?.flatten();
+    let old_entry = old
+        .map(|v| shape.entry(def, index, v))
+        .transpose()?
+        .flatten();
+    let new_entry = new
+        .map(|v| shape.entry(def, index, v))
+        .transpose()?
+        .flatten();
     if old_entry == new_entry {
         return Ok(());
     }
@@ -368,11 +485,11 @@ pub(crate) fn in_new_index(e: Error) -> Error {
 pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> Result<WriteResult> {
     let table = sql::ddl::table_name(&create.table_name)?;
     let def = session.table_def(&table)?;
-    if create.predicate.is_some() {
-        return Err(Error::Unsupported(
-            "partial indexes (CREATE INDEX … WHERE)".into(),
-        ));
-    }
+    let predicate = create
+        .predicate
+        .as_ref()
+        .map(|p| index_predicate(&def, p))
+        .transpose()?;
     if create.nulls_distinct == Some(false) {
         return Err(Error::Unsupported("NULLS NOT DISTINCT".into()));
     }
@@ -465,9 +582,72 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
         columns,
         include,
         constraint: false,
+        predicate,
     };
     add_index(session, &def, index)?;
     Ok(WriteResult::command("CREATE INDEX"))
+}
+
+/// Functions whose value changes from call to call or with the clock: an index predicate
+/// may not call them, as PostgreSQL allows only immutable ones.
+const VOLATILE: &[&str] = &[
+    "random",
+    "now",
+    "clock_timestamp",
+    "statement_timestamp",
+    "transaction_timestamp",
+    "timeofday",
+    "current_timestamp",
+    "current_date",
+    "current_time",
+    "localtimestamp",
+    "localtime",
+    "nextval",
+    "currval",
+    "setval",
+    "gen_random_uuid",
+    "uuid_generate_v4",
+];
+
+/// A partial index's WHERE condition as the catalog keeps it (columns bare), refused as
+/// PostgreSQL refuses one: a subquery (0A000), a volatile function (42P17), an unknown
+/// column (42703), a value that is not a boolean (42804).
+fn index_predicate(def: &TableDef, expr: &ast::Expr) -> Result<String> {
+    let mut subquery = false;
+    let mut volatile = false;
+    let _ = ast::visit_expressions(expr, |e| {
+        match e {
+            ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::InSubquery { .. } => {
+                subquery = true;
+            }
+            ast::Expr::Function(f) => {
+                let name = f.name.to_string().to_ascii_lowercase();
+                volatile |= VOLATILE.contains(&name.trim_start_matches("pg_catalog."));
+            }
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    if subquery {
+        return Err(Error::NotSupported {
+            message: "cannot use subquery in index predicate".into(),
+            detail: None,
+        });
+    }
+    if volatile {
+        return Err(Error::InvalidObjectDefinition(
+            "functions in index predicate must be marked IMMUTABLE".into(),
+        ));
+    }
+    let text = sql::ddl::bare_condition(expr);
+    let schema = crate::conditions::row_schema(def);
+    match crate::conditions::condition(crate::conditions::Kind::Check, &text, &schema) {
+        Ok(_) => Ok(text),
+        Err(Error::DatatypeMismatch(m)) => Err(Error::DatatypeMismatch(
+            m.replace("argument of CHECK", "argument of WHERE"),
+        )),
+        Err(e) => Err(e),
+    }
 }
 
 /// A UNIQUE constraint of CREATE TABLE or ALTER TABLE ADD CONSTRAINT: a unique index, named
@@ -523,6 +703,7 @@ pub(crate) fn add_unique_constraint(
         columns,
         include: Vec::new(),
         constraint: true,
+        predicate: None,
     };
     add_index(session, &def, index)
 }
@@ -557,7 +738,7 @@ fn backfill(def: &TableDef, index: &IndexDef, shape: &IndexShape, txn: &SharedTx
             .collect::<storage::Result<_>>()?;
         let mut written = BTreeSet::new();
         for values in &rows {
-            let Some((key, value)) = shape.entry(index, values)? else {
+            let Some((key, value)) = shape.entry(def, index, values)? else {
                 continue;
             };
             if index.unique {
@@ -710,7 +891,7 @@ pub fn check_table(view: &storage::ReadView, def: &TableDef) -> Result<Vec<Check
         let shape = IndexShape::of(def, index)?;
         let mut expected = BTreeMap::new();
         for values in &rows {
-            if let Some((key, value)) = shape.entry(index, values)? {
+            if let Some((key, value)) = shape.entry(def, index, values)? {
                 expected.insert(key, value);
             }
         }

@@ -493,7 +493,7 @@ fn expand_within(
             return ControlFlow::Continue(());
         };
         if chain.contains(&n) || chain.len() >= MAX_DEPTH {
-            error = Some(Error::InvalidRecursion(format!(
+            error = Some(Error::InvalidObjectDefinition(format!(
                 "infinite recursion detected in rules for relation \"{n}\""
             )));
             return ControlFlow::Break(());

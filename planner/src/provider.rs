@@ -306,7 +306,8 @@ impl PartitaTable {
     /// the index alone when it holds every column the query needs (covering), else the
     /// index for the base keys, then batched point lookups of the base rows. An index
     /// whose nullable columns the conditions do not all constrain is skipped: rows with a
-    /// NULL there have no entry.
+    /// NULL there have no entry; so is a partial index whose predicate the conditions do
+    /// not imply.
     #[allow(clippy::too_many_arguments)]
     async fn index_access(
         &self,
@@ -329,6 +330,9 @@ impl PartitaTable {
         let ext = |e: Error| DataFusionError::External(Box::new(e));
         let mut best: Option<(TableDef, ScanSpec)> = None;
         for index in &self.def.indexes {
+            if !crate::index::predicate_implied(&self.def, index, filters) {
+                continue;
+            }
             let shape = crate::index::IndexShape::of(&self.def, index).map_err(ext)?;
             let table = shape.table(&self.def, index);
             let ispec = classify(&table, filters);

@@ -300,6 +300,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     drop_index_concurrently(&mut tokens);
     crate::cursor::name_cursor_after_from(&mut tokens);
     let overrides = crate::dml::take_overriding(&mut tokens);
+    let conflict_wheres = crate::dml::take_conflict_where(&mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut statements = Vec::new();
     loop {
@@ -406,6 +407,12 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
             .find(|(at, _)| (start..parser.index()).contains(at))
         {
             crate::dml::mark_overriding(&mut statement, overriding.1)?;
+        }
+        if let Some((_, condition)) = conflict_wheres
+            .iter()
+            .find(|(at, _)| (start..parser.index()).contains(at))
+        {
+            crate::dml::mark_conflict_where(&mut statement, condition);
         }
         crate::pg_catalog::normalize(&mut statement);
         crate::literals::normalize(&mut statement)?;

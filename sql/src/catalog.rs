@@ -110,6 +110,10 @@ pub struct IndexDef {
     /// and DROP CONSTRAINT name it.
     #[serde(default)]
     pub constraint: bool,
+    /// A partial index's WHERE condition over the table's columns (bare names), as SQL
+    /// text: only rows that make it true have an entry.
+    #[serde(default)]
+    pub predicate: Option<String>,
 }
 
 /// A CHECK constraint: rows written must make `expr` true or NULL.

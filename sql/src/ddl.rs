@@ -425,8 +425,17 @@ pub fn check_def(table: &TableDef, name: Option<String>, expr: &Expr) -> Result<
             name
         }
     };
-    // Columns are kept bare (`t.a` is `a`), so the condition reads the same after the
-    // table is renamed.
+    Ok(CheckDef {
+        name,
+        expr: bare_condition(expr),
+        not_valid: false,
+    })
+}
+
+/// A condition over one table's columns as kept in the catalog: columns bare (`t.a` is
+/// `a`), so it reads the same after the table is renamed, and quoted only where the name
+/// needs it (`"a"` is `a`), as PostgreSQL shows it.
+pub fn bare_condition(expr: &Expr) -> String {
     let mut bare = expr.clone();
     let _ = ast::visit_expressions_mut(&mut bare, |e| {
         if let Expr::CompoundIdentifier(parts) = e
@@ -435,13 +444,25 @@ pub fn check_def(table: &TableDef, name: Option<String>, expr: &Expr) -> Result<
         {
             *e = Expr::Identifier(last.clone());
         }
+        if let Expr::Identifier(id) = e
+            && id.quote_style == Some('"')
+            && plain_name(&id.value)
+        {
+            id.quote_style = None;
+        }
         std::ops::ControlFlow::<()>::Continue(())
     });
-    Ok(CheckDef {
-        name,
-        expr: bare.to_string(),
-        not_valid: false,
-    })
+    bare.to_string()
+}
+
+/// Whether `name` reads the same unquoted: lower-case letters, digits and underscores, not
+/// starting with a digit, and no keyword.
+fn plain_name(name: &str) -> bool {
+    use datafusion::sql::sqlparser::keywords::ALL_KEYWORDS;
+    name.chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && name.chars().next().is_some_and(|c| !c.is_ascii_digit())
+        && !ALL_KEYWORDS.contains(&name.to_ascii_uppercase().as_str())
 }
 
 /// The column names an expression reads (the last part of each identifier), folded.

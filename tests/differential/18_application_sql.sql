@@ -218,3 +218,30 @@ SELECT indexname, array_agg(attname ORDER BY arridx), indisunique, indisprimary,
 SELECT c.conname, u.* FROM pg_constraint c, unnest(c.conkey) WITH ORDINALITY u(v, n) WHERE c.conname LIKE 'dj_book%' ORDER BY 1, 3;
 SELECT c.conname, u.ordinality, u.v FROM pg_constraint c LEFT JOIN LATERAL unnest(c.confkey) WITH ORDINALITY u(v) ON true WHERE c.conname LIKE 'dj_book%' ORDER BY 1, 2;
 SELECT c.conname, (SELECT string_agg(attname, ',') FROM pg_attribute a WHERE a.attrelid = c.conrelid AND a.attnum = ANY(c.conkey)) FROM pg_constraint c WHERE c.conname LIKE 'dj_book%' ORDER BY 1;
+-- Partial unique indexes, as Rails' `where:` and Django's UniqueConstraint(condition=) make
+-- them for soft-deleted rows, and ON CONFLICT inferring one from its WHERE.
+CREATE TABLE soft_users (id int PRIMARY KEY, email text, deleted_at timestamp, active bool NOT NULL DEFAULT true, score int);
+CREATE UNIQUE INDEX soft_users_live_email ON soft_users (email) WHERE "deleted_at" IS NULL;
+CREATE INDEX soft_users_active_score ON soft_users (score) WHERE active;
+INSERT INTO soft_users VALUES (1, 'a@x', NULL, true, 10), (2, 'a@x', '2024-01-01', true, 20), (3, 'b@x', NULL, false, 30);
+INSERT INTO soft_users VALUES (4, 'a@x', NULL, true, 40);
+INSERT INTO soft_users VALUES (4, 'a@x', '2024-02-02', true, 40);
+UPDATE soft_users SET deleted_at = NULL WHERE id = 2;
+UPDATE soft_users SET deleted_at = '2024-03-03' WHERE id = 1;
+UPDATE soft_users SET deleted_at = NULL WHERE id = 2;
+SELECT id, email FROM soft_users WHERE email = 'a@x' AND deleted_at IS NULL ORDER BY id;
+SELECT id, email FROM soft_users WHERE email = 'a@x' ORDER BY id;
+SELECT id FROM soft_users WHERE score > 5 AND active ORDER BY id;
+SELECT id FROM soft_users WHERE score > 5 AND active = true ORDER BY id;
+INSERT INTO soft_users VALUES (5, 'a@x', NULL, true, 1) ON CONFLICT (email) DO NOTHING;
+INSERT INTO soft_users VALUES (5, 'a@x', NULL, true, 1) ON CONFLICT (email) WHERE deleted_at IS NULL DO UPDATE SET score = soft_users.score + 100 RETURNING id, score;
+INSERT INTO soft_users VALUES (6, 'a@x', NULL, true, 1) ON CONFLICT DO NOTHING;
+INSERT INTO soft_users VALUES (7, 'c@x', NULL, true, 1) ON CONFLICT (email) WHERE deleted_at IS NULL DO NOTHING;
+SELECT id, email, score FROM soft_users ORDER BY id;
+SELECT pg_get_expr(indpred, indrelid) FROM pg_index WHERE indrelid = 'soft_users'::regclass ORDER BY 1;
+CREATE INDEX soft_users_bad ON soft_users (email) WHERE score > (SELECT 1);
+CREATE INDEX soft_users_bad ON soft_users (email) WHERE deleted_at < now();
+CREATE INDEX soft_users_bad ON soft_users (email) WHERE nosuch > 1;
+CREATE INDEX soft_users_bad ON soft_users (email) WHERE score;
+ALTER TABLE soft_users DROP COLUMN deleted_at;
+SELECT indexname FROM pg_indexes WHERE tablename = 'soft_users' ORDER BY 1;

@@ -371,7 +371,7 @@ fn array_subquery(query: &ast::Query) -> Option<Expr> {
     // Named as PostgreSQL names an ARRAY(…) item.
     select.projection = vec![ast::SelectItem::ExprWithAlias {
         expr: Expr::Function(aggregate),
-        alias: ast::Ident::new("array"),
+        alias: ast::Ident::with_quote('"', "array"),
     }];
     Some(Expr::Subquery(Box::new(query)))
 }
@@ -715,7 +715,7 @@ mod tests {
         );
         assert_eq!(
             rewritten("SELECT ARRAY(SELECT rolname FROM pg_roles ORDER BY 1)"),
-            "SELECT (SELECT array_agg(rolname ORDER BY rolname) FROM pg_catalog.pg_roles)"
+            "SELECT (SELECT array_agg(rolname ORDER BY rolname) AS \"array\" FROM pg_catalog.pg_roles)"
         );
         assert_eq!(
             rewritten("SELECT 1 FROM pg_policy p WHERE p.polroles = '{0}'"),

@@ -482,6 +482,19 @@ fn relation_am(r: &Relation) -> i32 {
     }
 }
 
+/// A partial index's predicate as PostgreSQL shows it: a lone column bare, anything else
+/// in parentheses.
+fn shown_predicate(predicate: &str) -> String {
+    let bare = !predicate.is_empty()
+        && predicate
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '"');
+    match bare {
+        true => predicate.to_string(),
+        false => format!("({predicate})"),
+    }
+}
+
 /// `pg_get_indexdef(oid, 0)`: the statement that creates the index. A primary key shows
 /// Partita's key, with its partition key, as `USING partita ((a, b), c DESC)`.
 pub fn index_definition(r: &Relation) -> Option<String> {
@@ -524,6 +537,9 @@ pub fn index_definition(r: &Relation) -> Option<String> {
                     .map(|&c| quote(&t.columns[c].name))
                     .collect();
                 out.push_str(&format!(" INCLUDE ({})", include.join(", ")));
+            }
+            if let Some(predicate) = &index.predicate {
+                out.push_str(&format!(" WHERE {}", shown_predicate(predicate)));
             }
             Some(out)
         }
@@ -961,7 +977,15 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                         oid_array(all.iter().map(|_| 0)),
                         i16_array(desc.iter().map(|&d| if d { 3 } else { 0 })),
                         null(),
-                        null(),
+                        match r {
+                            Relation::Index(t, i) => t.indexes[*i]
+                                .predicate
+                                .as_deref()
+                                .map(shown_predicate)
+                                .map(text),
+                            _ => None,
+                        }
+                        .unwrap_or_else(null),
                     ])
                 })
                 .collect(),
