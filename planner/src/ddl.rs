@@ -336,6 +336,16 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
         let (ast::RenameTableNameKind::To(to) | ast::RenameTableNameKind::As(to)) = to;
         return rename_table(session, &def, &table_name(to)?);
     }
+    if let [AlterTableOperation::RenameConstraint { old_name, new_name }] =
+        alter.operations.as_slice()
+    {
+        return rename_constraint(
+            session,
+            &def,
+            &normalize_ident(old_name),
+            &normalize_ident(new_name),
+        );
+    }
     let mut def = (*def).clone();
     let txn = session.open_txn()?;
     // Unique constraints become indexes once the table's new definition is written, and
@@ -587,6 +597,44 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
         }
         store_def(session, &txn, def)?;
     }
+    Ok(WriteResult::command("ALTER TABLE"))
+}
+
+/// `ALTER TABLE t RENAME CONSTRAINT name TO new`: a CHECK or foreign key in the table's
+/// definition; a primary key or UNIQUE constraint with its index, as ALTER INDEX renames.
+fn rename_constraint(
+    session: &mut Session,
+    def: &TableDef,
+    name: &str,
+    to: &str,
+) -> Result<WriteResult> {
+    if !constraint_exists(def, name) {
+        return Err(Error::UndefinedObject(format!(
+            "constraint \"{name}\" for table \"{}\" does not exist",
+            def.name
+        )));
+    }
+    let check = def.checks.iter().any(|c| c.name == name);
+    let foreign = def.foreign_keys.iter().any(|k| k.name == name);
+    if !check && !foreign {
+        // A primary key or UNIQUE constraint: its index is renamed with it.
+        crate::index::rename_index(session, name, to)?;
+        return Ok(WriteResult::command("ALTER TABLE"));
+    }
+    if constraint_exists(def, to) {
+        return Err(Error::Sql(sql::Error::DuplicateObject(format!(
+            "constraint \"{to}\" for relation \"{}\" already exists",
+            def.name
+        ))));
+    }
+    let mut def = def.clone();
+    if let Some(check) = def.checks.iter_mut().find(|c| c.name == name) {
+        check.name = to.to_string();
+    } else if let Some(fk) = def.foreign_keys.iter_mut().find(|k| k.name == name) {
+        fk.name = to.to_string();
+    }
+    let txn = session.open_txn()?;
+    store_def(session, &txn, def)?;
     Ok(WriteResult::command("ALTER TABLE"))
 }
 

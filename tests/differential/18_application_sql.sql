@@ -245,3 +245,25 @@ CREATE INDEX soft_users_bad ON soft_users (email) WHERE nosuch > 1;
 CREATE INDEX soft_users_bad ON soft_users (email) WHERE score;
 ALTER TABLE soft_users DROP COLUMN deleted_at;
 SELECT indexname FROM pg_indexes WHERE tablename = 'soft_users' ORDER BY 1;
+-- ALTER TABLE … RENAME CONSTRAINT (of each kind), and the information_schema views of
+-- constraints that introspection tools read (check_constraints, constraint_column_usage).
+CREATE TABLE rc_parent (id int PRIMARY KEY, code text NOT NULL UNIQUE);
+CREATE TABLE rc_child (id int PRIMARY KEY, parent_id int REFERENCES rc_parent (id) DEFERRABLE, qty int CHECK (qty > 0), note text CHECK (length(note) > 0));
+ALTER TABLE rc_child RENAME CONSTRAINT rc_child_qty_check TO rc_child_qty_positive;
+ALTER TABLE rc_child RENAME CONSTRAINT rc_child_parent_id_fkey TO rc_child_parent_fk;
+ALTER TABLE rc_parent RENAME CONSTRAINT rc_parent_code_key TO rc_parent_code_unique;
+ALTER TABLE rc_parent RENAME CONSTRAINT rc_parent_pkey TO rc_parent_pk;
+ALTER TABLE rc_parent RENAME CONSTRAINT nosuch TO x;
+ALTER TABLE rc_parent RENAME CONSTRAINT rc_parent_pk TO rc_parent_code_unique;
+ALTER TABLE rc_child RENAME CONSTRAINT rc_child_note_check TO rc_child_qty_positive;
+SELECT conname, contype FROM pg_constraint WHERE conrelid IN ('rc_parent'::regclass, 'rc_child'::regclass) ORDER BY 1;
+SELECT indexname FROM pg_indexes WHERE tablename IN ('rc_parent', 'rc_child') ORDER BY 1;
+INSERT INTO rc_parent VALUES (1, 'a');
+INSERT INTO rc_parent VALUES (2, 'a');
+INSERT INTO rc_child VALUES (1, 9, 1, 'n');
+INSERT INTO rc_child VALUES (1, 1, 0, 'n');
+SELECT constraint_name, check_clause FROM information_schema.check_constraints WHERE constraint_name LIKE 'rc_%' ORDER BY 1;
+SELECT cc.check_clause FROM information_schema.check_constraints cc JOIN information_schema.table_constraints tc USING (constraint_name) WHERE tc.table_name = 'rc_child' ORDER BY 1;
+SELECT table_name, column_name, constraint_name FROM information_schema.constraint_column_usage WHERE table_name LIKE 'rc_%' ORDER BY 1, 2, 3;
+SELECT constraint_name, constraint_type, is_deferrable, initially_deferred FROM information_schema.table_constraints WHERE table_name = 'rc_child' AND constraint_name NOT LIKE '%not_null' ORDER BY 2, 1;
+SELECT conname, pg_get_constraintdef(oid), pg_get_constraintdef(oid, true) FROM pg_constraint WHERE contype = 'c' AND conrelid = 'rc_child'::regclass ORDER BY 1;

@@ -4,7 +4,7 @@
 
 use super::tables::{
     Relation, Snapshot, builtin_type, builtin_type_oid, catalog_table_oid, index_definition,
-    namespace_named, plain_view_definition, plain_view_oid, view_definition,
+    namespace_named, plain_view_definition, plain_view_oid, shown_condition, view_definition,
 };
 use super::*;
 use crate::schema::StatementScope;
@@ -486,6 +486,13 @@ pub fn register(
             let Some(o) = int(a.first()) else {
                 return Ok(ScalarValue::Utf8(None));
             };
+            // Pretty (psql's \d): a CHECK's condition without the parentheses the plain form
+            // puts around an operator.
+            let pretty = matches!(a.get(1), Some(ScalarValue::Boolean(Some(true))));
+            let condition = |text: &str| match pretty {
+                true => text.to_string(),
+                false => shown_condition(text),
+            };
             let check = s.tables.iter().find_map(|t| {
                 let unique = t.indexes.iter().find(|i| {
                     i.constraint && i64::from(primary_key_constraint_oid(i.keyspace)) == o
@@ -512,8 +519,8 @@ pub fn register(
                     .enumerate()
                     .find(|(i, _)| i64::from(check_constraint_oid(t.keyspace, *i)) == o)
                     .map(|(_, c)| match c.not_valid {
-                        true => format!("CHECK ({}) NOT VALID", c.expr),
-                        false => format!("CHECK ({})", c.expr),
+                        true => format!("CHECK ({}) NOT VALID", condition(&c.expr)),
+                        false => format!("CHECK ({})", condition(&c.expr)),
                     })
             });
             Ok(utf8(check.or_else(|| {

@@ -482,9 +482,25 @@ fn relation_am(r: &Relation) -> i32 {
     }
 }
 
-/// A partial index's predicate as PostgreSQL shows it: a lone column bare, anything else
-/// in parentheses.
-fn shown_predicate(predicate: &str) -> String {
+/// The NOT NULL columns of `t` as information_schema lists them, as CHECK constraints named
+/// `<namespace oid>_<table oid>_<attnum>_not_null` with their conditions.
+fn not_null_checks(t: &TableDef) -> impl Iterator<Item = (String, String)> + '_ {
+    let table = relation_oid(t.keyspace);
+    t.columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.hidden && !c.nullable)
+        .map(move |(i, c)| {
+            (
+                format!("{PUBLIC_NAMESPACE}_{table}_{}_not_null", attnum(t, i)),
+                format!("{} IS NOT NULL", c.name),
+            )
+        })
+}
+
+/// A condition (a partial index's predicate, a CHECK's) as PostgreSQL's deparser shows it:
+/// a lone column bare, anything else in parentheses.
+pub fn shown_condition(predicate: &str) -> String {
     let bare = !predicate.is_empty()
         && predicate
             .chars()
@@ -539,7 +555,7 @@ pub fn index_definition(r: &Relation) -> Option<String> {
                 out.push_str(&format!(" INCLUDE ({})", include.join(", ")));
             }
             if let Some(predicate) = &index.predicate {
-                out.push_str(&format!(" WHERE {}", shown_predicate(predicate)));
+                out.push_str(&format!(" WHERE {}", shown_condition(predicate)));
             }
             Some(out)
         }
@@ -690,7 +706,9 @@ pub fn catalog_table_oid(name: &str) -> Option<i32> {
 }
 
 const INFORMATION_SCHEMA_TABLES: &[&str] = &[
+    "check_constraints",
     "columns",
+    "constraint_column_usage",
     "key_column_usage",
     "referential_constraints",
     "schemata",
@@ -981,7 +999,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                             Relation::Index(t, i) => t.indexes[*i]
                                 .predicate
                                 .as_deref()
-                                .map(shown_predicate)
+                                .map(shown_condition)
                                 .map(text),
                             _ => None,
                         }
@@ -1995,23 +2013,32 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
             ],
             base_tables()
                 .flat_map(|t| {
-                    let primary = has_primary_key(t).then(|| (t.primary_key_name(), "PRIMARY KEY"));
+                    let plain = |name: String, kind| (name, kind, false, false);
+                    let primary =
+                        has_primary_key(t).then(|| plain(t.primary_key_name(), "PRIMARY KEY"));
                     let unique = t
                         .indexes
                         .iter()
                         .filter(|i| i.constraint)
-                        .map(|i| (i.name.clone(), "UNIQUE"));
-                    let checks = t.checks.iter().map(|c| (c.name.clone(), "CHECK"));
-                    let foreign = t
-                        .foreign_keys
-                        .iter()
-                        .map(|k| (k.name.clone(), "FOREIGN KEY"));
+                        .map(|i| plain(i.name.clone(), "UNIQUE"));
+                    let checks = t.checks.iter().map(|c| plain(c.name.clone(), "CHECK"));
+                    let not_null = not_null_checks(t).map(|(name, _)| plain(name, "CHECK"));
+                    let foreign = t.foreign_keys.iter().map(|k| {
+                        (
+                            k.name.clone(),
+                            "FOREIGN KEY",
+                            k.deferrable,
+                            k.initially_deferred,
+                        )
+                    });
+                    let yes_no = |b: bool| text(if b { "YES" } else { "NO" });
                     primary
                         .into_iter()
                         .chain(unique)
                         .chain(checks)
                         .chain(foreign)
-                        .map(|(name, kind)| {
+                        .chain(not_null)
+                        .map(|(name, kind, deferrable, deferred)| {
                             vec![
                                 text(DATABASE_NAME),
                                 text("public"),
@@ -2020,9 +2047,109 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                                 text("public"),
                                 text(t.name.clone()),
                                 text(kind),
-                                text("NO"),
-                                text("NO"),
+                                yes_no(deferrable),
+                                yes_no(deferred),
                                 text("YES"),
+                            ]
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+        ),
+        "check_constraints" => (
+            &[
+                ("constraint_catalog", Name),
+                ("constraint_schema", Name),
+                ("constraint_name", Name),
+                ("check_clause", Text),
+            ],
+            base_tables()
+                .flat_map(|t| {
+                    // PostgreSQL shows a CHECK's condition as its constraint definition's
+                    // parenthesized part.
+                    let checks = t
+                        .checks
+                        .iter()
+                        .map(|c| (c.name.clone(), format!("({})", shown_condition(&c.expr))));
+                    checks
+                        .chain(not_null_checks(t))
+                        .map(|(name, clause)| {
+                            vec![
+                                text(DATABASE_NAME),
+                                text("public"),
+                                text(name),
+                                text(clause),
+                            ]
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+        ),
+        "constraint_column_usage" => (
+            &[
+                ("table_catalog", Name),
+                ("table_schema", Name),
+                ("table_name", Name),
+                ("column_name", Name),
+                ("constraint_catalog", Name),
+                ("constraint_schema", Name),
+                ("constraint_name", Name),
+            ],
+            base_tables()
+                .flat_map(|t| {
+                    // The columns each constraint uses: its own table's for a key or a
+                    // CHECK, the referenced table's for a foreign key.
+                    let own = |name: String, columns: Vec<usize>| {
+                        columns
+                            .into_iter()
+                            .map(move |c| (t.name.clone(), t.columns[c].name.clone(), name.clone()))
+                    };
+                    let mut used: Vec<(String, String, String)> = Vec::new();
+                    if has_primary_key(t) {
+                        used.extend(own(t.primary_key_name(), t.key_columns()));
+                    }
+                    for i in t.indexes.iter().filter(|i| i.constraint) {
+                        used.extend(own(
+                            i.name.clone(),
+                            i.columns.iter().map(|p| p.column).collect(),
+                        ));
+                    }
+                    for c in &t.checks {
+                        let read: Vec<usize> = t
+                            .columns
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, col)| {
+                                !col.hidden
+                                    && crate::ddl::reads_column(&c.expr, &col.name).unwrap_or(false)
+                            })
+                            .map(|(i, _)| i)
+                            .collect();
+                        used.extend(own(c.name.clone(), read));
+                    }
+                    for k in &t.foreign_keys {
+                        if let Some(parent) = base_tables().find(|p| p.name == k.table) {
+                            used.extend(k.referenced.iter().map(|&c| {
+                                (
+                                    parent.name.clone(),
+                                    parent.columns[c].name.clone(),
+                                    k.name.clone(),
+                                )
+                            }));
+                        }
+                    }
+                    used.sort();
+                    used.dedup();
+                    used.into_iter()
+                        .map(|(table, column, constraint)| {
+                            vec![
+                                text(DATABASE_NAME),
+                                text("public"),
+                                text(table),
+                                text(column),
+                                text(DATABASE_NAME),
+                                text("public"),
+                                text(constraint),
                             ]
                         })
                         .collect::<Vec<_>>()
