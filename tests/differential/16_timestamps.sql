@@ -97,3 +97,13 @@ SET LOCAL intervalstyle = iso_8601;
 SELECT interval '36 hours';
 COMMIT;
 SELECT interval '36 hours';
+-- date_trunc in a given zone, and make_timestamptz in the session's or a given zone.
+SET TIME ZONE 'America/New_York';
+SELECT date_trunc('day', timestamptz '2024-03-10 05:00+00', 'America/New_York');
+SELECT date_trunc('day', '2024-03-10 05:00+00', 'Asia/Tokyo');
+SELECT date_trunc('month', timestamptz '2024-03-10 05:00+00', 'UTC') AS m;
+SELECT make_timestamptz(2024, 1, 2, 3, 4, 5.5, 'UTC');
+SELECT make_timestamptz(2024, 1, 2, 3, 4, 5.5);
+SELECT make_timestamptz(2024, 7, 2, 3, 4, 0, 'Europe/Paris') AS t;
+SET TIME ZONE 'UTC';
+SELECT make_timestamptz(2024, 1, 2, 3, 4, 5.5);

@@ -18,7 +18,8 @@
 //!   `now()::timestamp`; `array_lower(a, d)` is 1 for a dimension with elements;
 //! - `generate_series(a, b, '1 day')` steps by an interval, over timestamptz for dates;
 //! - `EXTRACT(f FROM x)` is `partita_extract('f', x)` (`extract`), `t AT TIME ZONE z` is
-//!   `timezone(z, t)` (`datetime`).
+//!   `timezone(z, t)` (`datetime`); `make_timestamptz` is `make_timestamp` read in a zone,
+//!   and `date_trunc(f, t, zone)` truncates `t` as a local time of `zone`.
 //!
 //! - comparisons of row constructors, `(a, b) < (1, 2)`, compare field by field
 //!   (`row_comparison`).
@@ -526,6 +527,26 @@ impl VisitorMut for Rewriter {
         };
         match (name.as_str(), plain) {
             ("generate_series", _) => series_args(&mut list.args),
+            // make_timestamptz(y, m, d, h, mi, s [, zone]): the local timestamp read in the
+            // zone given, else in the session's.
+            ("make_timestamptz", Some(args)) if args.len() == 6 || args.len() == 7 => {
+                let local = call("make_timestamp", args[..6].to_vec());
+                *e = match args.get(6) {
+                    Some(zone) => call("timezone", vec![zone.clone(), local]),
+                    None => cast(local, DataType::Timestamp(None, TimezoneInfo::WithTimeZone)),
+                };
+            }
+            // date_trunc(field, timestamptz, zone): truncated as a local time of that zone.
+            ("date_trunc", Some(args)) if args.len() == 3 => {
+                let mut at = args[1].clone();
+                if matches!(&at, Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)))
+                {
+                    at = cast(at, DataType::Timestamp(None, TimezoneInfo::WithTimeZone));
+                }
+                let local = call("timezone", vec![args[2].clone(), at]);
+                let truncated = call("date_trunc", vec![args[0].clone(), local]);
+                *e = call("timezone", vec![args[2].clone(), truncated]);
+            }
             // CURRENT_TIMESTAMP(p) and LOCALTIMESTAMP(p): rounded to p digits.
             ("current_timestamp" | "localtimestamp", Some(args))
                 if args.len() == 1
