@@ -3333,12 +3333,26 @@ fn typed_result_schema(plan: &LogicalPlan) -> SchemaRef {
     Arc::new(datafusion::arrow::datatypes::Schema::new(fields))
 }
 
-/// Gives result columns the names PostgreSQL would (see `naming`).
+/// Gives result columns the names PostgreSQL would (see `naming`). A column DataFusion
+/// renamed `id:1` because a derived table or WITH query read through `*` has two `id`s
+/// (`SELECT * FROM (SELECT a.id, b.id …) s`) is `id` again, as PostgreSQL keeps both names.
 pub(crate) fn rename_fields(schema: SchemaRef, renames: &[(usize, String)]) -> SchemaRef {
-    if renames.is_empty() {
+    let deduplicated = |i: usize| -> Option<String> {
+        let (base, n) = schema.field(i).name().rsplit_once(':')?;
+        let earlier = schema.fields()[..i].iter().any(|f| f.name() == base);
+        (earlier && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| base.to_string())
+    };
+    let suffixed = (0..schema.fields().len()).any(|i| deduplicated(i).is_some());
+    if renames.is_empty() && !suffixed {
         return schema;
     }
     let mut fields: Vec<_> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for (i, f) in fields.iter_mut().enumerate() {
+        if let Some(base) = deduplicated(i) {
+            *f = f.clone().with_name(base);
+        }
+    }
     for (i, name) in renames {
         if let Some(f) = fields.get_mut(*i) {
             *f = f.clone().with_name(name);

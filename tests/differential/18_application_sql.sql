@@ -267,3 +267,8 @@ SELECT cc.check_clause FROM information_schema.check_constraints cc JOIN informa
 SELECT table_name, column_name, constraint_name FROM information_schema.constraint_column_usage WHERE table_name LIKE 'rc_%' ORDER BY 1, 2, 3;
 SELECT constraint_name, constraint_type, is_deferrable, initially_deferred FROM information_schema.table_constraints WHERE table_name = 'rc_child' AND constraint_name NOT LIKE '%not_null' ORDER BY 2, 1;
 SELECT conname, pg_get_constraintdef(oid), pg_get_constraintdef(oid, true) FROM pg_constraint WHERE contype = 'c' AND conrelid = 'rc_child'::regclass ORDER BY 1;
+-- `*` over a derived table or WITH query that has two columns of one name keeps both names.
+INSERT INTO dj_author VALUES (1, 'ann');
+INSERT INTO dj_book VALUES (1, 1, 'T', 10);
+SELECT * FROM (SELECT a.id, b.id FROM dj_author a JOIN dj_book b ON b.author_id = a.id) s;
+WITH x AS (SELECT * FROM dj_author a JOIN dj_book b ON b.author_id = a.id) SELECT * FROM x;
