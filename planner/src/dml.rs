@@ -32,6 +32,10 @@ use storage::{CommitInfo, Value};
 struct WrittenRow {
     values: Vec<Value>,
     old_stamp: Option<(u64, u64)>,
+    /// The statement deleted the row, or locked its stored version to update it (an
+    /// upsert's update): its `xmax` is the writing transaction's number. A row inserted, or
+    /// written by UPDATE, is a new version with 0, as in PostgreSQL.
+    replaced: bool,
 }
 
 struct Returning {
@@ -48,6 +52,10 @@ struct Returning {
     /// UPDATE … FROM and DELETE … USING: each FROM (USING) item's name and its columns in
     /// the row each written row was joined with, in the order of `rows`.
     sources: Vec<(String, RecordBatch)>,
+    /// The writing transaction's number, the `xmax` of the rows it deleted or locked: never
+    /// 0, so that `RETURNING (xmax = 0) AS inserted` tells an upsert's inserts from its
+    /// updates.
+    xid: i64,
 }
 
 /// What a write did, finished into an `Output` once the commit (if any) is known.
@@ -241,7 +249,14 @@ impl Returning {
     }
 }
 
-/// The rows for RETURNING as a batch with every column, hidden ones and system columns too.
+/// The number RETURNING shows as `xmax` for the rows a transaction deleted or locked: one more than
+/// the commit sequence its snapshot was taken at, so never 0.
+fn transaction_number(txn: &SharedTxn) -> Result<i64> {
+    Ok(crate::provider::in_txn(txn, |t| Ok(t.start_seq()))? as i64 + 1)
+}
+
+/// The rows for RETURNING as a batch with every column, hidden ones and system columns too
+/// (`xmax` among them unless the table has a column of that name).
 fn returning_batch(r: &Returning, commit: Option<CommitInfo>) -> Result<RecordBatch> {
     let def = &r.def;
     let mut fields: Vec<Field> = def
@@ -255,6 +270,10 @@ fn returning_batch(r: &Returning, commit: Option<CommitInfo>) -> Result<RecordBa
         &r.zone,
     ));
     fields.push(Field::new(ETAG_COLUMN, DataType::Utf8, true));
+    let xmax = def.column_index(XMAX).is_none();
+    if xmax {
+        fields.push(Field::new(XMAX, DataType::Int64, false));
+    }
     let mut builders: Vec<ColumnBuilder> = def
         .columns
         .iter()
@@ -277,6 +296,15 @@ fn returning_batch(r: &Returning, commit: Option<CommitInfo>) -> Result<RecordBa
     let mut columns: Vec<_> = builders.into_iter().map(ColumnBuilder::finish).collect();
     columns.push(Arc::new(ts.finish()));
     columns.push(Arc::new(etags.finish()));
+    if xmax {
+        columns.push(Arc::new(
+            datafusion::arrow::array::Int64Array::from_iter_values(
+                r.rows
+                    .iter()
+                    .map(|row| if row.replaced { r.xid } else { 0 }),
+            ),
+        ));
+    }
     let columns = in_zone(columns, &fields);
     Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
         .map_err(datafusion::error::DataFusionError::from)?)
@@ -1093,6 +1121,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                     WrittenRow {
                         values,
                         old_stamp: None,
+                        replaced: false,
                     },
                 ));
             }
@@ -1123,6 +1152,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                     WrittenRow {
                         values,
                         old_stamp: None,
+                        replaced: true,
                     },
                 ));
             }
@@ -1131,6 +1161,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
     written.sort_by_key(|(place, _)| *place);
     let written = written.into_iter().map(|(_, row)| row).collect();
     references.enforce(session, &txn).await?;
+    let xid = transaction_number(&txn)?;
     Ok(WriteResult {
         tag: "INSERT 0".into(),
         count: Some(count),
@@ -1147,6 +1178,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             zone: session.zone().arrow.clone(),
             clock: session.clock().clone(),
             sources: vec![],
+            xid,
         }),
     })
 }
@@ -1654,6 +1686,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
                 written.push(WrittenRow {
                     values: new,
                     old_stamp: None,
+                    replaced: false,
                 });
                 picks.push((b, r));
             }
@@ -1661,6 +1694,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
     }
     references.enforce(session, &txn).await?;
     let sources = source_rows(&sources, &schema, &batches, &picks)?;
+    let xid = transaction_number(&txn)?;
     Ok(WriteResult {
         tag: "UPDATE".into(),
         count: Some(count),
@@ -1674,9 +1708,13 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
             zone: session.zone().arrow.clone(),
             clock: session.clock().clone(),
             sources,
+            xid,
         }),
     })
 }
+/// PostgreSQL's system column RETURNING shows: 0 for a new row version.
+const XMAX: &str = "xmax";
+
 /// The name of the column that numbers RETURNING's rows when FROM items join them.
 const JOINED_ROW: &str = "__partita_joined_row";
 
@@ -1832,6 +1870,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
                 written.push(WrittenRow {
                     values: old,
                     old_stamp: stamp,
+                    replaced: true,
                 });
                 picks.push((b, r));
             }
@@ -1839,6 +1878,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
     }
     references.enforce(session, &txn).await?;
     let sources = source_rows(&sources, &schema, &batches, &picks)?;
+    let xid = transaction_number(&txn)?;
     Ok(WriteResult {
         tag: "DELETE".into(),
         count: Some(count),
@@ -1852,6 +1892,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
             zone: session.zone().arrow.clone(),
             clock: session.clock().clone(),
             sources,
+            xid,
         }),
     })
 }

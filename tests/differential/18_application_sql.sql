@@ -272,3 +272,16 @@ INSERT INTO dj_author VALUES (1, 'ann');
 INSERT INTO dj_book VALUES (1, 1, 'T', 10);
 SELECT * FROM (SELECT a.id, b.id FROM dj_author a JOIN dj_book b ON b.author_id = a.id) s;
 WITH x AS (SELECT * FROM dj_author a JOIN dj_book b ON b.author_id = a.id) SELECT * FROM x;
+-- RETURNING xmax as PostgreSQL shows it: 0 for a new row version (an insert, an UPDATE), the
+-- transaction's number for a row an upsert locked to update or a DELETE removed, so that
+-- RETURNING (xmax = 0) AS inserted tells an upsert's inserts from its updates.
+CREATE TABLE upsert_kv (k int PRIMARY KEY, v text);
+INSERT INTO upsert_kv VALUES (1, 'a') ON CONFLICT (k) DO UPDATE SET v = excluded.v RETURNING k, (xmax = 0) AS inserted;
+INSERT INTO upsert_kv VALUES (1, 'b') ON CONFLICT (k) DO UPDATE SET v = excluded.v RETURNING k, (xmax = 0) AS inserted;
+INSERT INTO upsert_kv VALUES (1, 'c'), (2, 'd') ON CONFLICT (k) DO UPDATE SET v = excluded.v RETURNING k, xmax = 0 AS inserted, v;
+BEGIN;
+INSERT INTO upsert_kv VALUES (3, 'e'), (2, 'f') ON CONFLICT (k) DO UPDATE SET v = excluded.v RETURNING k, xmax::text::bigint > 0 AS updated;
+UPDATE upsert_kv SET v = 'g' WHERE k = 3 RETURNING k, xmax <> 0;
+COMMIT;
+INSERT INTO upsert_kv VALUES (4, 'h') RETURNING *;
+DELETE FROM upsert_kv WHERE k = 4 RETURNING k, xmax <> 0;
