@@ -1469,10 +1469,12 @@ fn assignment_targets(def: &TableDef, assignment: &ast::Assignment) -> Result<Ve
             Ok(vec![(i, value(i, assignment.value.clone())?)])
         }
         AssignmentTarget::Tuple(names) => {
-            let values = match &assignment.value {
-                Expr::Tuple(items) if items.len() == names.len() => items.clone(),
-                _ => return Err(Error::Unsupported("SET (a, b) = sub-select".into())),
-            };
+            let values = tuple_values(&assignment.value)?;
+            if values.len() != names.len() {
+                return Err(Error::InvalidStatement(
+                    "number of columns does not match number of values".into(),
+                ));
+            }
             names
                 .iter()
                 .zip(values)
@@ -1482,6 +1484,54 @@ fn assignment_targets(def: &TableDef, assignment: &ast::Assignment) -> Result<Ve
                 })
                 .collect()
         }
+    }
+}
+
+/// The values of `SET (a, b) = value`: a row constructor's (`(1, 2)`, `ROW(1, 2)`) or a
+/// sub-select's items, each as a scalar
+/// subquery of its own (`(SELECT x, y …)` sets `a` to `(SELECT x …)` and `b` to
+/// `(SELECT y …)`: no row gives NULLs, more than one is 21000, as in PostgreSQL).
+fn tuple_values(value: &Expr) -> Result<Vec<Expr>> {
+    match value {
+        Expr::Tuple(items) => Ok(items.clone()),
+        Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("row") => match &f.args {
+            ast::FunctionArguments::List(list) => list
+                .args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e.clone()),
+                    other => Err(Error::Syntax(format!(
+                        "syntax error at or near \"{other}\""
+                    ))),
+                })
+                .collect(),
+            _ => Ok(vec![]),
+        },
+        Expr::Subquery(query) => {
+            let SetExpr::Select(select) = query.body.as_ref() else {
+                return Err(Error::Unsupported("SET (a, b) = a set operation".into()));
+            };
+            select
+                .projection
+                .iter()
+                .map(|item| match item {
+                    SelectItem::UnnamedExpr(_) | SelectItem::ExprWithAlias { .. } => {
+                        let mut one = query.clone();
+                        if let SetExpr::Select(s) = one.body.as_mut() {
+                            s.projection = vec![item.clone()];
+                        }
+                        Ok(Expr::Subquery(one))
+                    }
+                    _ => Err(Error::Unsupported("SET (a, b) = (SELECT * …)".into())),
+                })
+                .collect()
+        }
+        _ => Err(Error::NotSupported {
+            message:
+                "source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression"
+                    .into(),
+            detail: None,
+        }),
     }
 }
 

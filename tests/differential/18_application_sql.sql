@@ -285,3 +285,21 @@ UPDATE upsert_kv SET v = 'g' WHERE k = 3 RETURNING k, xmax <> 0;
 COMMIT;
 INSERT INTO upsert_kv VALUES (4, 'h') RETURNING *;
 DELETE FROM upsert_kv WHERE k = 4 RETURNING k, xmax <> 0;
+-- UPDATE … SET (a, b) = (SELECT …), ROW(…) and a row constructor; PostgreSQL's errors for the
+-- other forms and for a count that does not match.
+CREATE TABLE multi_acc (id int PRIMARY KEY, a int, b text);
+CREATE TABLE multi_src (id int PRIMARY KEY, x int, y text);
+INSERT INTO multi_acc VALUES (1, 1, 'one'), (2, 2, 'two'), (3, 3, 'three');
+INSERT INTO multi_src VALUES (1, 10, 'ten'), (2, 20, 'twenty');
+UPDATE multi_acc SET (a, b) = (SELECT x, y FROM multi_src WHERE multi_src.id = multi_acc.id) WHERE id <= 2;
+SELECT * FROM multi_acc ORDER BY id;
+UPDATE multi_acc SET (a, b) = (SELECT x, y FROM multi_src WHERE multi_src.id = multi_acc.id);
+SELECT * FROM multi_acc ORDER BY id;
+UPDATE multi_acc SET (b) = ROW('r') WHERE id = 1;
+UPDATE multi_acc SET (a, b) = ROW(5, 'five') WHERE id = 2;
+UPDATE multi_acc SET (a, b) = (7, 'seven') WHERE id = 3 RETURNING *;
+UPDATE multi_acc SET (a) = (8) WHERE id = 3;
+UPDATE multi_acc SET (a, b) = (1) WHERE id = 3;
+UPDATE multi_acc SET (a, b) = (SELECT 1) WHERE id = 3;
+UPDATE multi_acc SET (a, b) = (SELECT x, y FROM multi_src) WHERE id = 3;
+SELECT * FROM multi_acc ORDER BY id;
