@@ -69,6 +69,11 @@ fn simple_case_of_column(e: &mut Expr) {
 impl VisitorMut for Rewriter {
     type Break = Error;
 
+    fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<Error> {
+        unnest_beside_same_name(factor);
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<Error> {
         if let Err(e) = distinct_order(query) {
             return ControlFlow::Break(e);
@@ -151,6 +156,68 @@ impl VisitorMut for Rewriter {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// A derived table whose select list unnests beside an item aliased as a column it reads
+/// (TypeORM's foreign-key query: `SELECT UNNEST(c.conkey) AS parent, CASE WHEN
+/// c.condeferred … END AS condeferred …`): DataFusion plans the unnest's input with both
+/// `c.condeferred` and the alias `condeferred`, and refuses the pair as ambiguous. Such an
+/// alias becomes an internal one, and the derived table's column list names every column
+/// as before.
+fn unnest_beside_same_name(factor: &mut TableFactor) {
+    let TableFactor::Derived {
+        subquery,
+        alias: Some(alias),
+        ..
+    } = factor
+    else {
+        return;
+    };
+    let SetExpr::Select(select) = subquery.body.as_mut() else {
+        return;
+    };
+    let mut unnests = false;
+    let mut read = Vec::new();
+    let mut names = Vec::new();
+    for item in &select.projection {
+        let (expr, name) = match item {
+            SelectItem::UnnamedExpr(e) => (
+                e,
+                crate::naming::pg_column_name(e).unwrap_or_else(|| "?column?".into()),
+            ),
+            SelectItem::ExprWithAlias { expr, alias } => (expr, sql::ddl::normalize_ident(alias)),
+            // A `*` selects columns not written here.
+            _ => return,
+        };
+        let _ = ast::visit_expressions(expr, |e| {
+            unnests |=
+                matches!(e, Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("unnest"));
+            ControlFlow::<()>::Continue(())
+        });
+        read.extend(sql::ddl::columns_read(expr));
+        names.push(name);
+    }
+    let clashes = |i: usize| {
+        matches!(select.projection[i], SelectItem::ExprWithAlias { .. })
+            && read.contains(&names[i])
+            && alias.columns.len() <= i
+    };
+    if !unnests || !(0..names.len()).any(clashes) || !alias.columns.is_empty() {
+        return;
+    }
+    let clashing: Vec<usize> = (0..names.len()).filter(|&i| clashes(i)).collect();
+    for i in clashing {
+        if let SelectItem::ExprWithAlias { alias, .. } = &mut select.projection[i] {
+            *alias = Ident::new(format!("__partita_unnest_{i}"));
+        }
+    }
+    alias.columns = names
+        .into_iter()
+        .map(|name| TableAliasColumnDef {
+            name: Ident::with_quote('"', name),
+            data_type: None,
+        })
+        .collect();
 }
 
 /// Refuses, as PostgreSQL does (42P10), a SELECT DISTINCT ordered by a column it does not
