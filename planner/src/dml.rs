@@ -721,6 +721,13 @@ pub(crate) fn take_conflict_where(
         if !word(&tokens[at].token, "conflict") {
             continue;
         }
+        let after_on = (0..at)
+            .rev()
+            .find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+            .is_some_and(|j| word(&tokens[j].token, "on"));
+        if !after_on {
+            continue;
+        }
         // `(columns)`, then WHERE.
         let Some(open) = significant(tokens, at + 1).filter(|&j| tokens[j].token == Token::LParen)
         else {
@@ -1233,9 +1240,10 @@ fn conflict_arbiter(
                 .or_else(|| {
                     unique().find(|(_, i)| {
                         over_named(i)
-                            && i.predicate
-                                .as_deref()
-                                .is_some_and(|p| condition_implies(condition, p))
+                            && i.predicate.is_some()
+                            && condition.is_some_and(|c| {
+                                crate::index::conflict_condition_implies(def, i, c)
+                            })
                     })
                 })
                 .map(|(n, _)| Some(Arbiter::Unique(n)))
@@ -1260,44 +1268,6 @@ fn conflict_arbiter(
             })
         }
     }
-}
-
-/// Whether ON CONFLICT's `condition` implies a partial index's `predicate`: each of the
-/// predicate's AND-ed terms is one of the condition's, as written (columns unqualified).
-fn condition_implies(condition: Option<&str>, predicate: &str) -> bool {
-    fn terms(text: &str) -> Option<Vec<String>> {
-        fn split(e: &ast::Expr, out: &mut Vec<String>) {
-            match e {
-                ast::Expr::BinaryOp {
-                    left,
-                    op: ast::BinaryOperator::And,
-                    right,
-                } => {
-                    split(left, out);
-                    split(right, out);
-                }
-                ast::Expr::Nested(inner) => split(inner, out),
-                other => {
-                    // Names compared folded, quoted or not.
-                    let mut term = other.clone();
-                    let _ = ast::visit_expressions_mut(&mut term, |e| {
-                        if let ast::Expr::Identifier(id) = e {
-                            *id = ast::Ident::new(normalize_ident(id));
-                        }
-                        std::ops::ControlFlow::<()>::Continue(())
-                    });
-                    out.push(sql::ddl::bare_condition(&term))
-                }
-            }
-        }
-        let mut out = Vec::new();
-        split(&parse_expr(text).ok()?, &mut out);
-        Some(out)
-    }
-    let (Some(given), Some(needed)) = (condition.and_then(terms), terms(predicate)) else {
-        return false;
-    };
-    needed.iter().all(|t| given.contains(t))
 }
 
 /// ON CONFLICT DO UPDATE: evaluates the assignments over (existing row, `excluded` row) pairs
@@ -1488,9 +1458,9 @@ fn assignment_targets(def: &TableDef, assignment: &ast::Assignment) -> Result<Ve
 }
 
 /// The values of `SET (a, b) = value`: a row constructor's (`(1, 2)`, `ROW(1, 2)`) or a
-/// sub-select's items, each as a scalar
-/// subquery of its own (`(SELECT x, y …)` sets `a` to `(SELECT x …)` and `b` to
-/// `(SELECT y …)`: no row gives NULLs, more than one is 21000, as in PostgreSQL).
+/// sub-select's items, each as a scalar subquery of its own (`(SELECT x, y …)` sets `a` to
+/// `(SELECT x …)` and `b` to `(SELECT y …)`: no row gives NULLs, more than one is 21000,
+/// as in PostgreSQL).
 fn tuple_values(value: &Expr) -> Result<Vec<Expr>> {
     match value {
         Expr::Tuple(items) => Ok(items.clone()),

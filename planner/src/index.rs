@@ -28,8 +28,8 @@ use datafusion::error::DataFusionError;
 use datafusion::logical_expr::Expr as DfExpr;
 use datafusion::sql::sqlparser::ast;
 use sql::catalog::{IndexDef, RowKeyPart, TableDef};
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, LazyLock, Mutex};
 use storage::{
     Direction, KeyColumn, KeyLayout, KeyRange, KeyspaceKind, SortOrder, Transaction, Value,
 };
@@ -197,17 +197,11 @@ pub(crate) fn covers(def: &TableDef, index: &IndexDef, values: &[Value]) -> Resu
 /// types aside, `b = true` read as `b`), or is `c IS NOT NULL` beside a filter comparing `c`
 /// with a constant. Any other predicate leaves the index unused; never a wrong answer.
 pub(crate) fn predicate_implied(def: &TableDef, index: &IndexDef, filters: &[DfExpr]) -> bool {
-    use datafusion::common::DFSchema;
     use datafusion::logical_expr::utils::split_conjunction;
     let Some(predicate) = &index.predicate else {
         return true;
     };
-    let schema = crate::conditions::row_schema(def);
-    let Ok(df_schema) = DFSchema::try_from(schema.as_ref().clone()) else {
-        return false;
-    };
-    let ctx = datafusion::execution::context::SessionContext::new();
-    let Ok(predicate) = ctx.parse_sql_expr(predicate, &df_schema) else {
+    let Some(predicate) = parsed_condition(def, predicate) else {
         return false;
     };
     let filters: Vec<DfExpr> = filters
@@ -225,6 +219,48 @@ pub(crate) fn predicate_implied(def: &TableDef, index: &IndexDef, filters: &[DfE
         filters.contains(&conjunct)
             || matches!(&conjunct, DfExpr::IsNotNull(c) if filters.iter().any(|f| compares(f, c)))
     })
+}
+
+/// Whether `ON CONFLICT (…) WHERE condition` implies partial `index`'s predicate, as a
+/// scan's filters would (see [`predicate_implied`]).
+pub(crate) fn conflict_condition_implies(
+    def: &TableDef,
+    index: &IndexDef,
+    condition: &str,
+) -> bool {
+    let bare = match crate::dml::parse_expr(condition) {
+        Ok(e) => sql::ddl::bare_condition(&e),
+        Err(_) => return false,
+    };
+    parsed_condition(def, &bare).is_some_and(|c| predicate_implied(def, index, &[c]))
+}
+
+type Parsed = HashMap<(String, Vec<String>), Option<DfExpr>>;
+static PARSED: LazyLock<Mutex<Parsed>> = LazyLock::new(Default::default);
+
+/// Condition `text` over `def`'s columns as DataFusion's expression, parsed once per text
+/// and column names (a scan of a table with a partial index asks at every plan).
+fn parsed_condition(def: &TableDef, text: &str) -> Option<DfExpr> {
+    let key = (
+        text.to_string(),
+        def.columns.iter().map(|c| c.name.clone()).collect(),
+    );
+    if let Some(parsed) = PARSED.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return parsed.clone();
+    }
+    let schema = crate::conditions::row_schema(def);
+    let parsed = datafusion::common::DFSchema::try_from(schema.as_ref().clone())
+        .ok()
+        .and_then(|df_schema| {
+            let ctx = datafusion::execution::context::SessionContext::new();
+            ctx.parse_sql_expr(text, &df_schema).ok()
+        });
+    let mut kept = PARSED.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() >= 1024 {
+        kept.clear();
+    }
+    kept.insert(key, parsed.clone());
+    parsed
 }
 
 /// `e` with what does not change which rows it selects taken off: qualifiers, aliases,
