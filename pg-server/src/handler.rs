@@ -235,6 +235,11 @@ impl StartupHandler for Handler {
             save_startup_parameters_to_metadata(client, startup);
             let time_zone = {
                 let mut session = self.conn.session.lock().await;
+                let metadata = client.metadata();
+                session.set_identity(
+                    metadata.get("user").map(String::as_str),
+                    metadata.get("database").map(String::as_str),
+                );
                 // pgjdbc sends its JVM's zone as TimeZone, libpq PGTZ as timezone;
                 // PGOPTIONS comes as options.
                 let zone = client

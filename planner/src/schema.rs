@@ -27,6 +27,26 @@ pub struct StatementScope {
     /// Tables of the running statement by name, found before the catalog's: the rows of
     /// its WITH queries when it holds writes (`with_writes`).
     pub local_tables: std::collections::HashMap<String, Arc<dyn TableProvider>>,
+    /// Who the session is: the user and database names its startup packet gave. Until
+    /// authentication lands every user is the one superuser role and every database name
+    /// the one database, so the catalog shows them under these names.
+    pub identity: Identity,
+}
+
+/// The session's user and database names (`current_user`, `current_database()`).
+#[derive(Clone, Debug)]
+pub struct Identity {
+    pub user: Arc<str>,
+    pub database: Arc<str>,
+}
+
+impl Default for Identity {
+    fn default() -> Identity {
+        Identity {
+            user: Arc::from("partita"),
+            database: Arc::from("partita"),
+        }
+    }
 }
 
 #[derive(Clone)]

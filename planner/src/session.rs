@@ -1035,6 +1035,7 @@ impl Session {
             stream_bytes_min: crate::provider::STREAM_BYTES_MIN,
             zone: Arc::from(sql::types::UTC),
             local_tables: Default::default(),
+            identity: Default::default(),
         }));
         let catalog = MemoryCatalogProvider::new();
         let _ = catalog.register_schema(
@@ -2586,6 +2587,20 @@ impl Session {
             }
         }
         Ok(Output::Command("RESET".into()))
+    }
+
+    /// Takes the startup packet's user and database names as the session's identity.
+    /// PostgreSQL's default database is the user's name.
+    pub fn set_identity(&mut self, user: Option<&str>, database: Option<&str>) {
+        let mut scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
+        let defaults = crate::schema::Identity::default();
+        let user: Arc<str> = user
+            .filter(|u| !u.is_empty())
+            .map_or(defaults.user, Arc::from);
+        let database = database
+            .filter(|d| !d.is_empty())
+            .map_or_else(|| Arc::clone(&user), Arc::from);
+        scope.identity = crate::schema::Identity { user, database };
     }
 
     /// Applies the startup packet's `options` (`-c name=value …`, as PGOPTIONS sends).

@@ -27,7 +27,7 @@ pub(crate) use extract::EXTRACT;
 pub(crate) use math::rounding_scale;
 pub(crate) use row::RowFunction;
 
-/// Registers `version()`, `current_database()`, `current_schema()`, `pg_backend_pid()`,
+/// Registers `version()`, `current_schema()`, `pg_backend_pid()`,
 /// `numeric(x)`, `pg_typeof(x)`, and `avg` and `sum` with PostgreSQL's result types and numeric scale.
 pub fn register(ctx: &SessionContext) {
     if let Ok(series) = ctx.table_function("generate_series") {
@@ -51,10 +51,6 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(constant(
         "version",
         ScalarValue::Utf8(Some(crate::session::version_string())),
-    ));
-    ctx.register_udf(constant(
-        "current_database",
-        ScalarValue::Utf8(Some("partita".into())),
     ));
     ctx.register_udf(constant(
         "current_schema",

@@ -479,6 +479,14 @@ impl VisitorMut for Rewriter {
             };
             return ControlFlow::Continue(());
         }
+        // CURRENT_ROLE (a keyword, which the parser takes for a column) is current_user.
+        if let Expr::Identifier(id) = e
+            && id.quote_style.is_none()
+            && id.value.eq_ignore_ascii_case("current_role")
+        {
+            *e = call("current_user", vec![]);
+            return ControlFlow::Continue(());
+        }
         // LOCALTIME (a keyword, which the parser takes for a column): the time of day of
         // LOCALTIMESTAMP.
         if let Expr::Identifier(id) = e
@@ -502,6 +510,7 @@ impl VisitorMut for Rewriter {
             if matches!(f.args, FunctionArguments::None) {
                 match name.as_str() {
                     "gen_random_uuid" => *e = cast(call("uuid", vec![]), uuid_type()),
+                    "current_catalog" => *e = call("current_database", vec![]),
                     "localtimestamp" => *e = local_timestamp(None),
                     "localtime" => {
                         *e = cast(

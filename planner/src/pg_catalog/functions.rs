@@ -387,10 +387,10 @@ pub fn register(
     add(
         "pg_get_userbyid",
         Utf8,
-        Box::new(|_, a| {
+        Box::new(|s, a| {
             Ok(utf8(int(a.first()).map(|o| {
                 if o == i64::from(OWNER_OID) {
-                    OWNER_NAME.to_string()
+                    s.identity.user.to_string()
                 } else {
                     format!("unknown (OID={o})")
                 }
@@ -674,8 +674,25 @@ pub fn register(
             Arc::new(move |_args: &[ColumnarValue]| Ok(ColumnarValue::Scalar(value.clone()))),
         ));
     };
-    for name in ["current_user", "session_user", "user", "current_role"] {
-        constant(name, ScalarValue::Utf8(Some(OWNER_NAME.into())));
-    }
     constant("pg_is_in_recovery", ScalarValue::Boolean(Some(false)));
+    // The session's names, read when called: the startup packet sets them after the
+    // session is made.
+    let named = |name: &str, pick: fn(&crate::schema::Identity) -> &Arc<str>| {
+        let scope = Arc::clone(scope);
+        ctx.register_udf(create_udf(
+            name,
+            vec![],
+            Utf8,
+            Volatility::Stable,
+            Arc::new(move |_args: &[ColumnarValue]| {
+                let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+                let value = pick(&scope.identity).to_string();
+                Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(value))))
+            }),
+        ));
+    };
+    for name in ["current_user", "session_user", "user", "current_role"] {
+        named(name, |i| &i.user);
+    }
+    named("current_database", |i| &i.database);
 }

@@ -27,11 +27,10 @@ const FIRST_USER_OID: i32 = 16384;
 pub const PG_CATALOG_NAMESPACE: i32 = 11;
 pub const PUBLIC_NAMESPACE: i32 = 2200;
 pub const INFORMATION_SCHEMA_NAMESPACE: i32 = 13183;
-/// The one role, owner of everything.
+/// The one role, owner of everything, named as the session's user (`Identity`).
 pub const OWNER_OID: i32 = 10;
-pub const OWNER_NAME: &str = "partita";
+/// The one database, named as the session's database.
 pub const DATABASE_OID: i32 = 5;
-pub const DATABASE_NAME: &str = "partita";
 /// The PL/pgSQL extension's `pg_extension` row, PostgreSQL 15's OID for it.
 pub const PLPGSQL_EXTENSION_OID: i32 = 13_563;
 

@@ -89,6 +89,8 @@ pub struct Snapshot {
     pub views: Vec<Arc<sql::PlainView>>,
     /// Sequences, CREATE SEQUENCE's and serial and identity columns'.
     pub sequences: Vec<sql::catalog::Sequence>,
+    /// The session's user and database names, which the one role and database take.
+    pub identity: crate::schema::Identity,
 }
 
 /// A sequence's OID, from its name as a plain view's is (`plain_view_oid`), in a range of
@@ -128,16 +130,17 @@ impl Snapshot {
             relations,
             views: Vec::new(),
             sequences: Vec::new(),
+            identity: Default::default(),
         }
     }
 
     pub fn of(catalog: &Catalog, scope: &Mutex<StatementScope>) -> Snapshot {
-        let changes = scope
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .changes
-            .clone();
+        let (changes, identity) = {
+            let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
+            (scope.changes.clone(), scope.identity.clone())
+        };
         let mut snapshot = Snapshot::new(catalog.tables(&changes));
+        snapshot.identity = identity;
         snapshot.views = catalog.views(&changes);
         snapshot.sequences = catalog.sequences(&changes);
         snapshot
@@ -1198,7 +1201,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
             ],
             vec![vec![
                 oid(DATABASE_OID),
-                text(DATABASE_NAME),
+                text(&*s.identity.database),
                 oid(OWNER_OID),
                 i32v(6),
                 text("c"),
@@ -1231,7 +1234,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
             ],
             vec![vec![
                 oid(OWNER_OID),
-                text(OWNER_NAME),
+                text(&*s.identity.user),
                 boolean(true),
                 boolean(true),
                 boolean(true),
@@ -1258,7 +1261,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 ("useconfig", TextArray),
             ],
             vec![vec![
-                text(OWNER_NAME),
+                text(&*s.identity.user),
                 oid(OWNER_OID),
                 boolean(true),
                 boolean(true),
@@ -1329,7 +1332,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                     vec![
                         text("public"),
                         text(t.name.clone()),
-                        text(OWNER_NAME),
+                        text(&*s.identity.user),
                         null(),
                         boolean(has_primary_key(t) || !t.indexes.is_empty()),
                         boolean(false),
@@ -1356,7 +1359,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                     vec![
                         text("public"),
                         text(t.name.clone()),
-                        text(OWNER_NAME),
+                        text(&*s.identity.user),
                         null(),
                         boolean(true),
                         boolean(true),
@@ -1400,7 +1403,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                     vec![
                         text("public"),
                         text(v.name.clone()),
-                        text(OWNER_NAME),
+                        text(&*s.identity.user),
                         text(plain_view_definition(v)),
                     ]
                 })
@@ -1672,7 +1675,7 @@ fn sequences_view(
         rows.push(vec![
             text("public"),
             text(q.name.clone()),
-            text(OWNER_NAME),
+            text(&*s.identity.user),
             text(o.type_name()),
             ScalarValue::Int64(Some(o.start)),
             ScalarValue::Int64(Some(o.min)),
@@ -1850,7 +1853,13 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
             ],
             ["pg_catalog", "public", "information_schema"]
                 .into_iter()
-                .map(|n| vec![text(DATABASE_NAME), text(n), text(OWNER_NAME)])
+                .map(|n| {
+                    vec![
+                        text(&*s.identity.database),
+                        text(n),
+                        text(&*s.identity.user),
+                    ]
+                })
                 .collect(),
         ),
         // As in PostgreSQL, materialized views are not in information_schema.
@@ -1892,7 +1901,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                         _ => 64,
                     };
                     vec![
-                        text(DATABASE_NAME),
+                        text(&*s.identity.database),
                         text("public"),
                         text(q.name.clone()),
                         text(o.type_name()),
@@ -1921,7 +1930,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
             base_tables()
                 .map(|t| {
                     vec![
-                        text(DATABASE_NAME),
+                        text(&*s.identity.database),
                         text("public"),
                         text(t.name.clone()),
                         text("BASE TABLE"),
@@ -1932,7 +1941,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                 })
                 .chain(s.views.iter().map(|v| {
                     vec![
-                        text(DATABASE_NAME),
+                        text(&*s.identity.database),
                         text("public"),
                         text(v.name.clone()),
                         text("VIEW"),
@@ -1974,6 +1983,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                         .filter(|(_, c)| !c.hidden)
                         .map(|(i, c)| {
                             column_row(
+                                s,
                                 &t.name,
                                 &c.name,
                                 attnum(t, i),
@@ -1993,7 +2003,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                         .into_iter()
                         .enumerate()
                         .map(|(n, (name, ty))| {
-                            column_row(&v.name, &name, n as i16 + 1, None, true, ty, None)
+                            column_row(s, &v.name, &name, n as i16 + 1, None, true, ty, None)
                         })
                 }))
                 .collect(),
@@ -2040,10 +2050,10 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                         .chain(not_null)
                         .map(|(name, kind, deferrable, deferred)| {
                             vec![
-                                text(DATABASE_NAME),
+                                text(&*s.identity.database),
                                 text("public"),
                                 text(name),
-                                text(DATABASE_NAME),
+                                text(&*s.identity.database),
                                 text("public"),
                                 text(t.name.clone()),
                                 text(kind),
@@ -2075,7 +2085,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                         .chain(not_null_checks(t))
                         .map(|(name, clause)| {
                             vec![
-                                text(DATABASE_NAME),
+                                text(&*s.identity.database),
                                 text("public"),
                                 text(name),
                                 text(clause),
@@ -2143,11 +2153,11 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                     used.into_iter()
                         .map(|(table, column, constraint)| {
                             vec![
-                                text(DATABASE_NAME),
+                                text(&*s.identity.database),
                                 text("public"),
                                 text(table),
                                 text(column),
-                                text(DATABASE_NAME),
+                                text(&*s.identity.database),
                                 text("public"),
                                 text(constraint),
                             ]
@@ -2198,10 +2208,10 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                                 .enumerate()
                                 .map(|(n, c)| {
                                     vec![
-                                        text(DATABASE_NAME),
+                                        text(&*s.identity.database),
                                         text("public"),
                                         text(name.clone()),
-                                        text(DATABASE_NAME),
+                                        text(&*s.identity.database),
                                         text("public"),
                                         text(t.name.clone()),
                                         text(t.columns[c].name.clone()),
@@ -2241,10 +2251,10 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                             Some(name) => name.clone(),
                         };
                         vec![
-                            text(DATABASE_NAME),
+                            text(&*s.identity.database),
                             text("public"),
                             text(k.name.clone()),
-                            text(DATABASE_NAME),
+                            text(&*s.identity.database),
                             text("public"),
                             text(unique),
                             text(if k.match_full { "FULL" } else { "NONE" }),
@@ -2269,7 +2279,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                 .iter()
                 .map(|v| {
                     vec![
-                        text(DATABASE_NAME),
+                        text(&*s.identity.database),
                         text("public"),
                         text(v.name.clone()),
                         text(plain_view_definition(v)),
@@ -2544,7 +2554,9 @@ fn view_columns(v: &sql::PlainView) -> Vec<(String, SqlType)> {
 }
 
 /// An `information_schema.columns` row.
+#[allow(clippy::too_many_arguments)]
 fn column_row(
+    s: &Snapshot,
     table: &str,
     name: &str,
     position: i16,
@@ -2556,7 +2568,7 @@ fn column_row(
     let (char_len, precision, radix, scale, dt_precision) = column_sizes(ty);
     let udt = builtin_type(ty.pg_oid()).map(|t| t.0).unwrap_or_default();
     vec![
-        text(DATABASE_NAME),
+        text(&*s.identity.database),
         text("public"),
         text(table.to_string()),
         text(name.to_string()),
@@ -2569,7 +2581,7 @@ fn column_row(
         radix,
         scale,
         dt_precision,
-        text(DATABASE_NAME),
+        text(&*s.identity.database),
         text("pg_catalog"),
         text(udt),
         text(if identity.is_some() { "YES" } else { "NO" }),

@@ -1262,3 +1262,57 @@ async fn a_parameter_compared_with_columns_of_two_types() {
         assert_eq!(ids, [1, 2]);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_is_named_by_its_startup_user_and_database() {
+    let server = TestServer::start();
+    let connect = |names: &'static str| {
+        let conn = format!(
+            "host={} port={} {names}",
+            server.addr.ip(),
+            server.addr.port()
+        );
+        async move {
+            let (client, connection) = tokio_postgres::connect(&conn, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(connection);
+            client
+        }
+    };
+    let client = connect("user=bob dbname=shop").await;
+    client
+        .batch_execute("CREATE TABLE items (id int PRIMARY KEY)")
+        .await
+        .unwrap();
+    let row = client
+        .query_one(
+            "SELECT current_database(), current_catalog, current_user, session_user,
+                    current_role, user,
+                    (SELECT datname FROM pg_database),
+                    (SELECT rolname FROM pg_roles WHERE rolsuper),
+                    (SELECT tableowner FROM pg_tables WHERE tablename = 'items'),
+                    (SELECT table_catalog FROM information_schema.tables
+                      WHERE table_name = 'items')",
+            &[],
+        )
+        .await
+        .unwrap();
+    let names: Vec<String> = (0..10).map(|i| row.get(i)).collect();
+    assert_eq!(
+        names,
+        [
+            "shop", "shop", "bob", "bob", "bob", "bob", "shop", "bob", "bob", "shop"
+        ]
+    );
+    // Without a database name, PostgreSQL's default: the user's name.
+    let client = connect("user=carol").await;
+    let row = client
+        .query_one("SELECT current_database(), current_user", &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        (row.get::<_, String>(0), row.get::<_, String>(1)),
+        ("carol".into(), "carol".into())
+    );
+}
