@@ -867,7 +867,12 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
             err.detail = Some(detail.clone());
             err.hint = Some("Use DROP ... CASCADE to drop the dependent objects too.".into());
         }
-        Error::GeneratedAlways { column, insert } => {
+        Error::GeneratedAlways {
+            column,
+            expression: true,
+            ..
+        } => err.detail = Some(format!("Column \"{column}\" is a generated column.")),
+        Error::GeneratedAlways { column, insert, .. } => {
             err.detail = Some(format!(
                 "Column \"{column}\" is an identity column defined as GENERATED ALWAYS."
             ));

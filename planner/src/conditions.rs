@@ -1,9 +1,14 @@
-//! Conditions over one row of a table, planned once and evaluated row by row: CHECK
-//! constraints and materialized views' WHERE conditions.
+//! Expressions over one row of a table, planned once and evaluated row by row: CHECK
+//! constraints, generated columns and materialized views' WHERE conditions.
 //!
 //! CHECK: each row written (INSERT, UPDATE, upsert, COPY) must make every condition of its
 //! table true or NULL, as in PostgreSQL; a false one is 23514 naming the constraint and
 //! listing the row.
+//!
+//! Generated columns (`GENERATED ALWAYS AS (expr) STORED`): each row written stores the
+//! expression's value over its other columns, computed before its checks (`generate`).
+//! As in PostgreSQL the expression may not read another generated column, call a volatile
+//! function, hold a subquery or aggregate.
 //!
 //! A condition is planned into a physical expression over the table's stored columns, kept
 //! process-wide by its kind, text and the schema it was planned against (not by keyspace:
@@ -34,6 +39,9 @@ pub(crate) enum Kind {
     /// A materialized view's WHERE: planned with DataFusion's own semantics, as views
     /// stored before CHECK constraints existed were, so their rows stay what they were.
     ViewWhere,
+    /// A generated column's value: its expression cast to the column's type, planned as a
+    /// CHECK is.
+    Generated,
 }
 
 type Planned = HashMap<(Kind, String), Vec<(Arc<Schema>, Arc<dyn PhysicalExpr>)>>;
@@ -102,7 +110,8 @@ pub(crate) fn condition(
         return Ok(e);
     }
     let planned = match kind {
-        Kind::Check => plan(text, schema)?,
+        Kind::Check => plan(text, schema, true)?,
+        Kind::Generated => plan(text, schema, false)?,
         Kind::ViewWhere => {
             let ctx = datafusion::execution::context::SessionContext::new();
             crate::functions::register(&ctx);
@@ -121,10 +130,11 @@ pub(crate) fn condition(
     Ok(planned)
 }
 
-/// Plans CHECK condition `text` over a table's columns (unqualified: `ddl::check_def` keeps
+/// Plans expression `text` over a table's columns (unqualified: `ddl::check_def` keeps
 /// column names bare) through the analyzer, as a query's expressions are (type coercion,
-/// PostgreSQL's numeric and text semantics); refuses one that is not a boolean (42804).
-fn plan(text: &str, schema: &Arc<Schema>) -> Result<Arc<dyn PhysicalExpr>> {
+/// PostgreSQL's numeric and text semantics); refuses a CHECK (`condition`) that is not a
+/// boolean (42804).
+fn plan(text: &str, schema: &Arc<Schema>, condition: bool) -> Result<Arc<dyn PhysicalExpr>> {
     // The plan is kept for later statements: `now()` in it reads the clock when it runs.
     let clock = crate::functions::TransactionStart::live();
     let ctx = crate::dml::scratch_context("UTC", Some(&clock));
@@ -150,7 +160,7 @@ fn plan(text: &str, schema: &Arc<Schema>) -> Result<Arc<dyn PhysicalExpr>> {
         e => e,
     };
     let (_, field) = expr.to_field(&df_schema)?;
-    if field.data_type() != &DataType::Boolean {
+    if condition && field.data_type() != &DataType::Boolean {
         let oid = crate::pg_catalog::field_type_oid(&field);
         return Err(Error::DatatypeMismatch(format!(
             "argument of CHECK must be type boolean, not type {}",
@@ -204,7 +214,88 @@ pub(crate) fn verify_stored(def: &TableDef, from: usize, values: &[Value]) -> Re
 pub(crate) fn validate(def: &TableDef) -> Result<()> {
     let schema = row_schema(def);
     for check in &def.checks {
-        plan(&check.expr, &schema)?;
+        plan(&check.expr, &schema, true)?;
+    }
+    for column in &def.columns {
+        if let Some(text) = &column.generated {
+            validate_generation(def, text)?;
+            plan(&generation(text, column.ty), &schema, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// A generated column's expression as planned: cast to the column's type, as an
+/// assignment casts.
+fn generation(text: &str, ty: sql::SqlType) -> String {
+    format!("CAST(({text}) AS {})", ty.to_ast())
+}
+
+/// Refuses a generation expression PostgreSQL refuses: one that reads a generated column
+/// (42P17), calls a volatile function (42P17), holds a subquery (0A000) or an aggregate
+/// (42803).
+fn validate_generation(def: &TableDef, text: &str) -> Result<()> {
+    let expr = crate::dml::parse_expr(text)?;
+    let aggregates = crate::dml::scratch_context("UTC", None).state();
+    let mut refused = None;
+    let _ = datafusion::sql::sqlparser::ast::visit_expressions(&expr, |e| {
+        use datafusion::sql::sqlparser::ast::Expr as E;
+        refused = match e {
+            E::Subquery(_) | E::Exists { .. } | E::InSubquery { .. } => Some(Error::NotSupported {
+                message: "cannot use subquery in column generation expression".into(),
+                detail: None,
+            }),
+            E::Function(f) => {
+                let name = f.name.to_string().to_ascii_lowercase();
+                let name = name.trim_start_matches("pg_catalog.");
+                if crate::index::VOLATILE.contains(&name) {
+                    Some(Error::InvalidObjectDefinition(
+                        "generation expression is not immutable".into(),
+                    ))
+                } else if aggregates.aggregate_functions().contains_key(name) {
+                    Some(Error::Grouping(
+                        "aggregate functions are not allowed in column generation expressions"
+                            .into(),
+                    ))
+                } else {
+                    None
+                }
+            }
+            E::Identifier(id) => def
+                .columns
+                .iter()
+                .find(|c| c.generated.is_some() && c.name == sql::ddl::normalize_ident(id))
+                .map(|c| {
+                    Error::InvalidObjectDefinition(format!(
+                        "cannot use generated column \"{}\" in column generation expression",
+                        c.name
+                    ))
+                }),
+            _ => None,
+        };
+        match refused {
+            Some(_) => std::ops::ControlFlow::Break(()),
+            None => std::ops::ControlFlow::Continue(()),
+        }
+    });
+    refused.map_or(Ok(()), Err)
+}
+
+/// Gives each generated column of `def` its expression's value over `values` (a whole row
+/// being written, its generated columns' old values ignored: no expression reads them).
+pub(crate) fn generate(def: &TableDef, values: &mut [Value]) -> Result<()> {
+    if def.columns.iter().all(|c| c.generated.is_none()) {
+        return Ok(());
+    }
+    let schema = row_schema(def);
+    let batch = row_batch(def, &schema, values)?;
+    for (i, column) in def.columns.iter().enumerate() {
+        let Some(text) = &column.generated else {
+            continue;
+        };
+        let expr = condition(Kind::Generated, &generation(text, column.ty), &schema)?;
+        let value = expr.evaluate(&batch)?.into_array(1)?;
+        values[i] = crate::convert::value_from_array(&value, 0, column.ty, &column.name)?;
     }
     Ok(())
 }

@@ -19,7 +19,7 @@ use crate::session::{Output, Session};
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::sql::sqlparser::ast::{
-    CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Statement,
+    self, CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Statement,
 };
 use sql::ddl::{normalize_ident, table_name};
 use std::sync::Arc;
@@ -264,8 +264,8 @@ pub(crate) async fn copy(session: &mut Session, stmt: &Statement) -> Result<Outp
     }
 }
 
-/// The table COPY FROM writes to and the columns its data holds (all visible columns, or
-/// the listed ones, each once).
+/// The table COPY FROM writes to and the columns its data holds (all visible columns but
+/// generated ones, or the listed ones, each once).
 fn copy_target(
     session: &Session,
     source: &CopySource,
@@ -290,14 +290,20 @@ fn copy_target(
             def.name
         )));
     }
+    let names = copied_columns(&def, columns)?;
+    Ok((def, names))
+}
+
+/// The columns COPY reads or writes of table `def`: the listed ones, each once, or all
+/// visible ones but generated ones, as in PostgreSQL, which refuses a generated one listed.
+fn copied_columns(def: &sql::TableDef, columns: &[ast::Ident]) -> Result<Vec<String>> {
     if columns.is_empty() {
-        let all = def
+        return Ok(def
             .columns
             .iter()
-            .filter(|c| !c.hidden)
+            .filter(|c| !c.hidden && c.generated.is_none())
             .map(|c| c.name.clone())
-            .collect();
-        return Ok((def, all));
+            .collect());
     }
     let mut names: Vec<String> = Vec::new();
     for c in columns {
@@ -309,12 +315,17 @@ fn copy_target(
                 column: name,
             }));
         }
+        if col.generated.is_some() {
+            return Err(Error::InvalidColumnReference(format!(
+                "column \"{name}\" is a generated column"
+            )));
+        }
         if names.contains(&name) {
             return Err(Error::Sql(sql::Error::DuplicateColumn(name)));
         }
         names.push(name);
     }
-    Ok((def, names))
+    Ok(names)
 }
 
 /// The query COPY TO runs: the table's columns (all visible, or the listed ones), or the
@@ -326,16 +337,12 @@ fn copy_query(session: &Session, source: &CopySource) -> Result<Statement> {
             columns,
         } => {
             let name = table_name(name)?;
-            session.table_def(&name)?;
-            let list = if columns.is_empty() {
-                "*".to_string()
-            } else {
-                columns
-                    .iter()
-                    .map(|c| c.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
+            let def = session.table_def(&name)?;
+            let list = copied_columns(&def, columns)?
+                .iter()
+                .map(|c| quote_ident(c))
+                .collect::<Vec<_>>()
+                .join(", ");
             crate::session::parse_sql(&format!("SELECT {list} FROM \"{name}\""))?.remove(0)
         }
         CopySource::Query(q) => Statement::Query(q.clone()),

@@ -827,7 +827,8 @@ async fn add_column(
             }
         }
     }
-    if !col.nullable && missing.is_null() && per_row.is_none() {
+    let generated = col.generated.is_some();
+    if !col.nullable && missing.is_null() && per_row.is_none() && !generated {
         let has_rows = with_txn(txn, |t| {
             Ok(t.scan(def.keyspace, &KeyRange::all(), Direction::Forward)?
                 .next()
@@ -854,6 +855,10 @@ async fn add_column(
     def.schema_version += 1;
     if let Some(text) = per_row {
         fill_column(session, txn, def, index, nullable, &text).await?;
+    }
+    if generated {
+        crate::conditions::validate(def)?;
+        generate_column(txn, def)?;
     }
     if !checks.is_empty() {
         let before = def.checks.len();
@@ -950,8 +955,30 @@ async fn fill_column(
     })
 }
 
+/// Stores a new generated column's value in every row of `def` (ADD COLUMN … GENERATED).
+fn generate_column(txn: &SharedTxn, def: &TableDef) -> Result<()> {
+    crate::provider::in_txn(txn, |t| {
+        let mut rows = Vec::new();
+        for row in t.scan(def.keyspace, &KeyRange::all(), Direction::Forward)? {
+            let row = row?;
+            rows.push((row.key.to_vec(), stored_values(def, &row.value)?));
+        }
+        for (key, mut values) in rows {
+            crate::conditions::generate(def, &mut values)?;
+            crate::dml::check_not_null(def, &values).map_err(|e| match e {
+                Error::NotNull { table, column, .. } => Error::NullsInColumn { table, column },
+                e => e,
+            })?;
+            let payload = storage::rowcodec::encode_row(def.schema_version, &values);
+            t.put(def.keyspace, &key, payload)?;
+        }
+        Ok(())
+    })
+}
+
 /// `RENAME COLUMN a TO b`: the column keeps its place, values and sequence; CHECK
-/// conditions are rewritten to the new name.
+/// conditions, partial indexes' conditions and generation expressions are rewritten to the
+/// new name.
 fn rename_column(
     def: &mut TableDef,
     old: &ast::Ident,
@@ -988,6 +1015,11 @@ fn rename_column(
     column.name = new.clone();
     for check in &mut def.checks {
         check.expr = rename_in_expr(&check.expr, &old, &new)?;
+    }
+    for column in &mut def.columns {
+        if let Some(expr) = &column.generated {
+            column.generated = Some(rename_in_expr(expr, &old, &new)?);
+        }
     }
     for index in &mut def.indexes {
         if let Some(predicate) = &index.predicate {
@@ -1055,6 +1087,44 @@ fn drop_column(
             "dropping primary key column \"{name}\" (the key is how rows are stored)"
         )));
     }
+    // Generated columns computed from it need CASCADE, which drops them too.
+    let table = def.name.clone();
+    let generated: Vec<String> = def
+        .columns
+        .iter()
+        .filter(|c| !c.hidden)
+        .filter(|c| {
+            c.generated
+                .as_deref()
+                .is_some_and(|g| reads_column(g, &name).unwrap_or(true))
+        })
+        .map(|c| c.name.clone())
+        .collect();
+    if !generated.is_empty() && !cascade {
+        return Err(Error::DependentObjects {
+            message: format!(
+                "cannot drop column {name} of table {table} because other objects depend on it"
+            ),
+            detail: generated
+                .iter()
+                .map(|g| {
+                    format!("column {g} of table {table} depends on column {name} of table {table}")
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        });
+    }
+    for g in generated {
+        session.cascades_to(format!("column {g} of table {table}"));
+        drop_column(
+            session,
+            txn,
+            def,
+            &ast::Ident::with_quote('"', g),
+            false,
+            true,
+        )?;
+    }
     if def
         .views
         .iter()
@@ -1114,6 +1184,7 @@ fn drop_column(
     column.default = None;
     column.identity = None;
     column.sequence = None;
+    column.generated = None;
     Ok(())
 }
 
@@ -1159,6 +1230,17 @@ fn alter_column(
     {
         return Err(Error::InvalidStatement(format!(
             "column \"{name}\" of relation \"{}\" is an identity column",
+            def.name
+        )));
+    }
+    if def.columns[i].generated.is_some()
+        && matches!(
+            op,
+            ast::AlterColumnOperation::SetDefault { .. } | ast::AlterColumnOperation::DropDefault
+        )
+    {
+        return Err(Error::InvalidStatement(format!(
+            "column \"{name}\" of relation \"{}\" is a generated column",
             def.name
         )));
     }

@@ -576,7 +576,7 @@ pub(crate) fn row_key(
     Ok(layout.encode(&pk, &rk)?)
 }
 
-fn check_not_null(def: &TableDef, values: &[Value]) -> Result<()> {
+pub(crate) fn check_not_null(def: &TableDef, values: &[Value]) -> Result<()> {
     for (col, value) in def.columns.iter().zip(values) {
         if !col.nullable && value.is_null() {
             return Err(Error::NotNull {
@@ -913,11 +913,19 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
     // OVERRIDING SYSTEM VALUE.
     let overriding = overriding(insert);
     let identity_default = |i: usize| -> Result<bool> {
+        if def.columns[i].generated.is_some() {
+            return Err(Error::GeneratedAlways {
+                column: def.columns[i].name.clone(),
+                insert: true,
+                expression: true,
+            });
+        }
         match (def.columns[i].identity, overriding) {
             (Some(_), Some(Overriding::User)) => Ok(true),
             (Some(Identity::Always), None) => Err(Error::GeneratedAlways {
                 column: def.columns[i].name.clone(),
                 insert: true,
+                expression: false,
             }),
             _ => Ok(false),
         }
@@ -1072,6 +1080,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                     col_in_batch += 1;
                 }
             }
+            crate::conditions::generate(&def, &mut values)?;
             check_not_null(&def, &values)?;
             crate::conditions::verify(&def, &values)?;
             let key = row_key(&def, &layout, &values)?;
@@ -1385,11 +1394,11 @@ async fn upsert(
             .cloned();
         (0..b.num_rows()).map(move |r| numbers.as_ref().map(|a| a.value(r) as usize))
     });
-    for (values, pair) in new_rows.into_iter().zip(pair_numbers) {
+    for (mut values, pair) in new_rows.into_iter().zip(pair_numbers) {
         let (pair, (old, _)) = pair
             .and_then(|p| Some((p, pairs.get(p)?)))
             .ok_or_else(|| Error::Internal("upsert row without its existing row".into()))?;
-        write_updated(def, &layout, &txn, old, &values)?;
+        write_updated(def, &layout, &txn, old, &mut values)?;
         references.record(Some(old), Some(&values));
         out.push((pair, values));
     }
@@ -1414,8 +1423,9 @@ fn assignment_targets(def: &TableDef, assignment: &ast::Assignment) -> Result<Ve
         }
         Ok(i)
     };
-    // `SET c = DEFAULT` takes the column's default (NULL without one); a GENERATED ALWAYS
-    // identity column takes nothing else.
+    // `SET c = DEFAULT` takes the column's default (NULL without one, and a generated
+    // column's value is computed when the row is written); a GENERATED ALWAYS identity
+    // column or a generated column takes nothing else.
     let value = |i: usize, e: Expr| -> Result<Expr> {
         match &e {
             Expr::Identifier(id)
@@ -1426,10 +1436,15 @@ fn assignment_targets(def: &TableDef, assignment: &ast::Assignment) -> Result<Ve
                     None => Ok(null()),
                 }
             }
-            _ if def.columns[i].identity == Some(Identity::Always) => Err(Error::GeneratedAlways {
-                column: def.columns[i].name.clone(),
-                insert: false,
-            }),
+            _ if def.columns[i].identity == Some(Identity::Always)
+                || def.columns[i].generated.is_some() =>
+            {
+                Err(Error::GeneratedAlways {
+                    column: def.columns[i].name.clone(),
+                    insert: false,
+                    expression: def.columns[i].generated.is_some(),
+                })
+            }
             _ => Ok(e),
         }
     };
@@ -1505,15 +1520,17 @@ fn tuple_values(value: &Expr) -> Result<Vec<Expr>> {
     }
 }
 
-/// Inserts a row with a new key; a taken key is 23505, or, with `skip_existing` (ON
-/// CONFLICT DO NOTHING), leaves the row out. Says whether the row was written.
+/// Inserts a row with a new key, its generated columns computed; a taken key is 23505, or,
+/// with `skip_existing` (ON CONFLICT DO NOTHING), leaves the row out. Says whether the row
+/// was written.
 pub(crate) fn insert_new(
     def: &TableDef,
     layout: &storage::KeyLayout,
     txn: &SharedTxn,
-    values: &[Value],
+    values: &mut [Value],
     skip_existing: bool,
 ) -> Result<bool> {
+    crate::conditions::generate(def, values)?;
     check_not_null(def, values)?;
     crate::conditions::verify(def, values)?;
     let key = row_key(def, layout, values)?;
@@ -1531,15 +1548,16 @@ pub(crate) fn insert_new(
     Ok(true)
 }
 
-/// Writes `new` over the row that held `old`: a key change deletes the old row and inserts
-/// the new one, refusing an existing key (23505).
+/// Writes `new` over the row that held `old`, its generated columns computed again: a key
+/// change deletes the old row and inserts the new one, refusing an existing key (23505).
 pub(crate) fn write_updated(
     def: &TableDef,
     layout: &storage::KeyLayout,
     txn: &SharedTxn,
     old: &[Value],
-    new: &[Value],
+    new: &mut [Value],
 ) -> Result<()> {
+    crate::conditions::generate(def, new)?;
     check_not_null(def, new)?;
     crate::conditions::verify(def, new)?;
     let old_key = row_key(def, layout, old)?;
@@ -1699,7 +1717,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
                 let c = &def.columns[col];
                 new[col] = value_from_array(batch.column(n + k), r, c.ty, &c.name)?;
             }
-            write_updated(&def, &layout, &txn, &old, &new)?;
+            write_updated(&def, &layout, &txn, &old, &mut new)?;
             references.record(Some(&old), Some(&new));
             count += 1;
             if update.returning.is_some() {

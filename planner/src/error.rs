@@ -326,12 +326,17 @@ pub enum Error {
     InvalidEscape(String),
 
     /// A value given for a `GENERATED ALWAYS` identity column (428C9), by an INSERT without
-    /// `OVERRIDING SYSTEM VALUE` (`insert`) or an UPDATE.
+    /// `OVERRIDING SYSTEM VALUE` (`insert`) or an UPDATE, or for a generated column
+    /// (`expression`), which takes none.
     #[error("{}", match insert {
         true => format!("cannot insert a non-DEFAULT value into column \"{column}\""),
         false => format!("column \"{column}\" can only be updated to DEFAULT"),
     })]
-    GeneratedAlways { column: String, insert: bool },
+    GeneratedAlways {
+        column: String,
+        insert: bool,
+        expression: bool,
+    },
 
     /// A NULL where a function needs a value (`format('%I', NULL)`): 22004.
     #[error("{0}")]

@@ -89,7 +89,11 @@ impl Session {
                         return None;
                     };
                     let column = def.column_index(&normalize_ident(name.0.last()?.as_ident()?))?;
-                    if def.columns[column].hidden || set.iter().any(|(c, _)| *c == column) {
+                    // A column only the full path may refuse a value for, or given twice.
+                    if def.columns[column].hidden
+                        || generated_always(&def.columns[column])
+                        || set.iter().any(|(c, _)| *c == column)
+                    {
                         return None;
                     }
                     set.push((column, stored_value(&def, column, &a.value)?));
@@ -298,9 +302,7 @@ impl Session {
         // value is an error the full path reports.
         for (c, col) in def.columns.iter().enumerate() {
             let given = targets.contains(&c);
-            if !given && col.default.is_some()
-                || given && col.identity == Some(sql::Identity::Always)
-            {
+            if !given && col.default.is_some() || given && generated_always(col) {
                 return None;
             }
         }
@@ -673,7 +675,7 @@ impl Session {
                     for (c, v) in &set {
                         new[*c] = v.clone();
                     }
-                    crate::dml::write_updated(&def, &layout, &txn, old, &new)?;
+                    crate::dml::write_updated(&def, &layout, &txn, old, &mut new)?;
                 }
                 Ok(WriteResult::counted("UPDATE", rows.len()))
             }
@@ -685,8 +687,8 @@ impl Session {
                 crate::dml::track_table(self, &txn, &def.name)?;
                 let layout = def.layout()?;
                 let mut count = 0;
-                for values in &rows {
-                    if crate::dml::insert_new(&def, &layout, &txn, values, skip_existing)? {
+                for mut values in rows {
+                    if crate::dml::insert_new(&def, &layout, &txn, &mut values, skip_existing)? {
                         count += 1;
                     }
                 }
@@ -1211,4 +1213,10 @@ fn number(text: &str) -> Option<ScalarValue> {
         precision,
         scale as i8,
     ))
+}
+
+/// Whether a column takes no value but its own: a GENERATED ALWAYS identity or a generated
+/// column.
+fn generated_always(col: &sql::ColumnDef) -> bool {
+    col.identity == Some(sql::Identity::Always) || col.generated.is_some()
 }

@@ -794,7 +794,7 @@ async fn act(
                 }
             }
         }
-        crate::dml::write_updated(child, &layout, txn, &old, &new)?;
+        crate::dml::write_updated(child, &layout, txn, &old, &mut new)?;
         out.record(Some(&old), Some(&new));
     }
     Ok(())

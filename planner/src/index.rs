@@ -626,7 +626,7 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
 
 /// Functions whose value changes from call to call or with the clock: an index predicate
 /// may not call them, as PostgreSQL allows only immutable ones.
-const VOLATILE: &[&str] = &[
+pub(crate) const VOLATILE: &[&str] = &[
     "random",
     "now",
     "clock_timestamp",

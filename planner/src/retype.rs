@@ -63,6 +63,21 @@ pub(crate) async fn alter_column_types(
     }
     for r in &resolved {
         refuse_if_views_use(session, def, r.i, &r.name)?;
+        // As in PostgreSQL; a generated column itself may change type (its values are
+        // computed again, as every row is written again).
+        if let Some(g) = def.columns.iter().find(|c| {
+            c.generated
+                .as_deref()
+                .is_some_and(|g| crate::ddl::reads_column(g, &r.name).unwrap_or(true))
+        }) {
+            return Err(Error::NotSupported {
+                message: "cannot alter type of a column used by a generated column".into(),
+                detail: Some(format!(
+                    "Column \"{}\" is used by generated column \"{}\".",
+                    r.name, g.name
+                )),
+            });
+        }
         if def.columns[r.i].default.is_some() && !r.old.assigns_to(r.new) {
             return Err(Error::DatatypeMismatch(format!(
                 "default for column \"{}\" cannot be cast automatically to type {}",
@@ -136,7 +151,7 @@ pub(crate) async fn alter_column_types(
         for (r, value) in resolved.iter().zip(new) {
             row[r.i] = value;
         }
-        crate::dml::insert_new(&writer, &layout, txn, &row, false).map_err(|e| match e {
+        crate::dml::insert_new(&writer, &layout, txn, &mut row, false).map_err(|e| match e {
             Error::NotNull { table, column, .. } => Error::NullsInColumn { table, column },
             Error::CheckViolation {
                 table, constraint, ..

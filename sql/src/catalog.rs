@@ -52,6 +52,10 @@ pub struct ColumnDef {
     /// (identity options, ALTER SEQUENCE).
     #[serde(default)]
     pub sequence_options: Option<SequenceOptions>,
+    /// A generated column's expression (`GENERATED ALWAYS AS (expr) STORED`), as SQL text
+    /// over the row's other columns, named bare: each row written stores its value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<String>,
 }
 
 impl ColumnDef {

@@ -117,6 +117,7 @@ pub fn column_from_ast(table: &str, col: &ast::ColumnDef) -> Result<ColumnDef> {
         sequence_column: None,
         sequence: None,
         sequence_options: None,
+        generated: None,
     };
     for opt in &col.options {
         match &opt.option {
@@ -131,6 +132,17 @@ pub fn column_from_ast(table: &str, col: &ast::ColumnDef) -> Result<ColumnDef> {
             | ColumnOption::ForeignKey(_)
             | ColumnOption::Check(_)
             | ColumnOption::Comment(_) => {}
+            // A generated column stores its expression's value over the row.
+            ColumnOption::Generated {
+                generation_expr: Some(expr),
+                generation_expr_mode,
+                ..
+            } => {
+                if *generation_expr_mode != Some(ast::GeneratedExpressionMode::Stored) {
+                    return Err(Error::Unsupported("virtual generated columns".into()));
+                }
+                def.generated = Some(bare_condition(expr));
+            }
             // An identity column takes its values from a sequence, as serial does.
             ColumnOption::Generated {
                 generated_as,
@@ -153,6 +165,17 @@ pub fn column_from_ast(table: &str, col: &ast::ColumnDef) -> Result<ColumnDef> {
             }
             other => return Err(Error::Unsupported(format!("column option {other}"))),
         }
+    }
+    // A serial column's default is its sequence's next value.
+    let other = match () {
+        _ if def.identity.is_some() => Some("identity"),
+        _ if def.default.is_some() => Some("default"),
+        _ => None,
+    };
+    if let (Some(_), Some(other)) = (&def.generated, other) {
+        return Err(Error::Syntax(format!(
+            "both {other} and generation expression specified for column \"{col_name}\" of table \"{table}\""
+        )));
     }
     Ok(def)
 }
@@ -279,6 +302,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
                 sequence_column: None,
                 sequence: None,
                 sequence_options: None,
+                generated: None,
             });
             partition_key.push(columns.len() - 1);
             hash_buckets = DEFAULT_HASH_BUCKETS;
@@ -449,6 +473,12 @@ pub fn bare_condition(expr: &Expr) -> String {
             && plain_name(&id.value)
         {
             id.quote_style = None;
+        }
+        // Type names in lower case (`id::text`), as PostgreSQL shows them.
+        if let Expr::Cast { data_type, .. } = e {
+            let name = data_type.to_string().to_lowercase();
+            *data_type =
+                ast::DataType::Custom(ast::ObjectName::from(vec![Ident::new(name)]), vec![]);
         }
         std::ops::ControlFlow::<()>::Continue(())
     });

@@ -306,3 +306,54 @@ SELECT * FROM multi_acc ORDER BY id;
 -- TypeORM's foreign-key query: UNNEST beside an item aliased as a column it reads.
 SELECT "con"."conname" AS "constraint_name", "con"."nspname" AS "table_schema", "con"."relname" AS "table_name", "att2"."attname" AS "column_name", "ns"."nspname" AS "referenced_table_schema", "cl"."relname" AS "referenced_table_name", "att"."attname" AS "referenced_column_name", "con"."confdeltype" AS "on_delete", "con"."confupdtype" AS "on_update", "con"."condeferrable" AS "deferrable", "con"."condeferred" AS "deferred" FROM ( SELECT UNNEST ("con1"."conkey") AS "parent", UNNEST ("con1"."confkey") AS "child", "con1"."confrelid", "con1"."conrelid", "con1"."conname", "con1"."contype", "ns"."nspname", "cl"."relname", "con1"."condeferrable", CASE WHEN "con1"."condeferred" THEN 'INITIALLY DEFERRED' ELSE 'INITIALLY IMMEDIATE' END as condeferred, CASE "con1"."confdeltype" WHEN 'a' THEN 'NO ACTION' WHEN 'r' THEN 'RESTRICT' WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL' WHEN 'd' THEN 'SET DEFAULT' END as "confdeltype", CASE "con1"."confupdtype" WHEN 'a' THEN 'NO ACTION' WHEN 'r' THEN 'RESTRICT' WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL' WHEN 'd' THEN 'SET DEFAULT' END as "confupdtype" FROM "pg_class" "cl" INNER JOIN "pg_namespace" "ns" ON "cl"."relnamespace" = "ns"."oid" INNER JOIN "pg_constraint" "con1" ON "con1"."conrelid" = "cl"."oid" WHERE "con1"."contype" = 'f' AND (("ns"."nspname" = 'public' AND "cl"."relname" = 'dj_book')) ) "con" INNER JOIN "pg_attribute" "att" ON "att"."attrelid" = "con"."confrelid" AND "att"."attnum" = "con"."child" INNER JOIN "pg_class" "cl" ON "cl"."oid" = "con"."confrelid" AND "cl"."relispartition" = 'f' INNER JOIN "pg_namespace" "ns" ON "cl"."relnamespace" = "ns"."oid" INNER JOIN "pg_attribute" "att2" ON "att2"."attrelid" = "con"."conrelid" AND "att2"."attnum" = "con"."parent";
 SELECT x.a, x.b FROM (SELECT unnest(c.conkey) AS a, CASE WHEN c.condeferred THEN 'y' ELSE 'n' END AS condeferred, c.conname AS b FROM pg_constraint c WHERE c.conname = 'book_pkey') x;
+-- Generated columns (GENERATED ALWAYS AS (…) STORED), as Django's GeneratedField and Rails'
+-- virtual stored columns make them: computed on every write, refused a value of their own,
+-- shown in the catalogs, following the columns they read through ALTER TABLE.
+CREATE TABLE line_items (id int PRIMARY KEY, qty numeric(6), price numeric(8,2), total numeric(10,2) GENERATED ALWAYS AS (qty * price) STORED, label text GENERATED ALWAYS AS ('item ' || id::text) STORED);
+INSERT INTO line_items (id, qty, price) VALUES (1, 2, 1.50), (2, 3, NULL) RETURNING *;
+INSERT INTO line_items VALUES (3, 1, 9.99) RETURNING total, label;
+INSERT INTO line_items VALUES (4, 1, 1, DEFAULT, DEFAULT) RETURNING total;
+INSERT INTO line_items (id, qty, price) SELECT 5, 10, 0.5 RETURNING total;
+INSERT INTO line_items VALUES (6, 1, 1, 5);
+INSERT INTO line_items (id, total) VALUES (7, 1);
+INSERT INTO line_items (id, qty, price, total) SELECT 8, 1, 1, 1;
+INSERT INTO line_items OVERRIDING SYSTEM VALUE VALUES (9, 1, 1, 1);
+UPDATE line_items SET qty = 4 WHERE id = 1 RETURNING total;
+UPDATE line_items SET total = 0 WHERE id = 1;
+UPDATE line_items SET total = DEFAULT, price = 2 WHERE id = 2 RETURNING total;
+INSERT INTO line_items (id, qty, price) VALUES (1, 5, 5) ON CONFLICT (id) DO UPDATE SET qty = excluded.qty + 1 RETURNING total;
+INSERT INTO line_items (id, qty) VALUES (1, 5) ON CONFLICT (id) DO UPDATE SET total = 1;
+SELECT * FROM line_items ORDER BY id;
+SELECT id FROM line_items WHERE total > 10 ORDER BY id;
+SELECT column_name, column_default, is_generated, generation_expression FROM information_schema.columns WHERE table_name = 'line_items' AND column_name IN ('qty', 'total') ORDER BY ordinal_position;
+SELECT attname, attgenerated, atthasdef FROM pg_attribute WHERE attrelid = 'line_items'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = 'line_items'::regclass AND adnum = 4;
+CREATE TABLE gen_bad (a int, b int GENERATED ALWAYS AS (random() * a) STORED);
+CREATE TABLE gen_bad (a int, b int GENERATED ALWAYS AS (a) STORED, c int GENERATED ALWAYS AS (b + 1) STORED);
+CREATE TABLE gen_bad (a int, b int DEFAULT 1 GENERATED ALWAYS AS (a) STORED);
+CREATE TABLE gen_bad (a int, b int GENERATED ALWAYS AS ((SELECT 1)) STORED);
+CREATE TABLE gen_bad (a int, b int GENERATED ALWAYS AS (sum(a)) STORED);
+CREATE TABLE gen_bad (a int, b int GENERATED ALWAYS AS (x + 1) STORED);
+CREATE TABLE gen_bad (a int PRIMARY KEY, b int GENERATED ALWAYS AS (a + 1) STORED NOT NULL, c int GENERATED ALWAYS AS (a - 1) STORED CHECK (c > 0));
+INSERT INTO gen_bad VALUES (NULL);
+INSERT INTO gen_bad VALUES (1);
+INSERT INTO gen_bad VALUES (2) RETURNING *;
+CREATE TABLE gen_key (a int, b int GENERATED ALWAYS AS (a * 10) STORED PRIMARY KEY);
+INSERT INTO gen_key VALUES (1), (2);
+INSERT INTO gen_key VALUES (1);
+UPDATE gen_key SET a = 3 WHERE b = 20;
+SELECT * FROM gen_key ORDER BY b;
+ALTER TABLE line_items ADD COLUMN doubled numeric GENERATED ALWAYS AS (qty + qty) STORED;
+SELECT id, doubled FROM line_items ORDER BY id;
+SELECT pg_get_expr(adbin, adrelid), pg_get_expr(adbin, adrelid, true) FROM pg_attrdef WHERE adrelid = 'line_items'::regclass AND adnum = 6;
+ALTER TABLE line_items ALTER COLUMN total SET DEFAULT 0;
+ALTER TABLE line_items ALTER COLUMN qty TYPE bigint;
+ALTER TABLE line_items DROP COLUMN qty;
+ALTER TABLE line_items RENAME COLUMN qty TO quantity;
+SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = 'line_items'::regclass AND adnum = 4;
+UPDATE line_items SET quantity = 1 WHERE id = 3 RETURNING total, doubled;
+ALTER TABLE line_items DROP COLUMN quantity CASCADE;
+SELECT * FROM line_items ORDER BY id;
+INSERT INTO line_items (id, price) VALUES (10, 3) RETURNING *;
+-- The session's names (the differential connects each server under its own).
+SELECT current_catalog = current_database(), current_role = current_user, session_user = user;

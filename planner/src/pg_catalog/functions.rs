@@ -457,7 +457,15 @@ pub fn register(
     add(
         "pg_get_expr",
         Utf8,
-        Box::new(|_, a| Ok(utf8(string(a.first())))),
+        Box::new(|_, a| {
+            // Pretty (psql's \d): without the parentheses the plain form puts around an
+            // operator.
+            let pretty = matches!(a.get(2), Some(ScalarValue::Boolean(Some(true))));
+            Ok(utf8(string(a.first()).map(|e| match pretty {
+                true => unparenthesized(&e).to_string(),
+                false => e,
+            })))
+        }),
     );
     add(
         "pg_get_indexdef",
@@ -695,4 +703,28 @@ pub fn register(
         named(name, |i| &i.user);
     }
     named("current_database", |i| &i.database);
+}
+
+/// `text` without the parentheses around all of it, if it has them: `(a * 2)` is `a * 2`,
+/// `(a) + (b)` stays.
+fn unparenthesized(text: &str) -> &str {
+    let Some(inner) = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')) else {
+        return text;
+    };
+    let mut depth = 0i32;
+    let mut quoted = false;
+    for c in inner.chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            '(' if !quoted => depth += 1,
+            ')' if !quoted => {
+                depth -= 1;
+                if depth < 0 {
+                    return text;
+                }
+            }
+            _ => {}
+        }
+    }
+    inner
 }

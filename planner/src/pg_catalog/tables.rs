@@ -874,7 +874,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                         .map(move |(n, c)| {
                             let col = &t.columns[c];
                             let num = if is_table { attnum(t, c) } else { n as i16 + 1 };
-                            attribute_row(
+                            let mut row = attribute_row(
                                 rel,
                                 &col.name,
                                 col.ty,
@@ -887,7 +887,11 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                                     Some(sql::Identity::ByDefault) => "d",
                                     None => "",
                                 },
-                            )
+                            );
+                            if is_table && col.generated.is_some() {
+                                row[ATTGENERATED] = text("s");
+                            }
+                            row
                         })
                         .collect::<Vec<_>>()
                 })
@@ -913,13 +917,19 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 .iter()
                 .flat_map(|t| {
                     t.columns.iter().enumerate().filter_map(move |(c, col)| {
-                        let default = col.default.as_ref().filter(|_| has_default(col))?;
+                        // A generated column's expression is kept as a default is.
+                        let shown = match (&col.generated, &col.default) {
+                            _ if !has_default(col) => return None,
+                            (Some(expr), _) => shown_condition(expr),
+                            (None, Some(default)) => shown_default(default, col.ty),
+                            (None, None) => return None,
+                        };
                         let num = attnum(t, c);
                         Some(vec![
                             oid((1 << 30) + ((t.keyspace as i32) << 10) + i32::from(num)),
                             oid(relation_oid(t.keyspace)),
                             i16v(num),
-                            text(shown_default(default, col.ty)),
+                            text(shown),
                         ])
                     })
                 })
@@ -1973,6 +1983,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                 ("is_identity", Text),
                 ("identity_generation", Text),
                 ("is_generated", Text),
+                ("generation_expression", Text),
                 ("is_updatable", Text),
             ],
             base_tables()
@@ -1993,7 +2004,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                                     .map(|d| shown_default(d, c.ty)),
                                 c.nullable,
                                 c.ty,
-                                c.identity,
+                                Some(c),
                             )
                         })
                         .collect::<Vec<_>>()
@@ -2481,7 +2492,8 @@ fn shown_text_constant(text: &str, ty: SqlType) -> Option<String> {
 }
 
 fn has_default(column: &sql::ColumnDef) -> bool {
-    column.default.is_some() && column.identity.is_none() && !column.hidden
+    let default = column.default.is_some() && column.identity.is_none();
+    (default || column.generated.is_some()) && !column.hidden
 }
 
 /// Whether CHECK condition `expr` names column `column` (pg_constraint.conkey).
@@ -2563,8 +2575,10 @@ fn column_row(
     default: Option<String>,
     nullable: bool,
     ty: SqlType,
-    identity: Option<sql::Identity>,
+    column: Option<&sql::ColumnDef>,
 ) -> Vec<ScalarValue> {
+    let identity = column.and_then(|c| c.identity);
+    let generated = column.and_then(|c| c.generated.as_deref());
     let (char_len, precision, radix, scale, dt_precision) = column_sizes(ty);
     let udt = builtin_type(ty.pg_oid()).map(|t| t.0).unwrap_or_default();
     vec![
@@ -2590,10 +2604,18 @@ fn column_row(
             Some(sql::Identity::ByDefault) => text("BY DEFAULT"),
             None => null(),
         },
-        text("NEVER"),
+        text(if generated.is_some() {
+            "ALWAYS"
+        } else {
+            "NEVER"
+        }),
+        generated.map_or(null(), |g| text(shown_condition(g))),
         text("YES"),
     ]
 }
+
+/// The position of `attgenerated` in a `pg_attribute` row.
+const ATTGENERATED: usize = 17;
 
 /// The position of `relhastriggers` in a `pg_class` row.
 const RELHASTRIGGERS: usize = 20;

@@ -283,6 +283,52 @@ async fn copy_escapes_quotes_and_nul() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_leaves_generated_columns_out() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE items (id int PRIMARY KEY, qty int, \
+             twice int GENERATED ALWAYS AS (qty * 2) STORED, note text)",
+        )
+        .await
+        .unwrap();
+    // As in PostgreSQL: COPY's columns are the table's but the generated ones, whose
+    // values each row computes.
+    copy_in(
+        &client,
+        "COPY items FROM STDIN",
+        "1\t5\tfive\n2\t\\N\tnone\n",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        copy_out(&client, "COPY items TO STDOUT").await,
+        "1\t5\tfive\n2\t\\N\tnone\n"
+    );
+    assert_eq!(
+        copy_out(&client, "COPY (SELECT id, twice FROM items) TO STDOUT").await,
+        "1\t10\n2\t\\N\n"
+    );
+    let e = copy_in(&client, "COPY items (id, twice) FROM STDIN", "3\t1\n")
+        .await
+        .unwrap_err();
+    assert!(
+        code(&e).starts_with("42P10 column \"twice\" is a generated column"),
+        "{e:?}"
+    );
+    // tokio-postgres's connection is out of step after a COPY FROM that fails to start (as
+    // with PostgreSQL itself): a new one.
+    let client = server.connect().await;
+    let e = client
+        .copy_out("COPY items (twice) TO STDOUT")
+        .await
+        .err()
+        .unwrap();
+    assert!(code(&e).starts_with("42P10"), "{e:?}");
+}
+
 /// PostgreSQL's binary COPY format both ways, through tokio-postgres's own binary writer and
 /// reader: every value comes back as written, NULLs included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
