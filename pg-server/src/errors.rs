@@ -75,6 +75,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::NullsInColumn { .. } => "23502",
         Error::UndefinedObject(_) => "42704",
         Error::InvalidObjectDefinition(_) => "42P17",
+        Error::DuplicateSchema(_) => "42P06",
         Error::UnknownView(_) => "42P01",
         Error::UnknownSequence(_) => "42P01",
         Error::RequiredObject { .. } => "2BP01",

@@ -198,6 +198,10 @@ pub enum Error {
     #[error("{0}")]
     InvalidObjectDefinition(String),
 
+    /// CREATE SCHEMA of a schema that exists (42P06).
+    #[error("schema \"{0}\" already exists")]
+    DuplicateSchema(String),
+
     /// An object a statement names that does not exist (a constraint to drop).
     #[error("{0}")]
     UndefinedObject(String),

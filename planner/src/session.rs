@@ -1508,6 +1508,11 @@ impl Session {
             }
             Statement::Commit { .. } => self.commit().await,
             Statement::CreateExtension(create) => self.create_extension(&create),
+            Statement::CreateSchema {
+                schema_name,
+                if_not_exists,
+                ..
+            } => self.create_schema(&schema_name, if_not_exists),
             Statement::Rollback {
                 savepoint: None, ..
             } => Ok(self.rollback()),
@@ -1761,6 +1766,35 @@ impl Session {
             detail: None,
         });
         Ok(Output::Command("CREATE EXTENSION".into()))
+    }
+
+    /// CREATE SCHEMA: Partita has the schemas every PostgreSQL database has (`public`,
+    /// `pg_catalog`, `information_schema`) and no others, so it makes none; `IF NOT EXISTS`
+    /// of `public` or `information_schema` is a notice, as in PostgreSQL (Prisma's and Alembic's migrations
+    /// send `CREATE SCHEMA IF NOT EXISTS "public"`).
+    fn create_schema(&mut self, name: &ast::SchemaName, if_not_exists: bool) -> Result<Output> {
+        let name = match name {
+            ast::SchemaName::Simple(n) | ast::SchemaName::NamedAuthorization(n, _) => {
+                sql::ddl::table_name(n)?
+            }
+            ast::SchemaName::UnnamedAuthorization(user) => sql::ddl::normalize_ident(user),
+        };
+        if !["public", "information_schema"].contains(&name.as_str()) {
+            return Err(Error::NotSupported {
+                message: format!("CREATE SCHEMA \"{name}\" is not supported"),
+                detail: Some("Partita has one schema, public, for tables.".into()),
+            });
+        }
+        if !if_not_exists {
+            return Err(Error::DuplicateSchema(name));
+        }
+        self.notices.push(Notice {
+            severity: "NOTICE",
+            code: "42P06",
+            message: format!("schema \"{name}\" already exists, skipping"),
+            detail: None,
+        });
+        Ok(Output::Command("CREATE SCHEMA".into()))
     }
 
     /// `SET CONSTRAINTS {ALL | name, …} {DEFERRED | IMMEDIATE}`. Made IMMEDIATE, the

@@ -357,3 +357,7 @@ SELECT * FROM line_items ORDER BY id;
 INSERT INTO line_items (id, price) VALUES (10, 3) RETURNING *;
 -- The session's names (the differential connects each server under its own).
 SELECT current_catalog = current_database(), current_role = current_user, session_user = user;
+-- CREATE SCHEMA of the schema every database has, as migration tools send it.
+CREATE SCHEMA IF NOT EXISTS public;
+CREATE SCHEMA IF NOT EXISTS "public" AUTHORIZATION CURRENT_USER;
+CREATE SCHEMA public;
