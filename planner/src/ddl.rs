@@ -6,6 +6,8 @@ use crate::error::{Error, Result};
 use crate::provider::{SharedTxn, encode_hex, stored_values, with_txn};
 use crate::session::Session;
 use datafusion::sql::sqlparser::ast::{self, AlterTableOperation, ObjectName};
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
 use sql::TableDef;
 use sql::ddl::{normalize_ident, table_def_from_create, table_name};
 use storage::{Direction, KeyRange, Value};
@@ -567,7 +569,7 @@ pub async fn alter_table(session: &mut Session, alter: &ast::AlterTable) -> Resu
                 using: using.as_ref(),
             }),
             AlterTableOperation::AlterColumn { column_name, op } => {
-                alter_column(&txn, &mut def, column_name, op)?
+                alter_column(session, &txn, &mut def, column_name, op)?
             }
             AlterTableOperation::RenameTable { .. } => {
                 return Err(Error::Unsupported(
@@ -1206,6 +1208,7 @@ pub(crate) fn reads_column(text: &str, name: &str) -> Result<bool> {
 
 /// `ALTER COLUMN … SET/DROP DEFAULT`, `SET/DROP NOT NULL` (a type change is `retype`'s).
 fn alter_column(
+    session: &mut Session,
     txn: &SharedTxn,
     def: &mut TableDef,
     column: &ast::Ident,
@@ -1218,6 +1221,22 @@ fn alter_column(
             table: def.name.clone(),
             column: name,
         }));
+    }
+    // DROP EXPRESSION: a generated column becomes a plain one, its values kept.
+    if let ast::AlterColumnOperation::SetDefault { value } = op
+        && let Some(if_exists) = drop_expression(value)
+    {
+        if def.columns[i].generated.take().is_none() {
+            let message = format!(
+                "column \"{name}\" of relation \"{}\" is not a stored generated column",
+                def.name
+            );
+            if !if_exists {
+                return Err(Error::NotInPrerequisiteState(message));
+            }
+            session.notice(format!("{message}, skipping"));
+        }
+        return Ok(());
     }
     let identity = def.columns[i].identity.is_some();
     if identity
@@ -1501,4 +1520,64 @@ pub(crate) fn emptied(t: &mut storage::Transaction, def: &TableDef) -> Result<Ta
         .map(|v| emptied(t, v))
         .collect::<Result<_>>()?;
     Ok(new)
+}
+
+/// The function `ALTER COLUMN c DROP EXPRESSION [IF EXISTS]` is read as the `SET DEFAULT`
+/// of (`partita_drop_expression(true)` with IF EXISTS): sqlparser does not know the clause.
+const DROP_EXPRESSION: &str = "partita_drop_expression";
+
+/// Rewrites `ALTER [COLUMN] c DROP EXPRESSION [IF EXISTS]` as `ALTER [COLUMN] c SET DEFAULT
+/// partita_drop_expression([true])` (see `DROP_EXPRESSION`).
+pub(crate) fn mark_drop_expression(tokens: &mut Vec<TokenWithSpan>) {
+    let significant: Vec<usize> = (0..tokens.len())
+        .filter(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+        .collect();
+    let word = |j: usize| match &tokens[j].token {
+        Token::Word(w) if w.quote_style.is_none() => Some((w.keyword, w.value.to_lowercase())),
+        _ => None,
+    };
+    let keyword = |j: usize, k: Keyword| word(j).is_some_and(|(w, _)| w == k);
+    let mut found = Vec::new();
+    for (n, at) in significant.windows(4).enumerate() {
+        if (keyword(at[0], Keyword::ALTER) || keyword(at[0], Keyword::COLUMN))
+            && keyword(at[2], Keyword::DROP)
+            && word(at[3]).is_some_and(|(_, w)| w == "expression")
+        {
+            let if_exists = significant
+                .get(n + 4)
+                .is_some_and(|&j| keyword(j, Keyword::IF))
+                && significant
+                    .get(n + 5)
+                    .is_some_and(|&j| keyword(j, Keyword::EXISTS));
+            found.push((at[2], at[3], if_exists.then(|| significant[n + 5])));
+        }
+    }
+    for (drop, expression, exists) in found.into_iter().rev() {
+        let mut call = vec![
+            Token::make_keyword("SET"),
+            Token::Whitespace(Whitespace::Space),
+            Token::make_keyword("DEFAULT"),
+            Token::Whitespace(Whitespace::Space),
+            Token::make_word(DROP_EXPRESSION, None),
+            Token::LParen,
+        ];
+        if exists.is_some() {
+            call.push(Token::make_keyword("TRUE"));
+        }
+        call.push(Token::RParen);
+        let end = exists.unwrap_or(expression);
+        tokens.splice(drop..=end, call.into_iter().map(TokenWithSpan::wrap));
+    }
+}
+
+/// `ALTER COLUMN c DROP EXPRESSION [IF EXISTS]` (read as `SET DEFAULT` of
+/// `DROP_EXPRESSION`): whether `value` is that call, and with IF EXISTS.
+fn drop_expression(value: &ast::Expr) -> Option<bool> {
+    let ast::Expr::Function(f) = value else {
+        return None;
+    };
+    if f.name.to_string() != DROP_EXPRESSION {
+        return None;
+    }
+    Some(matches!(&f.args, ast::FunctionArguments::List(l) if !l.args.is_empty()))
 }

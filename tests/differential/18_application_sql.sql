@@ -361,3 +361,13 @@ SELECT current_catalog = current_database(), current_role = current_user, sessio
 CREATE SCHEMA IF NOT EXISTS public;
 CREATE SCHEMA IF NOT EXISTS "public" AUTHORIZATION CURRENT_USER;
 CREATE SCHEMA public;
+-- ALTER COLUMN … DROP EXPRESSION: a generated column becomes a plain one, keeping its values.
+CREATE TABLE gen_drop (id int PRIMARY KEY, a int, b int GENERATED ALWAYS AS (a + 1) STORED);
+INSERT INTO gen_drop VALUES (1, 1);
+ALTER TABLE gen_drop ALTER COLUMN a DROP EXPRESSION;
+ALTER TABLE gen_drop ALTER COLUMN a DROP EXPRESSION IF EXISTS;
+ALTER TABLE gen_drop ALTER b DROP EXPRESSION;
+INSERT INTO gen_drop VALUES (2, 1, 5);
+UPDATE gen_drop SET a = 10 WHERE id = 1;
+SELECT * FROM gen_drop ORDER BY id;
+SELECT attname, attgenerated, atthasdef FROM pg_attribute WHERE attrelid = 'gen_drop'::regclass AND attnum > 0 ORDER BY attnum;
