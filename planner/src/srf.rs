@@ -130,6 +130,13 @@ impl VisitorMut for Rewriter {
         let Some(args) = plain_args(&args.args) else {
             return ControlFlow::Continue(());
         };
+        if let Some(set) = record_function(&function) {
+            match records(&function, set, &args, alias.as_ref()) {
+                Ok(derived) => *factor = derived,
+                Err(e) => return ControlFlow::Break(e),
+            }
+            return ControlFlow::Continue(());
+        }
         let Some(lists) = set_returning(&function, &args) else {
             return ControlFlow::Continue(());
         };
@@ -150,6 +157,84 @@ impl VisitorMut for Rewriter {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// Whether `function` is `json[b]_to_record` (false) or `json[b]_to_recordset` (true).
+fn record_function(function: &str) -> Option<bool> {
+    match function {
+        "json_to_record" | "jsonb_to_record" => Some(false),
+        "json_to_recordset" | "jsonb_to_recordset" => Some(true),
+        _ => None,
+    }
+}
+
+/// `json[b]_to_record(doc) AS r(a int, b text)`: the row the object's members make, each
+/// column its member's value (by the column's name) cast to the column's type, NULL when
+/// missing; `json[b]_to_recordset(doc)` makes one such row per element of an array. A
+/// json or jsonb column takes the member's JSON, others its text, as PostgreSQL does.
+fn records(
+    function: &str,
+    set: bool,
+    args: &[Expr],
+    alias: Option<&ast::TableAlias>,
+) -> crate::Result<TableFactor> {
+    let [doc] = args else {
+        return Err(crate::Error::UndefinedFunction(format!(
+            "function {function} takes one argument"
+        )));
+    };
+    let columns = alias.map(|a| a.columns.as_slice()).unwrap_or_default();
+    let typed: Option<Vec<(String, &ast::DataType)>> = columns
+        .iter()
+        .map(|c| Some((sql::ddl::normalize_ident(&c.name), c.data_type.as_ref()?)))
+        .collect();
+    let (Some(alias), Some(typed)) = (alias, typed.filter(|t| !t.is_empty())) else {
+        return Err(crate::Error::InvalidStatement(
+            "a column definition list is required for functions returning \"record\"".into(),
+        ));
+    };
+    let row = if set {
+        "__partita_element"
+    } else {
+        "__partita_doc"
+    };
+    let items: Vec<String> = typed
+        .iter()
+        .map(|(name, ty)| {
+            let key = format!("'{}'", name.replace('\'', "''"));
+            let json = matches!(
+                sql::SqlType::from_ast(ty),
+                Ok(sql::SqlType::Json | sql::SqlType::Jsonb)
+            );
+            let op = if json { "->" } else { "->>" };
+            let column = crate::functions::text::quote_ident(name);
+            format!("CAST({row} {op} {key} AS {ty}) AS {column}")
+        })
+        .collect();
+    // The document as its function reads it, json or jsonb (which also types a parameter).
+    let family = if function.starts_with("jsonb") {
+        "jsonb"
+    } else {
+        "json"
+    };
+    let doc = format!("CAST({doc} AS {family})");
+    let source = match set {
+        true => format!("(SELECT unnest(partita_{family}_elements({doc})) AS {row})"),
+        false => format!("(SELECT {doc} AS {row})"),
+    };
+    let alias = ast::TableAlias {
+        explicit: true,
+        name: alias.name.clone(),
+        columns: vec![],
+        at: None,
+    };
+    derived_table(
+        &format!(
+            "(SELECT {} FROM {source} AS __partita_records)",
+            items.join(", ")
+        ),
+        alias,
+    )
 }
 
 /// The derived table of the parenthesized query `text`, named by `alias`.

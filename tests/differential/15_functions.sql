@@ -132,3 +132,17 @@ execute lk('%0/%%');
 select row_number() from (values(1)) t(a);
 select lag(a) from (values(1)) t(a);
 select rank() from (values (1)) t(a);
+-- json[b]_to_record and json[b]_to_recordset with a column definition list: members by
+-- the columns' names, cast to their types (json columns take the member's JSON), as bulk
+-- writes from a JSON parameter use them.
+SELECT * FROM jsonb_to_record('{"a":1,"b":"x","c":[1,2],"d":{"e":true}}') AS r(a int, b text, c jsonb, d json, missing int);
+SELECT * FROM json_to_record('{"a":"1.5","b":null}') AS r(a numeric, b text);
+SELECT * FROM jsonb_to_recordset('[{"a":1,"b":"x"},{"a":2},{"b":"z","a":null}]') AS r(a int, b text) ORDER BY a;
+SELECT r.a * 10, r."B" FROM json_to_recordset('[{"a":1,"B":"up"}]') AS r(a bigint, "B" varchar(5));
+SELECT count(*) FROM jsonb_to_recordset('[]') AS r(a int);
+SELECT * FROM jsonb_to_recordset('[{"a":"x"}]') AS r(a int);
+SELECT * FROM jsonb_to_record('{"a":1}');
+SELECT * FROM jsonb_to_record('{"a":true, "t":"2024-01-02 03:04:05"}') AS r(a bool, t timestamp);
+CREATE TABLE json_rows (id int PRIMARY KEY, name text);
+INSERT INTO json_rows SELECT * FROM jsonb_to_recordset('[{"id":1,"name":"ann"},{"id":2,"name":"bob"}]') AS x(id int, name text);
+SELECT * FROM json_rows ORDER BY id;

@@ -185,6 +185,23 @@ async fn array_and_jsonb_parameters() {
         .query("SELECT id FROM docs WHERE id = ANY($1::int[])", &[&"{1,x}"])
         .await;
     assert!(bad.is_err(), "text that is no int[] is refused");
+    // Rows from a JSON parameter: a bulk write in one statement.
+    let written = client
+        .execute(
+            "INSERT INTO docs (id, name) SELECT id, name FROM jsonb_to_recordset($1) AS r(id int, name text)",
+            &[&serde_json::json!([{"id": 4, "name": "d"}, {"id": 5, "name": null}])],
+        )
+        .await
+        .unwrap();
+    assert_eq!(written, 2);
+    let names: Vec<Option<String>> = client
+        .query("SELECT name FROM docs WHERE id >= 4 ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(names, [Some("d".to_string()), None]);
 }
 
 /// EXPLAIN through the extended protocol is described as its one text column, not as
