@@ -41,6 +41,11 @@ fn figure_name(expr: &Expr) -> Option<(String, u8)> {
         }
         Expr::Function(f) => (f.name.0.last()?.as_ident()?.value.to_lowercase(), 2),
         Expr::Nested(inner) => return figure_name(inner),
+        // PostgreSQL's grammar makes it a call of overlaps().
+        Expr::BinaryOp {
+            op: ast::BinaryOperator::Overlaps,
+            ..
+        } => ("overlaps".into(), 2),
         Expr::Cast {
             expr, data_type, ..
         } => match figure_name(expr) {

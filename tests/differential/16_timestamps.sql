@@ -107,3 +107,11 @@ SELECT make_timestamptz(2024, 1, 2, 3, 4, 5.5);
 SELECT make_timestamptz(2024, 7, 2, 3, 4, 0, 'Europe/Paris') AS t;
 SET TIME ZONE 'UTC';
 SELECT make_timestamptz(2024, 1, 2, 3, 4, 5.5);
+-- (start, end) OVERLAPS (start, end): periods in either order, an interval as the end,
+-- touching periods not overlapping, NULL ends as PostgreSQL treats them.
+SELECT (date '2020-01-01', date '2020-02-01') OVERLAPS (date '2020-02-01', date '2020-03-01') a, (timestamp '2020-01-01', interval '1 day') OVERLAPS (timestamp '2020-01-01 12:00', timestamp '2020-01-03') b, (date '2020-03-01', date '2020-01-01') OVERLAPS (date '2020-02-01', date '2020-02-02') c, (date '2020-01-01', NULL::date) OVERLAPS (date '2020-01-01', date '2020-01-02') d, (date '2020-01-01', NULL::date) OVERLAPS (date '2019-01-01', date '2019-01-02') e, (date '2020-01-01', date '2020-01-01') OVERLAPS (date '2020-01-01', date '2020-01-01') f;
+SELECT (timestamptz '2020-01-01 00:00+00', '2 hours'::interval) OVERLAPS (timestamptz '2020-01-01 01:00+00', timestamptz '2020-01-01 05:00+00');
+SELECT (time '10:00', time '11:00') OVERLAPS (time '10:30', time '12:00');
+CREATE TABLE bookings (id int PRIMARY KEY, starts date, ends date);
+INSERT INTO bookings VALUES (1, '2024-01-01', '2024-01-05'), (2, '2024-01-05', '2024-01-09'), (3, '2024-01-03', NULL), (4, NULL, NULL);
+SELECT id FROM bookings WHERE (starts, ends) OVERLAPS (date '2024-01-04', date '2024-01-06') ORDER BY id;

@@ -361,6 +361,10 @@ impl VisitorMut for Rewriter {
     }
 
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if let Some(rewritten) = overlaps(e) {
+            *e = rewritten;
+            return ControlFlow::Continue(());
+        }
         // substring(text FROM 'pattern') (or substring(text, 'pattern')): the part the
         // regular expression matches. (`substr` takes only positions.)
         if let Expr::Substring {
@@ -916,6 +920,62 @@ fn number(n: &str) -> Expr {
 
 fn string(s: &str) -> Expr {
     Expr::value(Value::SingleQuotedString(s.into()))
+}
+
+/// `(s1, e1) OVERLAPS (s2, e2)` as PostgreSQL computes it (`overlaps_timestamp`): each period
+/// from its lesser end to its greater (an end that is an interval constant is the start plus
+/// it), NULL where an end it needs is; periods that only touch do not overlap.
+fn overlaps(e: &Expr) -> Option<Expr> {
+    let Expr::BinaryOp {
+        left,
+        op: BinaryOperator::Overlaps,
+        right,
+    } = e
+    else {
+        return None;
+    };
+    let period = |side: &Expr| -> Option<(String, String)> {
+        let Expr::Tuple(items) = side else {
+            return None;
+        };
+        let [start, end] = items.as_slice() else {
+            return None;
+        };
+        let interval = match end {
+            Expr::Interval(_) => true,
+            Expr::Cast { data_type, .. } => matches!(data_type, DataType::Interval { .. }),
+            _ => false,
+        };
+        let end = match interval {
+            true => format!("({start}) + ({end})"),
+            false => format!("({end})"),
+        };
+        Some((format!("({start})"), end))
+    };
+    let ((s1, e1), (s2, e2)) = (period(left)?, period(right)?);
+    let lesser = |s: &str, e: &str| {
+        format!(
+            "(CASE WHEN {s} IS NULL THEN {e} WHEN {e} IS NULL THEN {s} ELSE least({s}, {e}) END)"
+        )
+    };
+    let greater = |s: &str, e: &str| {
+        format!("(CASE WHEN {s} IS NULL OR {e} IS NULL THEN NULL ELSE greatest({s}, {e}) END)")
+    };
+    let (ts1, te1, ts2, te2) = (
+        lesser(&s1, &e1),
+        greater(&s1, &e1),
+        lesser(&s2, &e2),
+        greater(&s2, &e2),
+    );
+    let text = format!(
+        "CASE WHEN {ts1} IS NULL OR {ts2} IS NULL THEN NULL \
+         WHEN {ts1} > {ts2} THEN CASE WHEN {te2} IS NULL THEN NULL WHEN {ts1} < {te2} THEN true \
+         WHEN {te1} IS NULL THEN NULL ELSE false END \
+         WHEN {ts1} < {ts2} THEN CASE WHEN {te1} IS NULL THEN NULL WHEN {ts2} < {te1} THEN true \
+         WHEN {te2} IS NULL THEN NULL ELSE false END \
+         ELSE CASE WHEN {te1} IS NULL OR {te2} IS NULL THEN NULL ELSE true END END"
+    );
+    crate::dml::parse_expr(&text).ok()
 }
 
 #[cfg(test)]
