@@ -134,6 +134,10 @@ pub enum Error {
     #[error("invalid value for parameter \"{name}\": \"{value}\"")]
     InvalidSettingValue { name: String, value: String },
 
+    /// SET of a parameter no session may change (55P02).
+    #[error("parameter \"{0}\" cannot be changed")]
+    CantChangeSetting(String),
+
     #[error("parameter \"{0}\" requires a Boolean value")]
     BooleanSetting(String),
 

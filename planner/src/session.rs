@@ -628,6 +628,7 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("idle_session_timeout", "0"),
     ("integer_datetimes", "on"),
     ("intervalstyle", "postgres"),
+    ("is_superuser", "on"),
     ("jit", "on"),
     ("join_collapse_limit", "8"),
     ("lc_collate", "C"),
@@ -658,6 +659,7 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("server_encoding", "UTF8"),
     ("server_version", "15.0 (Partita)"),
     ("server_version_num", "150000"),
+    ("session_authorization", "partita"),
     ("session_replication_role", "origin"),
     ("standard_conforming_strings", "on"),
     ("statement_timeout", "0"),
@@ -2615,6 +2617,9 @@ impl Session {
                 for (name, value) in DEFAULT_SETTINGS {
                     self.settings.insert(name.to_string(), value.to_string());
                 }
+                let user = self.identity().user;
+                self.settings
+                    .insert("session_authorization".into(), user.to_string());
             }
             ast::Reset::ConfigurationParameter(name) => {
                 let name = name.to_string().to_ascii_lowercase();
@@ -2622,6 +2627,12 @@ impl Session {
             }
         }
         Ok(Output::Command("RESET".into()))
+    }
+
+    /// The session's user and database names.
+    fn identity(&self) -> crate::schema::Identity {
+        let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
+        scope.identity.clone()
     }
 
     /// Takes the startup packet's user and database names as the session's identity.
@@ -2635,6 +2646,8 @@ impl Session {
         let database = database
             .filter(|d| !d.is_empty())
             .map_or_else(|| Arc::clone(&user), Arc::from);
+        self.settings
+            .insert("session_authorization".into(), user.to_string());
         scope.identity = crate::schema::Identity { user, database };
     }
 
@@ -2658,6 +2671,17 @@ impl Session {
     }
 
     fn set_setting(&mut self, name: &str, value: String) -> Result<()> {
+        // The session is the user it connected as (see `set_identity`).
+        if name == "session_authorization" {
+            let user = self.identity().user;
+            if !value.eq_ignore_ascii_case("default") && *value != *user {
+                return Err(Error::Unsupported(
+                    "SET session_authorization to another user".into(),
+                ));
+            }
+            self.settings.insert(name.into(), user.to_string());
+            return Ok(());
+        }
         let value = if value.eq_ignore_ascii_case("default") {
             DEFAULT_SETTINGS
                 .iter()
@@ -2754,6 +2778,17 @@ impl Session {
                     }
                 }
                 self.show_read_only();
+            }
+            // Facts about the server and session, which PostgreSQL does not let SET change.
+            "is_superuser"
+            | "server_version"
+            | "server_version_num"
+            | "server_encoding"
+            | "lc_collate"
+            | "lc_ctype"
+            | "max_identifier_length"
+            | "max_index_keys" => {
+                return Err(Error::CantChangeSetting(name.into()));
             }
             n if BOOLEAN_SETTINGS.contains(&n) => {
                 let Some(on) = setting_bool(&value) else {

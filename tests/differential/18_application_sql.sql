@@ -357,6 +357,12 @@ SELECT * FROM line_items ORDER BY id;
 INSERT INTO line_items (id, price) VALUES (10, 3) RETURNING *;
 -- The session's names (the differential connects each server under its own).
 SELECT current_catalog = current_database(), current_role = current_user, session_user = user;
+SELECT current_setting('session_authorization') = current_user, current_setting('is_superuser');
+SHOW is_superuser;
+SET is_superuser = off;
+SET server_version = '1';
+RESET ALL;
+SELECT current_setting('session_authorization') = current_user;
 -- CREATE SCHEMA of the schema every database has, as migration tools send it.
 CREATE SCHEMA IF NOT EXISTS public;
 CREATE SCHEMA IF NOT EXISTS "public" AUTHORIZATION CURRENT_USER;

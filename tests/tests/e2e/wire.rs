@@ -1310,7 +1310,8 @@ async fn the_session_is_named_by_its_startup_user_and_database() {
                     (SELECT rolname FROM pg_roles WHERE rolsuper),
                     (SELECT tableowner FROM pg_tables WHERE tablename = 'items'),
                     (SELECT table_catalog FROM information_schema.tables
-                      WHERE table_name = 'items')",
+                      WHERE table_name = 'items'),
+                    current_setting('session_authorization')",
             &[],
         )
         .await
