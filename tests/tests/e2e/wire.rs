@@ -1316,11 +1316,11 @@ async fn the_session_is_named_by_its_startup_user_and_database() {
         )
         .await
         .unwrap();
-    let names: Vec<String> = (0..10).map(|i| row.get(i)).collect();
+    let names: Vec<String> = (0..11).map(|i| row.get(i)).collect();
     assert_eq!(
         names,
         [
-            "shop", "shop", "bob", "bob", "bob", "bob", "shop", "bob", "bob", "shop"
+            "shop", "shop", "bob", "bob", "bob", "bob", "shop", "bob", "bob", "shop", "bob"
         ]
     );
     // Without a database name, PostgreSQL's default: the user's name.
