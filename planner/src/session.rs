@@ -1762,19 +1762,14 @@ impl Session {
         if !create.if_not_exists {
             return Err(Error::Sql(sql::Error::DuplicateObject(exists)));
         }
-        self.notices.push(Notice {
-            severity: "NOTICE",
-            code: "42710",
-            message: format!("{exists}, skipping"),
-            detail: None,
-        });
+        self.notice_coded("42710", format!("{exists}, skipping"));
         Ok(Output::Command("CREATE EXTENSION".into()))
     }
 
     /// CREATE SCHEMA: Partita has the schemas every PostgreSQL database has (`public`,
     /// `pg_catalog`, `information_schema`) and no others, so it makes none; `IF NOT EXISTS`
-    /// of `public` or `information_schema` is a notice, as in PostgreSQL (Prisma's and Alembic's migrations
-    /// send `CREATE SCHEMA IF NOT EXISTS "public"`).
+    /// of `public` or `information_schema` is a notice, as in PostgreSQL (Prisma's and
+    /// Alembic's migrations send `CREATE SCHEMA IF NOT EXISTS "public"`).
     fn create_schema(&mut self, name: &ast::SchemaName, if_not_exists: bool) -> Result<Output> {
         let name = match name {
             ast::SchemaName::Simple(n) | ast::SchemaName::NamedAuthorization(n, _) => {
@@ -1791,12 +1786,10 @@ impl Session {
         if !if_not_exists {
             return Err(Error::DuplicateSchema(name));
         }
-        self.notices.push(Notice {
-            severity: "NOTICE",
-            code: "42P06",
-            message: format!("schema \"{name}\" already exists, skipping"),
-            detail: None,
-        });
+        self.notice_coded(
+            "42P06",
+            format!("schema \"{name}\" already exists, skipping"),
+        );
         Ok(Output::Command("CREATE SCHEMA".into()))
     }
 
