@@ -1537,9 +1537,21 @@ pub(crate) fn mark_drop_expression(tokens: &mut Vec<TokenWithSpan>) {
         _ => None,
     };
     let keyword = |j: usize, k: Keyword| word(j).is_some_and(|(w, _)| w == k);
+    // Whether each significant token is in a statement that begins with ALTER.
+    let mut in_alter = Vec::with_capacity(significant.len());
+    let mut alter = false;
+    let mut first = true;
+    for &j in &significant {
+        if first {
+            alter = keyword(j, Keyword::ALTER);
+        }
+        first = matches!(tokens[j].token, Token::SemiColon);
+        in_alter.push(alter);
+    }
     let mut found = Vec::new();
     for (n, at) in significant.windows(4).enumerate() {
-        if (keyword(at[0], Keyword::ALTER) || keyword(at[0], Keyword::COLUMN))
+        if in_alter[n]
+            && (keyword(at[0], Keyword::ALTER) || keyword(at[0], Keyword::COLUMN))
             && keyword(at[2], Keyword::DROP)
             && word(at[3]).is_some_and(|(_, w)| w == "expression")
         {

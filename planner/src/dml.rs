@@ -49,6 +49,8 @@ struct Returning {
     zone: String,
     /// The session's statement clock (`now()` in RETURNING).
     clock: crate::functions::TransactionStart,
+    /// The session's names (`current_user` in RETURNING).
+    identity: crate::schema::Identity,
     /// UPDATE … FROM and DELETE … USING: each FROM (USING) item's name and its columns in
     /// the row each written row was joined with, in the order of `rows`.
     sources: Vec<(String, RecordBatch)>,
@@ -154,6 +156,7 @@ impl WriteResult {
         };
         let batch = returning_batch(returning, commit)?;
         let ctx = scratch_context(&returning.zone, Some(&returning.clock));
+        crate::pg_catalog::register_identity(&ctx, &returning.identity);
         let name = returning
             .alias
             .clone()
@@ -1193,6 +1196,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             deleted: false,
             zone: session.zone().arrow.clone(),
             clock: session.clock().clone(),
+            identity: session.identity(),
             sources: vec![],
             xid,
         }),
@@ -1328,6 +1332,7 @@ async fn upsert(
     let existing = rows_batch(def, &zone, &mut pairs.iter().map(|(old, _)| old))?;
     let excluded = rows_batch(def, &zone, &mut pairs.iter().map(|(_, new)| new))?;
     let ctx = scratch_context(&zone, Some(session.clock()));
+    crate::pg_catalog::register_identity(&ctx, &session.identity());
     let target = alias.unwrap_or(&def.name).to_string();
     ctx.register_table(
         datafusion::common::TableReference::bare(target.clone()),
@@ -1745,6 +1750,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
             deleted: false,
             zone: session.zone().arrow.clone(),
             clock: session.clock().clone(),
+            identity: session.identity(),
             sources,
             xid,
         }),
@@ -1929,6 +1935,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
             deleted: true,
             zone: session.zone().arrow.clone(),
             clock: session.clock().clone(),
+            identity: session.identity(),
             sources,
             xid,
         }),

@@ -78,6 +78,27 @@ pub(crate) fn resolve(
             "number of referencing and referenced columns for foreign key disagree".into(),
         ));
     }
+    // An action that writes the referencing columns cannot write a generated one.
+    if columns
+        .iter()
+        .any(|&c| child.columns[c].generated.is_some())
+    {
+        use sql::catalog::ReferentialAction::{Cascade, SetDefault, SetNull};
+        let writes = [
+            ("DELETE", matches!(spec.on_delete, SetNull | SetDefault)),
+            (
+                "UPDATE",
+                matches!(spec.on_update, Cascade | SetNull | SetDefault),
+            ),
+        ];
+        for (event, writes) in writes {
+            if writes {
+                return Err(Error::InvalidStatement(format!(
+                    "invalid ON {event} action for foreign key constraint containing generated column"
+                )));
+            }
+        }
+    }
     let distinct: HashSet<usize> = referenced.iter().copied().collect();
     let index = match matching_index(parent, &distinct) {
         Some(index) if distinct.len() == referenced.len() => index,

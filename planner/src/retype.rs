@@ -244,6 +244,7 @@ async fn converted(
 ) -> Result<Vec<Vec<Value>>> {
     let zone = session.zone().arrow.clone();
     let ctx = scratch_context(&zone, Some(session.clock()));
+    crate::pg_catalog::register_identity(&ctx, &session.identity());
     let batch = crate::dml::rows_batch(def, &zone, &mut rows.iter())?;
     ctx.register_table(
         datafusion::common::TableReference::bare(def.name.clone()),

@@ -2623,7 +2623,7 @@ impl Session {
     }
 
     /// The session's user and database names.
-    fn identity(&self) -> crate::schema::Identity {
+    pub(crate) fn identity(&self) -> crate::schema::Identity {
         let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
         scope.identity.clone()
     }

@@ -198,25 +198,36 @@ fn records(
     } else {
         "__partita_doc"
     };
-    let items: Vec<String> = typed
-        .iter()
-        .map(|(name, ty)| {
-            let key = format!("'{}'", name.replace('\'', "''"));
-            let json = matches!(
-                sql::SqlType::from_ast(ty),
-                Ok(sql::SqlType::Json | sql::SqlType::Jsonb)
-            );
-            let op = if json { "->" } else { "->>" };
-            let column = crate::functions::text::quote_ident(name);
-            format!("CAST({row} {op} {key} AS {ty}) AS {column}")
-        })
-        .collect();
     // The document as its function reads it, json or jsonb (which also types a parameter).
     let family = if function.starts_with("jsonb") {
         "jsonb"
     } else {
         "json"
     };
+    let items: Vec<String> = typed
+        .iter()
+        .map(|(name, ty)| {
+            let key = format!("'{}'", name.replace('\'', "''"));
+            let column = crate::functions::text::quote_ident(name);
+            let value = match sql::SqlType::from_ast(ty) {
+                // A JSON null member is SQL NULL, as PostgreSQL gives it.
+                Ok(sql::SqlType::Json | sql::SqlType::Jsonb) => format!(
+                    "CASE WHEN {family}_typeof({row} -> {key}) = 'null' THEN NULL \
+                     ELSE {row} -> {key} END"
+                ),
+                _ => format!("{row} ->> {key}"),
+            };
+            // PostgreSQL reads the text with the type's input function, which refuses a
+            // string longer than varchar(n) or char(n) allows; a cast would cut it, so
+            // those take their type without the length (a write then refuses it, 22001).
+            let ty = match sql::SqlType::from_ast(ty) {
+                Ok(sql::SqlType::Varchar { length: Some(_) }) => "varchar".to_string(),
+                Ok(sql::SqlType::Char { .. }) => "text".to_string(),
+                _ => ty.to_string(),
+            };
+            format!("CAST({value} AS {ty}) AS {column}")
+        })
+        .collect();
     let doc = format!("CAST({doc} AS {family})");
     let source = match set {
         true => format!("(SELECT unnest(partita_{family}_elements({doc})) AS {row})"),
@@ -272,6 +283,11 @@ fn with_ordinality(factor: &mut TableFactor) -> crate::Result<()> {
         } => {
             *ordinality = false;
             let function = function_name(name).unwrap_or_default();
+            if record_function(&function).is_some() {
+                return Err(crate::Error::InvalidStatement(
+                    "WITH ORDINALITY cannot be used with a column definition list".into(),
+                ));
+            }
             let columns = plain_args(&args.args)
                 .and_then(|args| set_returning(&function, &args))
                 .map_or(1, |lists| lists.len());

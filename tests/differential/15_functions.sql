@@ -146,3 +146,8 @@ SELECT * FROM jsonb_to_record('{"a":true, "t":"2024-01-02 03:04:05"}') AS r(a bo
 CREATE TABLE json_rows (id int PRIMARY KEY, name text);
 INSERT INTO json_rows SELECT * FROM jsonb_to_recordset('[{"id":1,"name":"ann"},{"id":2,"name":"bob"}]') AS x(id int, name text);
 SELECT * FROM json_rows ORDER BY id;
+SELECT d IS NULL, e IS NULL, f FROM jsonb_to_record('{"d":null,"e":null,"f":"x"}') AS r(d jsonb, e json, f text);
+CREATE TABLE json_codes (id int PRIMARY KEY, code varchar(3));
+INSERT INTO json_codes SELECT * FROM jsonb_to_recordset('[{"id":1,"code":"abcdef"}]') AS x(id int, code varchar(3));
+INSERT INTO json_codes SELECT * FROM jsonb_to_recordset('[{"id":2,"code":"abc"}]') AS x(id int, code varchar(3)) RETURNING *;
+SELECT * FROM jsonb_to_recordset('[{"a":1}]') WITH ORDINALITY AS r(a int);

@@ -377,3 +377,15 @@ INSERT INTO gen_drop VALUES (2, 1, 5);
 UPDATE gen_drop SET a = 10 WHERE id = 1;
 SELECT * FROM gen_drop ORDER BY id;
 SELECT attname, attgenerated, atthasdef FROM pg_attribute WHERE attrelid = 'gen_drop'::regclass AND attnum > 0 ORDER BY attnum;
+-- The session's names in a write's RETURNING; foreign keys over a generated column refuse
+-- the actions that would write it.
+INSERT INTO gen_drop VALUES (3, 1, 1) RETURNING id, current_user = session_user, current_database() = current_catalog;
+CREATE TABLE gen_parent (id int PRIMARY KEY);
+CREATE TABLE gen_child (a int PRIMARY KEY, k int GENERATED ALWAYS AS (a) STORED REFERENCES gen_parent ON DELETE SET NULL);
+CREATE TABLE gen_child (a int PRIMARY KEY, k int GENERATED ALWAYS AS (a) STORED REFERENCES gen_parent ON UPDATE CASCADE);
+CREATE TABLE gen_child (a int PRIMARY KEY, k int GENERATED ALWAYS AS (a) STORED REFERENCES gen_parent ON DELETE CASCADE);
+INSERT INTO gen_parent VALUES (1);
+INSERT INTO gen_child (a) VALUES (1), (2);
+INSERT INTO gen_child (a) VALUES (1);
+DELETE FROM gen_parent;
+SELECT count(*) FROM gen_child;

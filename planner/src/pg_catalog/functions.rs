@@ -699,7 +699,7 @@ pub fn register(
             }),
         ));
     };
-    for name in ["current_user", "session_user", "user", "current_role"] {
+    for name in USER_FUNCTIONS {
         named(name, |i| &i.user);
     }
     named("current_database", |i| &i.database);
@@ -727,4 +727,26 @@ fn unparenthesized(text: &str) -> &str {
         }
     }
     inner
+}
+
+/// The functions that give the session's user name.
+const USER_FUNCTIONS: [&str; 4] = ["current_user", "session_user", "user", "current_role"];
+
+/// Registers the session's names as constants in a context made for one statement
+/// (RETURNING's, an upsert's SET, ALTER TYPE's USING).
+pub(crate) fn register_identity(ctx: &SessionContext, identity: &crate::schema::Identity) {
+    let constant = |name: &str, value: &Arc<str>| {
+        let value = ScalarValue::Utf8(Some(value.to_string()));
+        ctx.register_udf(create_udf(
+            name,
+            vec![],
+            DataType::Utf8,
+            Volatility::Stable,
+            Arc::new(move |_args: &[ColumnarValue]| Ok(ColumnarValue::Scalar(value.clone()))),
+        ));
+    };
+    for name in USER_FUNCTIONS {
+        constant(name, &identity.user);
+    }
+    constant("current_database", &identity.database);
 }

@@ -18,6 +18,7 @@ mod tables;
 
 pub use functions::format_type;
 pub use functions::register;
+pub(crate) use functions::register_identity;
 pub(crate) use rewrite::call;
 pub use rewrite::normalize;
 pub use tables::{CatalogSchema, Snapshot, field_type_oid, leads_with_partition_key, sequence_oid};
