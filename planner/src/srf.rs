@@ -209,21 +209,22 @@ fn records(
         .map(|(name, ty)| {
             let key = format!("'{}'", name.replace('\'', "''"));
             let column = crate::functions::text::quote_ident(name);
-            let value = match sql::SqlType::from_ast(ty) {
-                // A JSON null member is SQL NULL, as PostgreSQL gives it.
-                Ok(sql::SqlType::Json | sql::SqlType::Jsonb) => format!(
-                    "CASE WHEN {family}_typeof({row} -> {key}) = 'null' THEN NULL \
-                     ELSE {row} -> {key} END"
+            let text = format!("{row} ->> {key}");
+            // A JSON null member is SQL NULL in a json column, as PostgreSQL gives it.
+            // PostgreSQL reads other members' text with the type's input function, which
+            // refuses a string longer than varchar(n) or char(n) allows; a cast would cut
+            // it, so those take their type without the length (a write then refuses it).
+            let (value, ty) = match sql::SqlType::from_ast(ty) {
+                Ok(sql::SqlType::Json | sql::SqlType::Jsonb) => (
+                    format!(
+                        "CASE WHEN {family}_typeof({row} -> {key}) = 'null' THEN NULL \
+                         ELSE {row} -> {key} END"
+                    ),
+                    ty.to_string(),
                 ),
-                _ => format!("{row} ->> {key}"),
-            };
-            // PostgreSQL reads the text with the type's input function, which refuses a
-            // string longer than varchar(n) or char(n) allows; a cast would cut it, so
-            // those take their type without the length (a write then refuses it, 22001).
-            let ty = match sql::SqlType::from_ast(ty) {
-                Ok(sql::SqlType::Varchar { length: Some(_) }) => "varchar".to_string(),
-                Ok(sql::SqlType::Char { .. }) => "text".to_string(),
-                _ => ty.to_string(),
+                Ok(sql::SqlType::Varchar { length: Some(_) }) => (text, "varchar".into()),
+                Ok(sql::SqlType::Char { .. }) => (text, "text".into()),
+                _ => (text, ty.to_string()),
             };
             format!("CAST({value} AS {ty}) AS {column}")
         })
