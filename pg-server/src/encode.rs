@@ -311,7 +311,11 @@ fn encode_binary(
             let (DataType::List(item) | DataType::LargeList(item)) = array.data_type() else {
                 return Err("array".into());
             };
-            let element = &pg_type(item);
+            // An array column's declared type names its element type; a computed list's
+            // element field does.
+            let element = &sql::types::element_oid(ty.oid() as i32)
+                .and_then(|oid| Type::from_oid(oid as u32))
+                .unwrap_or_else(|| pg_type(item));
             let values = match array.data_type() {
                 DataType::List(_) => array.as_list::<i32>().value(r),
                 _ => array.as_list::<i64>().value(r),

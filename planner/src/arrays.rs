@@ -11,6 +11,7 @@ use crate::Error;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, ListBuilder, StringBuilder};
 use datafusion::arrow::compute::{CastOptions, cast_with_options};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
@@ -18,6 +19,99 @@ use datafusion::logical_expr::{
 use datafusion::sql::sqlparser::ast::{self, Expr, Statement, VisitMut, VisitorMut};
 use std::ops::ControlFlow;
 use std::sync::Arc;
+
+/// A quoted literal beside an array in the array operators and functions (`tags @> '{a}'`,
+/// `tags && '{a}'`, `tags || '{a}'`, `array_cat(tags, '{a}')`) is read as an array of the other side's element type,
+/// as PostgreSQL reads an untyped literal as the other operand's type (comparisons and
+/// `coalesce` are `casts::literal_operands`'). `@>` and `<@` with such a literal become
+/// `array_has_all`, which DataFusion's planner makes of them only when both sides were
+/// arrays already.
+pub(crate) fn text_operands(
+    expr: datafusion::logical_expr::Expr,
+    schema: &datafusion::common::DFSchema,
+) -> Result<Transformed<datafusion::logical_expr::Expr>> {
+    use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, Operator};
+    let element_of = |e: &Expr| match e.get_type(schema) {
+        Ok(DataType::List(item) | DataType::LargeList(item)) => Some(item.data_type().clone()),
+        _ => None,
+    };
+    let as_array = |text: &Expr, element: DataType| {
+        datafusion::logical_expr::ScalarUDF::new_from_impl(ArrayInput::new(element))
+            .call(vec![text.clone()])
+    };
+    // `tags || '{a}'`: PostgreSQL takes the literal for an array, where DataFusion planned
+    // the append of an element. `||` and `array_append` are one function by now, so a
+    // literal of array text (or any literal beside an array of non-text elements) is read as
+    // an array; `array_append(tags, '{a}')`, which appends that text in PostgreSQL, is the
+    // case this reads wrongly.
+    if let Expr::ScalarFunction(f) = &expr
+        && let ([list, text], "array_append") | ([text, list], "array_prepend") =
+            (f.args.as_slice(), f.name())
+        && let Some(element) = element_of(list)
+        && let Some(literal) = literal_text(text)
+        && (literal.trim_start().starts_with('{')
+            || !matches!(
+                element,
+                DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+            ))
+    {
+        let text = as_array(text, element);
+        let (first, second) = match f.name() {
+            "array_append" => (list.clone(), text),
+            _ => (text, list.clone()),
+        };
+        return Ok(Transformed::yes(
+            datafusion::functions_nested::expr_fn::array_concat(vec![first, second]),
+        ));
+    }
+    if let Expr::ScalarFunction(f) = &expr
+        && matches!(f.name(), "array_has_any" | "array_has_all" | "array_concat")
+        && f.args.iter().any(is_text_literal)
+        && let Some(element) = f.args.iter().find_map(element_of)
+    {
+        let mut f = f.clone();
+        for arg in &mut f.args {
+            if is_text_literal(arg) {
+                *arg = as_array(arg, element.clone());
+            }
+        }
+        return Ok(Transformed::yes(Expr::ScalarFunction(f)));
+    }
+    let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &expr else {
+        return Ok(Transformed::no(expr));
+    };
+    if !matches!(op, Operator::AtArrow | Operator::ArrowAt) {
+        return Ok(Transformed::no(expr));
+    }
+    let (l, r) = (left.as_ref(), right.as_ref());
+    let (left, right) = match (element_of(l), element_of(r)) {
+        (Some(element), None) if is_text_literal(r) => (l.clone(), as_array(r, element)),
+        (None, Some(element)) if is_text_literal(l) => (as_array(l, element), r.clone()),
+        // A parameter's type is known only now (`tags @> $1`).
+        (Some(_), _) | (_, Some(_)) => (l.clone(), r.clone()),
+        _ => return Ok(Transformed::no(expr)),
+    };
+    use datafusion::functions_nested::expr_fn::array_has_all;
+    Ok(Transformed::yes(match op {
+        Operator::AtArrow => array_has_all(left, right),
+        _ => array_has_all(right, left),
+    }))
+}
+
+fn is_text_literal(e: &datafusion::logical_expr::Expr) -> bool {
+    literal_text(e).is_some()
+}
+
+fn literal_text(e: &datafusion::logical_expr::Expr) -> Option<&str> {
+    use datafusion::common::ScalarValue as S;
+    match e {
+        datafusion::logical_expr::Expr::Literal(
+            S::Utf8(Some(text)) | S::Utf8View(Some(text)) | S::LargeUtf8(Some(text)),
+            _,
+        ) => Some(text),
+        _ => None,
+    }
+}
 
 /// Reads a one-dimensional array literal: `{a,"b c",NULL}`.
 pub fn parse_text_array(text: &str) -> Option<Vec<Option<String>>> {
@@ -66,7 +160,7 @@ pub fn parse_text_array(text: &str) -> Option<Vec<Option<String>>> {
 }
 
 /// Reads text arrays (or takes arrays) as a list of `element`s.
-fn to_list(value: &ArrayRef, element: &DataType) -> Result<ArrayRef> {
+pub(crate) fn to_list(value: &ArrayRef, element: &DataType) -> Result<ArrayRef> {
     let target = DataType::List(Arc::new(Field::new("item", element.clone(), true)));
     let strict = CastOptions {
         safe: false,
@@ -84,10 +178,7 @@ fn to_list(value: &ArrayRef, element: &DataType) -> Result<ArrayRef> {
             continue;
         }
         let items = parse_text_array(text.value(r)).ok_or_else(|| {
-            DataFusionError::External(Box::new(Error::InvalidText {
-                ty: format!("{element}[]"),
-                value: text.value(r).to_string(),
-            }))
+            DataFusionError::External(Box::new(Error::MalformedArray(text.value(r).to_string())))
         })?;
         for item in items {
             lists.values().append_option(item);

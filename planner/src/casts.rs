@@ -71,6 +71,17 @@ impl TypePlanner for PostgresTypes {
             );
             return Ok(Some(Arc::new(field)));
         }
+        if let D::Array(_) = sql_type {
+            // A list of the element's plain Arrow type, as array columns are typed, the
+            // declared array type on the list (the element's field carries none, so that lists
+            // of one element type are one Arrow type).
+            let Ok(ty) = SqlType::from_ast(sql_type) else {
+                return Ok(None);
+            };
+            let zone = self.zone.read().unwrap_or_else(|e| e.into_inner()).clone();
+            let zone = zone.as_deref().unwrap_or(sql::types::UTC);
+            return Ok(Some(Arc::new(ty.field_in("", true, zone))));
+        }
         if !matches!(
             sql_type,
             D::JSON
@@ -100,6 +111,9 @@ impl TypePlanner for PostgresTypes {
 /// The declared type a cast's target field carries, when [`PostgresTypes`] planned it.
 pub(crate) fn declared(field: &Field) -> Option<SqlType> {
     let name = sql::types::declared_type_name(field)?;
+    if name.ends_with("[]") {
+        return None;
+    }
     match name {
         "json" => Some(SqlType::Json),
         "jsonb" => Some(SqlType::Jsonb),
@@ -468,9 +482,9 @@ impl ScalarUDFImpl for TextInput {
     }
 }
 
-/// A quoted literal is not text yet in PostgreSQL: compared with a `boolean` or a `bytea`
-/// (`done = 'yes'`, `b IN ('t', 'f')`, `coalesce(done, 'f')`, `data = '\x01'`) it is read as
-/// one. DataFusion has no common type for Boolean and Utf8, and would compare a bytea with
+/// A quoted literal is not text yet in PostgreSQL: compared with a `boolean`, a `bytea` or
+/// an array (`done = 'yes'`, `b IN ('t', 'f')`, `coalesce(done, 'f')`, `data = '\x01'`,
+/// `tags = '{a}'`) it is read as one. DataFusion has no common type for Boolean and Utf8, and would compare a bytea with
 /// the literal's own bytes. Runs before type coercion.
 pub fn literal_operands(
     expr: Expr,
@@ -557,11 +571,12 @@ fn literal_pair(
 }
 
 /// The types whose values a quoted literal is read as by `literal_operands`: timestamps too,
-/// whose comparison with text DataFusion would make in nanoseconds (years 1677 to 2262).
+/// whose comparison with text DataFusion would make in nanoseconds (years 1677 to 2262), and
+/// arrays, whose text (`'{a,b}'`) DataFusion would take for a one-element list.
 fn reads_literals(ty: &DataType) -> bool {
     matches!(
         ty,
-        DataType::Boolean | DataType::Binary | DataType::Timestamp(..)
+        DataType::Boolean | DataType::Binary | DataType::Timestamp(..) | DataType::List(_)
     )
 }
 
@@ -586,6 +601,10 @@ fn literal_as(e: &Expr, ty: &DataType) -> Result<Expr> {
                 crate::literals::bad_bytea(text),
             ))),
         },
+        DataType::List(item) => Ok(ScalarUDF::new_from_impl(crate::arrays::ArrayInput::new(
+            item.data_type().clone(),
+        ))
+        .call(vec![e.clone()])),
         _ => Ok(datafusion::logical_expr::cast(e.clone(), ty.clone())),
     }
 }

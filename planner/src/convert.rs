@@ -5,11 +5,12 @@ use crate::error::{Error, Result};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder,
     Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
-    IntervalMonthDayNanoBuilder, StringBuilder, Time64MicrosecondBuilder,
+    IntervalMonthDayNanoBuilder, ListArray, StringArray, StringBuilder, Time64MicrosecondBuilder,
     TimestampMicrosecondBuilder,
 };
+use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
 use datafusion::arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type,
+    DataType, Date32Type, Decimal128Type, FieldRef, Float32Type, Float64Type, Int16Type, Int32Type,
     Int64Type, IntervalMonthDayNano, IntervalMonthDayNanoType, Time64MicrosecondType,
     TimestampMicrosecondType,
 };
@@ -32,6 +33,14 @@ pub enum ColumnBuilder {
     Timestamp(TimestampMicrosecondBuilder),
     Time(Time64MicrosecondBuilder),
     Interval(IntervalMonthDayNanoBuilder),
+    /// An array column: its elements' builder, each row's end offset among them, and which
+    /// rows are not NULL.
+    List {
+        element: Box<ColumnBuilder>,
+        offsets: Vec<i32>,
+        valid: Vec<bool>,
+        item: FieldRef,
+    },
 }
 
 /// Precision and scale Arrow uses for a numeric column.
@@ -89,6 +98,17 @@ impl ColumnBuilder {
             SqlType::Interval => {
                 ColumnBuilder::Interval(IntervalMonthDayNanoBuilder::with_capacity(capacity))
             }
+            SqlType::Array { element } => {
+                let DataType::List(item) = ty.arrow() else {
+                    unreachable!("an array type is a list in Arrow")
+                };
+                ColumnBuilder::List {
+                    element: Box::new(ColumnBuilder::new(*element, capacity * 4)),
+                    offsets: Vec::from([0]),
+                    valid: Vec::with_capacity(capacity),
+                    item,
+                }
+            }
         }
     }
 
@@ -107,6 +127,28 @@ impl ColumnBuilder {
             (ColumnBuilder::Timestamp(b), ValueRef::Null) => b.append_null(),
             (ColumnBuilder::Time(b), ValueRef::Null) => b.append_null(),
             (ColumnBuilder::Interval(b), ValueRef::Null) => b.append_null(),
+            (ColumnBuilder::List { offsets, valid, .. }, ValueRef::Null) => {
+                offsets.push(offsets.last().copied().unwrap_or(0));
+                valid.push(false);
+            }
+            (
+                ColumnBuilder::List {
+                    element,
+                    offsets,
+                    valid,
+                    ..
+                },
+                ValueRef::Array(encoded),
+            ) => {
+                let elements = storage::rowcodec::array_elements(encoded)
+                    .map_err(|e| Error::Internal(format!("stored array: {e}")))?;
+                for e in &elements {
+                    element.append(*e)?;
+                }
+                let end = offsets.last().copied().unwrap_or(0) + elements.len() as i32;
+                offsets.push(end);
+                valid.push(true);
+            }
             (ColumnBuilder::Time(b), ValueRef::Time(v)) => b.append_value(v),
             (ColumnBuilder::Interval(b), ValueRef::Interval(v)) => b.append_value(
                 IntervalMonthDayNano::new(v.months, v.days, v.micros.saturating_mul(1000)),
@@ -158,6 +200,17 @@ impl ColumnBuilder {
             ColumnBuilder::Timestamp(mut b) => Arc::new(b.finish()),
             ColumnBuilder::Time(mut b) => Arc::new(b.finish()),
             ColumnBuilder::Interval(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::List {
+                element,
+                offsets,
+                valid,
+                item,
+            } => Arc::new(ListArray::new(
+                item,
+                OffsetBuffer::new(offsets.into()),
+                element.finish(),
+                Some(NullBuffer::from(valid)),
+            )),
         }
     }
 }
@@ -211,6 +264,9 @@ pub fn value_from_array(array: &ArrayRef, row: usize, ty: SqlType, column: &str)
     // column's would make an overflowing value NULL.
     let decimal = matches!(array.data_type(), DataType::Decimal128(..))
         && matches!(wanted, DataType::Decimal128(..));
+    if let SqlType::Array { element } = ty {
+        return array_value(array, row, *element, column);
+    }
     // Interval text is read as PostgreSQL reads it (`01:30:00`, `1 day 2 hours ago`).
     if string_like && ty == SqlType::Interval {
         let text = string_at(array, row).unwrap_or_default();
@@ -421,7 +477,33 @@ pub fn value_from_array(array: &ArrayRef, row: usize, ty: SqlType, column: &str)
                 micros: v.nanoseconds / 1000,
             })
         }
+        SqlType::Array { .. } => unreachable!("arrays are read by array_value"),
     })
+}
+
+/// Row `row` of `array` (a list, or array text such as `{a,"b c",NULL}`) as an array of
+/// `element`s to store, each element checked as a column of that type would be.
+fn array_value(array: &ArrayRef, row: usize, element: SqlType, column: &str) -> Result<Value> {
+    let items: ArrayRef = match array.data_type() {
+        DataType::List(_) => array.as_list::<i32>().value(row),
+        DataType::LargeList(_) => array.as_list::<i64>().value(row),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            let text = string_at(array, row).unwrap_or_default();
+            let items = crate::arrays::parse_text_array(text)
+                .ok_or_else(|| Error::MalformedArray(text.to_string()))?;
+            Arc::new(StringArray::from(items))
+        }
+        other => {
+            return Err(Error::Internal(format!(
+                "column {column}: got {other} for {element}[]"
+            )));
+        }
+    };
+    let mut elements = Vec::with_capacity(items.len());
+    for i in 0..items.len() {
+        elements.push(value_from_array(&items, i, element, column)?);
+    }
+    Ok(Value::Array(storage::rowcodec::encode_array(&elements)))
 }
 
 fn string_at(array: &ArrayRef, row: usize) -> Option<&str> {

@@ -60,6 +60,10 @@ pub enum Error {
     #[error("invalid input syntax for type {ty}: \"{value}\"")]
     InvalidText { ty: String, value: String },
 
+    /// Array text that is not `{…}` with well-formed elements.
+    #[error("malformed array literal: \"{0}\"")]
+    MalformedArray(String),
+
     #[error("current transaction is aborted, commands ignored until end of transaction block")]
     InFailedTransaction,
 

@@ -1056,11 +1056,16 @@ fn stored_value(def: &TableDef, column: usize, e: &Expr) -> Option<Value> {
     let wanted = ty.arrow();
     let text_input = matches!(
         ty,
-        SqlType::Text | SqlType::Varchar { .. } | SqlType::Bytea | SqlType::Uuid
+        SqlType::Text
+            | SqlType::Varchar { .. }
+            | SqlType::Bytea
+            | SqlType::Uuid
+            | SqlType::Array { .. }
     );
     let converted =
         if scalar.data_type() == wanted || (text_input && matches!(scalar, ScalarValue::Utf8(_))) {
-            // Text goes to value_from_array as text: it reads bytea escapes and uuids itself.
+            // Text goes to value_from_array as text: it reads bytea escapes, uuids and array
+            // text itself.
             scalar
         } else if matches!(scalar, ScalarValue::Utf8(_)) {
             scalar.cast_to(&wanted).ok()?

@@ -448,16 +448,7 @@ pub fn write_text(
                 } else {
                     let mut item = String::new();
                     write_text(&values, i, style, &mut item)?;
-                    let needs_quotes = item.is_empty()
-                        || item.contains([',', '"', '{', '}', ' ', '\\'])
-                        || item.eq_ignore_ascii_case("null");
-                    if needs_quotes {
-                        out.push('"');
-                        out.push_str(&item.replace('\\', "\\\\").replace('"', "\\\""));
-                        out.push('"');
-                    } else {
-                        out.push_str(&item);
-                    }
+                    out.push_str(&crate::text::array_item(&item));
                 }
             }
             out.push('}');

@@ -23,7 +23,8 @@ use std::sync::Arc;
 pub type ContextType = (String, DataType, Option<sql::SqlType>);
 
 /// Parameter types from context:
-/// - `$n` in `x = ANY($n)` is an array of `x`'s type;
+/// - `$n` in `x = ANY($n)` is an array of `x`'s type, beside an array in `@>`, `<@`, `&&`
+///   and `||` the other's array type;
 /// - `$n::t` is a `t` (`$n::int[]` an `int[]`, `$n::jsonb` a jsonb);
 /// - `f($n)` is the one type `f` takes there (`pg_advisory_lock($1)`: a bigint), or `float8`
 ///   when `f` takes any number (`abs($1)`), PostgreSQL's preferred numeric type;
@@ -87,17 +88,29 @@ pub fn contextual_parameter_types(plan: &LogicalPlan) -> Vec<ContextType> {
                     }
                     // An element beside an array (`$1 = ANY(array[1, 2])`, `array_append(a,
                     // $1)`) is of the array's element type; an array beside one, of its type.
+                    Expr::ScalarFunction(f)
+                        if matches!(
+                            f.name(),
+                            "array_concat" | "array_has_any" | "array_has_all"
+                        ) =>
+                    {
+                        for (i, arg) in f.args.iter().enumerate() {
+                            let mut others = f.args.iter().enumerate().filter(|(j, _)| *j != i);
+                            if let Some((_, array)) = others.next_back() {
+                                array_like(arg, array, &schema, &mut found);
+                            }
+                        }
+                    }
                     Expr::ScalarFunction(f) if array_operand(f.name()).is_some() => {
                         let (array, other) = array_operand(f.name()).unwrap_or_default();
                         if let (Some(array), Some(placeholder)) =
                             (f.args.get(array), f.args.get(other))
                             && let Ok(DataType::List(element)) = array.get_type(&schema)
                         {
-                            let ty = match f.name() {
-                                "array_concat" => DataType::List(element.clone()),
-                                _ => crate::arrays::element_like(element.data_type()).clone(),
-                            };
-                            typed(placeholder, ty);
+                            typed(
+                                placeholder,
+                                crate::arrays::element_like(element.data_type()).clone(),
+                            );
                         }
                     }
                     Expr::ScalarFunction(f) => {
@@ -136,6 +149,14 @@ pub fn contextual_parameter_types(plan: &LogicalPlan) -> Vec<ContextType> {
                         for bound in [&between.low, &between.high] {
                             declared_like(bound, &between.expr, &schema, &mut found);
                         }
+                    }
+                    Expr::BinaryExpr(BinaryExpr {
+                        left,
+                        op: Operator::AtArrow | Operator::ArrowAt,
+                        right,
+                    }) => {
+                        array_like(left, right, &schema, &mut found);
+                        array_like(right, left, &schema, &mut found);
                     }
                     Expr::BinaryExpr(BinaryExpr {
                         left,
@@ -209,9 +230,30 @@ pub fn parameter_types(plan: &LogicalPlan) -> std::collections::HashMap<String, 
 fn array_operand(name: &str) -> Option<(usize, usize)> {
     match name {
         "array_has" | "array_position" | "array_positions" | "array_append" | "array_remove"
-        | "array_remove_all" | "array_concat" => Some((0, 1)),
+        | "array_remove_all" => Some((0, 1)),
         "array_prepend" => Some((1, 0)),
         _ => None,
+    }
+}
+
+/// `placeholder`, when it is one, beside an array `other` (`tags @> $1`, `tags && $1`):
+/// of `other`'s array type, with its declared element type (`uuid[]`).
+fn array_like(
+    placeholder: &Expr,
+    other: &Expr,
+    schema: &datafusion::common::DFSchema,
+    found: &mut Vec<ContextType>,
+) {
+    let Expr::Placeholder(p) = placeholder else {
+        return;
+    };
+    if let Ok((_, field)) = other.to_field(schema)
+        && let DataType::List(_) = field.data_type()
+    {
+        let declared = sql::types::declared_type_name(&field)
+            .filter(|name| name.ends_with("[]"))
+            .and_then(sql::SqlType::parse);
+        found.push((p.id.clone(), field.data_type().clone(), declared));
     }
 }
 

@@ -1537,6 +1537,19 @@ pub fn in_zone(
                 None => array,
             }
         }
+        // A timestamptz[] column: its elements relabelled.
+        DataType::List(item) if array.data_type() != ty => {
+            use datafusion::arrow::array::{Array, AsArray, ListArray};
+            let Some(list) = array.as_list_opt::<i32>() else {
+                return array;
+            };
+            Arc::new(ListArray::new(
+                Arc::clone(item),
+                list.offsets().clone(),
+                in_zone(Arc::clone(list.values()), item.data_type()),
+                list.nulls().cloned(),
+            ))
+        }
         _ => array,
     }
 }

@@ -1063,7 +1063,21 @@ pub(crate) fn is_comparison(op: &datafusion::logical_expr::Operator) -> bool {
     )
 }
 
-/// The analyzer rules of a Partita session: ours around DataFusion's defaults.
+/// The analyzer rule that reads a quoted literal beside an array as an array, before
+/// DataFusion's type coercion would refuse the pair (see `arrays::text_operands`).
+#[derive(Debug, Default)]
+pub struct ArrayOperands;
+
+impl AnalyzerRule for ArrayOperands {
+    fn name(&self) -> &str {
+        "partita_array_operands"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        rewrite_expressions(plan, crate::arrays::text_operands)
+    }
+}
+
 /// The analyzer rule that gives `array_agg` of a column of a declared type (`oid`, `uuid`,
 /// `jsonb`, `varchar(n)`) an array of that type, as PostgreSQL's is: `array_agg(atttypid)`
 /// is an `oid[]`. DataFusion's array_agg makes a list of the Arrow type alone, which the
@@ -1079,64 +1093,90 @@ impl AnalyzerRule for AggregatedArrayTypes {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        use datafusion::arrow::datatypes::{DataType, Field};
-        use datafusion::common::Column;
-        use datafusion::common::tree_node::Transformed;
-        use datafusion::logical_expr::{Cast, Expr, ExprSchemable, LogicalPlanBuilder};
         // Nodes above a changed aggregate (a scalar subquery's reader) compute their
         // schemas again.
         let changed = std::cell::Cell::new(false);
-        plan.transform_up_with_subqueries(|plan| {
-            let LogicalPlan::Aggregate(aggregate) = &plan else {
-                if changed.get() && !plan.inputs().is_empty() {
-                    return Ok(Transformed::yes(plan.recompute_schema()?));
-                }
-                return Ok(Transformed::no(plan));
-            };
-            let input = aggregate.input.schema();
-            let first = plan.schema().fields().len() - aggregate.aggr_expr.len();
-            let mut elements = Vec::new();
-            for (j, e) in aggregate.aggr_expr.iter().enumerate() {
-                let Expr::AggregateFunction(f) = e.clone().unalias() else {
-                    continue;
-                };
-                if f.func.name() != "array_agg" || f.params.args.len() != 1 {
-                    continue;
-                }
-                let (_, field) = f.params.args[0].to_field(input)?;
-                if sql::types::declared_type_name(&field).is_some() {
-                    elements.push((first + j, field));
-                }
-            }
-            if elements.is_empty() {
-                return Ok(Transformed::no(plan));
-            }
-            let schema = Arc::clone(plan.schema());
-            let columns = schema.iter().enumerate().map(|(i, (qualifier, field))| {
-                let column = Expr::Column(Column::from((qualifier, field)));
-                let Some((_, element)) = elements.iter().find(|(at, _)| *at == i) else {
-                    return column;
-                };
-                let item = Field::new_list_field(element.data_type().clone(), true)
-                    .with_metadata(element.metadata().clone());
-                let list = field
-                    .as_ref()
-                    .clone()
-                    .with_data_type(DataType::List(Arc::new(item)));
-                Expr::Cast(Cast::new_from_field(Box::new(column), Arc::new(list)))
-                    .alias_qualified(qualifier.cloned(), field.name())
-            });
-            let projected = LogicalPlanBuilder::from(plan).project(columns)?.build()?;
-            changed.set(true);
-            Ok(Transformed::yes(projected))
-        })
-        .map(|t| t.data)
+        typed_array_aggregates(plan, &changed).map(|t| t.data)
     }
 }
 
+/// `AggregatedArrayTypes` over `plan` and its correlated subqueries. An uncorrelated scalar
+/// subquery (`(SELECT array_agg(uuid_col) FROM t)`, `ARRAY(SELECT …)`) keeps DataFusion's
+/// list: the join it becomes drops the cast, and its rows would not match the schema.
+fn typed_array_aggregates(
+    plan: LogicalPlan,
+    changed: &std::cell::Cell<bool>,
+) -> Result<datafusion::common::tree_node::Transformed<LogicalPlan>> {
+    use datafusion::common::tree_node::Transformed;
+    plan.transform_up(|node| {
+        node.map_subqueries(|sub| match &sub {
+            LogicalPlan::Subquery(s) if s.outer_ref_columns.is_empty() => Ok(Transformed::no(sub)),
+            _ => typed_array_aggregates(sub, changed),
+        })?
+        .transform_data(|node| typed_array_aggregate(node, changed))
+    })
+}
+
+/// One node of `typed_array_aggregates`.
+fn typed_array_aggregate(
+    plan: LogicalPlan,
+    changed: &std::cell::Cell<bool>,
+) -> Result<datafusion::common::tree_node::Transformed<LogicalPlan>> {
+    use datafusion::arrow::datatypes::{DataType, Field};
+    use datafusion::common::Column;
+    use datafusion::common::tree_node::Transformed;
+    use datafusion::logical_expr::{Cast, Expr, ExprSchemable, LogicalPlanBuilder};
+    let LogicalPlan::Aggregate(aggregate) = &plan else {
+        if changed.get() && !plan.inputs().is_empty() {
+            return Ok(Transformed::yes(plan.recompute_schema()?));
+        }
+        return Ok(Transformed::no(plan));
+    };
+    let input = aggregate.input.schema();
+    let first = plan.schema().fields().len() - aggregate.aggr_expr.len();
+    let mut elements = Vec::new();
+    for (j, e) in aggregate.aggr_expr.iter().enumerate() {
+        let Expr::AggregateFunction(f) = e.clone().unalias() else {
+            continue;
+        };
+        if f.func.name() != "array_agg" || f.params.args.len() != 1 {
+            continue;
+        }
+        let (_, field) = f.params.args[0].to_field(input)?;
+        if sql::types::declared_type_name(&field).is_some() {
+            elements.push((first + j, field));
+        }
+    }
+    if elements.is_empty() {
+        return Ok(Transformed::no(plan));
+    }
+    let schema = Arc::clone(plan.schema());
+    let columns = schema.iter().enumerate().map(|(i, (qualifier, field))| {
+        let column = Expr::Column(Column::from((qualifier, field)));
+        let Some((_, element)) = elements.iter().find(|(at, _)| *at == i) else {
+            return column;
+        };
+        let item = Field::new_list_field(element.data_type().clone(), true)
+            .with_metadata(element.metadata().clone());
+        let list = field
+            .as_ref()
+            .clone()
+            .with_data_type(DataType::List(Arc::new(item)));
+        Expr::Cast(Cast::new_from_field(Box::new(column), Arc::new(list)))
+            .alias_qualified(qualifier.cloned(), field.name())
+    });
+    let projected = LogicalPlanBuilder::from(plan).project(columns)?.build()?;
+    changed.set(true);
+    Ok(Transformed::yes(projected))
+}
+
+/// The analyzer rules of a Partita session: ours around DataFusion's defaults.
 pub fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
-    let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> =
-        vec![Arc::new(OperandTypes), Arc::new(ArithmeticOperands)];
+    let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> = vec![
+        Arc::new(ArrayOperands),
+        Arc::new(OperandTypes),
+        Arc::new(ArithmeticOperands),
+    ];
     rules.extend(datafusion::optimizer::Analyzer::new().rules);
     rules.push(Arc::new(PostgresSemantics));
     rules.push(Arc::new(RecursiveTermFields));

@@ -1482,6 +1482,11 @@ impl Session {
                                 None => return Ok(None),
                             }
                         }
+                        // Array text (`{a,"b c"}`), which a cast would take for one element.
+                        datafusion::arrow::datatypes::DataType::List(item) => {
+                            let list = crate::arrays::to_list(&text.to_array()?, item.data_type())?;
+                            datafusion::common::ScalarValue::try_from_array(&list, 0)?
+                        }
                         _ => text.cast_to(ty)?,
                     }
                 }

@@ -1,7 +1,7 @@
 //! Values as PostgreSQL prints them in messages (error details such as "Key (id)=(1)").
 
 use crate::convert::format_uuid;
-use storage::Value;
+use storage::{Value, ValueRef};
 
 pub fn value_text(v: &Value) -> String {
     match v {
@@ -42,5 +42,30 @@ pub fn value_text(v: &Value) -> String {
             crate::output::push_interval(v.months, v.days, v.micros * 1000, &mut out);
             out
         }
+        Value::Array(encoded) => {
+            let Ok(elements) = storage::rowcodec::array_elements(encoded) else {
+                return "{?}".into();
+            };
+            let texts: Vec<String> = elements
+                .iter()
+                .map(|e| match e {
+                    ValueRef::Null => "NULL".to_string(),
+                    e => array_item(&value_text(&ValueRef::to_owned(*e))),
+                })
+                .collect();
+            format!("{{{}}}", texts.join(","))
+        }
+    }
+}
+
+/// An element's text as array output writes it: quoted when empty, `NULL`-like, or holding
+/// a delimiter, quote, brace, space or backslash.
+pub fn array_item(text: &str) -> String {
+    let needs_quotes = text.is_empty()
+        || text.contains([',', '"', '{', '}', ' ', '\\'])
+        || text.eq_ignore_ascii_case("null");
+    match needs_quotes {
+        true => format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\"")),
+        false => text.to_string(),
     }
 }

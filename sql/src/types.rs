@@ -12,6 +12,7 @@ use datafusion::sql::sqlparser::ast::{self, CharacterLength, ExactNumberInfo, Ti
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 use storage::ScalarType;
 
 /// Arrow field metadata key holding the declared SQL type.
@@ -68,9 +69,66 @@ pub enum SqlType {
         precision: Option<u8>,
     },
     Interval,
+    /// A one-dimensional array of `element`s (never itself an array: `int[][]` is `int[]`,
+    /// as PostgreSQL does not enforce dimensions either). Element types are interned, so the
+    /// type stays `Copy`.
+    Array {
+        #[serde(deserialize_with = "deserialize_element")]
+        element: &'static SqlType,
+    },
+}
+
+fn deserialize_element<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<&'static SqlType, D::Error> {
+    SqlType::deserialize(deserializer).map(|element| match SqlType::array_of(element) {
+        SqlType::Array { element } => element,
+        _ => unreachable!("array_of gives an array"),
+    })
 }
 
 impl SqlType {
+    /// The type a name spells as PostgreSQL writes it (`character varying(5)[]`, `uuid`), as
+    /// the catalog and field metadata keep declared types.
+    pub fn parse(name: &str) -> Option<SqlType> {
+        use datafusion::sql::sqlparser::{dialect::PostgreSqlDialect, parser::Parser};
+        let parsed = Parser::new(&PostgreSqlDialect {})
+            .try_with_sql(name)
+            .and_then(|mut p| p.parse_data_type())
+            .ok()?;
+        SqlType::from_ast(&parsed).ok()
+    }
+
+    /// The array type of `element`s (of `element`'s elements when it is an array).
+    pub fn array_of(element: SqlType) -> SqlType {
+        use std::collections::HashSet;
+        use std::sync::{LazyLock, Mutex};
+        static INTERNED: LazyLock<Mutex<HashSet<&'static SqlType>>> =
+            LazyLock::new(Default::default);
+        if let SqlType::Array { .. } = element {
+            return element;
+        }
+        let mut interned = INTERNED.lock().unwrap_or_else(|e| e.into_inner());
+        let element = match interned.get(&element) {
+            Some(known) => *known,
+            None => {
+                // One allocation per distinct element type a process meets, kept for its life.
+                let leaked: &'static SqlType = Box::leak(Box::new(element));
+                interned.insert(leaked);
+                leaked
+            }
+        };
+        SqlType::Array { element }
+    }
+
+    /// The element type of an array type.
+    pub fn element(self) -> Option<SqlType> {
+        match self {
+            SqlType::Array { element } => Some(*element),
+            _ => None,
+        }
+    }
+
     /// Resolves a parsed type name, refusing the ones Partita does not store (0A000).
     pub fn from_ast(ty: &ast::DataType) -> Result<SqlType> {
         use ast::DataType as D;
@@ -159,6 +217,10 @@ impl SqlType {
             D::Uuid => SqlType::Uuid,
             D::JSON => SqlType::Json,
             D::JSONB => SqlType::Jsonb,
+            D::Array(
+                ast::ArrayElemTypeDef::SquareBracket(element, _)
+                | ast::ArrayElemTypeDef::AngleBracket(element),
+            ) => SqlType::array_of(SqlType::from_ast(element)?),
             D::Custom(name, _) => match name.to_string().to_ascii_lowercase().as_str() {
                 "timestamptz" => SqlType::TimestampTz { precision: None },
                 "int" | "int4" => SqlType::Int4,
@@ -211,6 +273,7 @@ impl SqlType {
             SqlType::Json | SqlType::Jsonb => ScalarType::Json,
             SqlType::Time { .. } => ScalarType::Time,
             SqlType::Interval => ScalarType::Interval,
+            SqlType::Array { .. } => ScalarType::Array,
         }
     }
 
@@ -241,6 +304,9 @@ impl SqlType {
             }
             SqlType::Time { .. } => DataType::Time64(TimeUnit::Microsecond),
             SqlType::Interval => DataType::Interval(IntervalUnit::MonthDayNano),
+            SqlType::Array { element } => {
+                DataType::List(Arc::new(Field::new_list_field(element.arrow(), true)))
+            }
         }
     }
 
@@ -252,6 +318,10 @@ impl SqlType {
             SqlType::TimestampTz { .. } => {
                 DataType::Timestamp(TimeUnit::Microsecond, Some(zone.into()))
             }
+            SqlType::Array { element } => DataType::List(Arc::new(Field::new_list_field(
+                element.arrow_in(zone),
+                true,
+            ))),
             other => other.arrow(),
         }
     }
@@ -291,6 +361,7 @@ impl SqlType {
             SqlType::Jsonb => 3802,
             SqlType::Time { .. } => 1083,
             SqlType::Interval => 1186,
+            SqlType::Array { element } => array_oid(element.pg_oid()),
         }
     }
 
@@ -306,6 +377,7 @@ impl SqlType {
             SqlType::Timestamp { precision: Some(p) }
             | SqlType::TimestampTz { precision: Some(p) }
             | SqlType::Time { precision: Some(p) } => i32::from(p),
+            SqlType::Array { element } => element.type_modifier(),
             _ => -1,
         }
     }
@@ -347,8 +419,55 @@ impl SqlType {
                 fields: None,
                 precision: None,
             },
+            SqlType::Array { element } => D::Array(ast::ArrayElemTypeDef::SquareBracket(
+                Box::new(element.to_ast()),
+                None,
+            )),
         }
     }
+}
+
+/// PostgreSQL's (element type, array type) OID pairs of the types Partita has.
+const ARRAY_TYPES: [(i32, i32); 22] = [
+    (16, 1000),
+    (17, 1001),
+    (18, 1002),
+    (19, 1003),
+    (20, 1016),
+    (21, 1005),
+    (23, 1007),
+    (25, 1009),
+    (26, 1028),
+    (114, 199),
+    (700, 1021),
+    (701, 1022),
+    (1042, 1014),
+    (1043, 1015),
+    (1082, 1182),
+    (1083, 1183),
+    (1114, 1115),
+    (1184, 1185),
+    (1186, 1187),
+    (1700, 1231),
+    (2950, 2951),
+    (3802, 3807),
+];
+
+/// The OID of the array type whose elements have type `element_oid` (`text` → `_text`), 0
+/// when PostgreSQL has none.
+pub fn array_oid(element_oid: i32) -> i32 {
+    ARRAY_TYPES
+        .iter()
+        .find(|(element, _)| *element == element_oid)
+        .map_or(0, |(_, array)| *array)
+}
+
+/// The OID of the element type of array type `array_oid`, if it is one of those above.
+pub fn element_oid(array_oid: i32) -> Option<i32> {
+    ARRAY_TYPES
+        .iter()
+        .find(|(_, array)| *array == array_oid)
+        .map(|(element, _)| *element)
 }
 
 impl fmt::Display for SqlType {
@@ -385,6 +504,7 @@ impl fmt::Display for SqlType {
             SqlType::Time { precision: None } => f.write_str("time without time zone"),
             SqlType::Time { precision: Some(p) } => write!(f, "time({p}) without time zone"),
             SqlType::Interval => f.write_str("interval"),
+            SqlType::Array { element } => write!(f, "{element}[]"),
         }
     }
 }

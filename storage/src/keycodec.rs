@@ -156,7 +156,7 @@ pub fn decode_value(input: &mut &[u8], col: KeyColumn) -> Result<Value> {
         }
         ScalarType::Bytea => Value::Bytea(decode_bytes(input, mask)?),
         ScalarType::Uuid => Value::Uuid(take(input, mask)?),
-        ScalarType::Json | ScalarType::Interval => {
+        ScalarType::Json | ScalarType::Interval | ScalarType::Array => {
             return Err(Error::UnsupportedKeyType { ty: col.ty });
         }
     })
@@ -196,7 +196,7 @@ pub fn skip_value(input: &mut &[u8], col: KeyColumn) -> Result<()> {
             *input = &input[end..];
             return Ok(());
         }
-        ScalarType::Json | ScalarType::Interval => {
+        ScalarType::Json | ScalarType::Interval | ScalarType::Array => {
             return Err(Error::UnsupportedKeyType { ty: col.ty });
         }
     };
@@ -537,7 +537,9 @@ mod tests {
             ScalarType::TimestampTz => any::<i64>().prop_map(Value::TimestampTz).boxed(),
             ScalarType::Time => (0..86_400_000_001i64).prop_map(Value::Time).boxed(),
             ScalarType::Uuid => any::<[u8; 16]>().prop_map(Value::Uuid).boxed(),
-            ScalarType::Json | ScalarType::Interval => unreachable!("{ty} is not keyable"),
+            ScalarType::Json | ScalarType::Interval | ScalarType::Array => {
+                unreachable!("{ty} is not keyable")
+            }
         }
     }
 

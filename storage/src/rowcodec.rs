@@ -62,7 +62,7 @@ fn encode_field(out: &mut Vec<u8>, value: ValueRef<'_>) {
             out.push(d.scale);
         }
         ValueRef::Text(s) | ValueRef::Json(s) => put_bytes(out, s.as_bytes()),
-        ValueRef::Bytea(b) => put_bytes(out, b),
+        ValueRef::Bytea(b) | ValueRef::Array(b) => put_bytes(out, b),
         ValueRef::Uuid(u) => out.extend_from_slice(&u),
     }
 }
@@ -86,6 +86,7 @@ fn value_type(value: ValueRef<'_>) -> Option<ScalarType> {
         ValueRef::Json(_) => ScalarType::Json,
         ValueRef::Time(_) => ScalarType::Time,
         ValueRef::Interval(_) => ScalarType::Interval,
+        ValueRef::Array(_) => ScalarType::Array,
     })
 }
 
@@ -206,7 +207,7 @@ impl<'a> RowReader<'a> {
             | ScalarType::Float8 => 8,
             ScalarType::Numeric => 17,
             ScalarType::Uuid | ScalarType::Interval => 16,
-            ScalarType::Text | ScalarType::Json | ScalarType::Bytea => {
+            ScalarType::Text | ScalarType::Json | ScalarType::Bytea | ScalarType::Array => {
                 self.take_len_prefixed()?;
                 return Ok(true);
             }
@@ -259,10 +260,38 @@ impl<'a> RowReader<'a> {
                     .map_err(|_| corrupt("json is not UTF-8"))?,
             ),
             ScalarType::Bytea => ValueRef::Bytea(self.take_len_prefixed()?),
+            ScalarType::Array => ValueRef::Array(self.take_len_prefixed()?),
             ScalarType::Uuid => ValueRef::Uuid(self.take_array()?),
         };
         Ok(Some(value))
     }
+}
+
+/// Encodes an array's elements (NULLs among them) for `Value::Array`: their count, then each
+/// as a row's column is encoded. An element that is itself an array is not expected (arrays are
+/// one-dimensional), though it would encode.
+pub fn encode_array(elements: &[Value]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(2 + elements.len() * 9);
+    put_varint(&mut out, elements.len() as u64);
+    for element in elements {
+        encode_field(&mut out, element.as_ref());
+    }
+    out
+}
+
+/// The elements of an array `encode_array` wrote, borrowing their text.
+pub fn array_elements(mut encoded: &[u8]) -> Result<Vec<ValueRef<'_>>> {
+    let count = usize::try_from(get_varint(&mut encoded)?).map_err(|_| corrupt("array length"))?;
+    let mut reader = RowReader {
+        input: encoded,
+        schema_version: 0,
+        remaining: count,
+    };
+    let mut elements = Vec::with_capacity(count.min(encoded.len()));
+    while let Some(v) = reader.next_value()? {
+        elements.push(v);
+    }
+    Ok(elements)
 }
 
 /// Decodes a whole row into owned values, with its schema version.
@@ -303,6 +332,11 @@ mod tests {
                 days: -3,
                 micros: -7_200_000_001,
             }),
+            Value::Array(encode_array(&[
+                Value::Text("a".into()),
+                Value::Null,
+                Value::Text("{b}".into()),
+            ])),
         ]
     }
 
@@ -333,6 +367,13 @@ mod tests {
         let (version, back) = decode_row(&bytes).unwrap();
         assert_eq!(version, 3);
         assert_eq!(back, row);
+        let Value::Array(encoded) = &row[row.len() - 1] else {
+            unreachable!()
+        };
+        assert_eq!(
+            array_elements(encoded).unwrap(),
+            [ValueRef::Text("a"), ValueRef::Null, ValueRef::Text("{b}")]
+        );
     }
 
     #[test]

@@ -32,13 +32,19 @@ pub enum ScalarType {
     Time,
     /// Months, days and microseconds, kept apart as PostgreSQL keeps them.
     Interval,
+    /// A one-dimensional array: its elements, each with its own type tag (see
+    /// `rowcodec::encode_array`).
+    Array,
 }
 
 impl ScalarType {
     /// Whether values of this type may be part of a key.
     pub fn is_keyable(self) -> bool {
         // An interval's order is by its span, which its fields' bytes do not give.
-        !matches!(self, ScalarType::Json | ScalarType::Interval)
+        !matches!(
+            self,
+            ScalarType::Json | ScalarType::Interval | ScalarType::Array
+        )
     }
 
     /// The one-byte tag used by the row codec.
@@ -60,6 +66,7 @@ impl ScalarType {
             ScalarType::Json => 14,
             ScalarType::Time => 15,
             ScalarType::Interval => 16,
+            ScalarType::Array => 17,
         }
     }
 
@@ -81,6 +88,7 @@ impl ScalarType {
             14 => ScalarType::Json,
             15 => ScalarType::Time,
             16 => ScalarType::Interval,
+            17 => ScalarType::Array,
             _ => return None,
         })
     }
@@ -105,6 +113,7 @@ impl fmt::Display for ScalarType {
             ScalarType::Json => "json",
             ScalarType::Time => "time",
             ScalarType::Interval => "interval",
+            ScalarType::Array => "array",
         };
         f.write_str(name)
     }
@@ -229,6 +238,9 @@ pub enum Value {
     Json(String),
     Time(i64),
     Interval(Interval),
+    /// An array's elements as `rowcodec::encode_array` writes them; read them with
+    /// `rowcodec::array_elements`.
+    Array(Vec<u8>),
 }
 
 impl Value {
@@ -252,6 +264,7 @@ impl Value {
             Value::Json(_) => ScalarType::Json,
             Value::Time(_) => ScalarType::Time,
             Value::Interval(_) => ScalarType::Interval,
+            Value::Array(_) => ScalarType::Array,
         })
     }
 
@@ -278,6 +291,7 @@ impl Value {
             Value::Json(v) => ValueRef::Json(v),
             Value::Time(v) => ValueRef::Time(*v),
             Value::Interval(v) => ValueRef::Interval(*v),
+            Value::Array(v) => ValueRef::Array(v),
         }
     }
 }
@@ -302,6 +316,8 @@ pub enum ValueRef<'a> {
     Json(&'a str),
     Time(i64),
     Interval(Interval),
+    /// Encoded elements (see `Value::Array`).
+    Array(&'a [u8]),
 }
 
 impl ValueRef<'_> {
@@ -324,6 +340,7 @@ impl ValueRef<'_> {
             ValueRef::Json(v) => Value::Json(v.to_owned()),
             ValueRef::Time(v) => Value::Time(v),
             ValueRef::Interval(v) => Value::Interval(v),
+            ValueRef::Array(v) => Value::Array(v.to_vec()),
         }
     }
 }

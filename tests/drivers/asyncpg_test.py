@@ -162,6 +162,14 @@ async def main():
     assert await conn.fetchval("SELECT id FROM shifts WHERE length > $1",
                                datetime.timedelta(hours=25)) == 1
 
+    # Array columns: lists in binary both ways, NULL elements, and a typed parameter.
+    await conn.execute("CREATE TABLE posts (id int PRIMARY KEY, tags text[], seen timestamptz[])")
+    at = datetime.datetime(2024, 2, 29, 10, 0, tzinfo=datetime.timezone.utc)
+    await conn.execute("INSERT INTO posts VALUES ($1, $2, $3)", 1, ["a", None, "b c"], [at])
+    got = await conn.fetchrow("SELECT tags, seen FROM posts WHERE id = 1")
+    assert tuple(got) == (["a", None, "b c"], [at]), got
+    assert await conn.fetchval("SELECT id FROM posts WHERE tags && $1", ["b c", "z"]) == 1
+
     # Notices carry PostgreSQL's SQLSTATEs (42P07 for an existing relation).
     notices = []
     conn.add_log_listener(lambda _conn, message: notices.append((message.sqlstate, message.message)))

@@ -144,6 +144,18 @@ rows = conn.execute(
 ).fetchall()
 assert rows == [(1, "a"), (1, "b")], rows
 assert conn.execute("SELECT format('%%s has %%s', %s::text, %s::int)", ("x", 3)).fetchone()[0] == "x has 3"
+# Array columns: Python lists in and out, NULL elements, uuids, and the array operators.
+import uuid as uuidlib
+conn.execute("CREATE TABLE posts (id int PRIMARY KEY, tags text[], scores int[], refs uuid[])")
+ref = uuidlib.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+conn.execute("INSERT INTO posts VALUES (%s, %s, %s, %s)", (1, ["a", None, 'b "c"'], [3, 1], [ref]))
+conn.execute("INSERT INTO posts VALUES (%s, %s, %s, %s)", (2, [], [7], None), prepare=True)
+assert conn.execute("SELECT tags, scores, refs FROM posts WHERE id = 1").fetchone() == (
+    ["a", None, 'b "c"'], [3, 1], [ref])
+assert conn.execute("SELECT id FROM posts WHERE tags @> %s ORDER BY id", (["a"],)).fetchall() == [(1,)]
+assert conn.execute("SELECT id FROM posts WHERE %s = ANY(scores)", (7,)).fetchall() == [(2,)]
+assert conn.execute("SELECT tags FROM posts WHERE id = 2").fetchone()[0] == []
+
 cur = conn.execute("SHOW TimeZone")
 assert cur.description[0].name == "TimeZone", cur.description
 

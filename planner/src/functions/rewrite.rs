@@ -621,6 +621,12 @@ impl VisitorMut for Rewriter {
                     right: Box::new(args[1].clone()),
                 }));
             }
+            // An empty array has no dimensions: its length is NULL, not 0. An integer, as
+            // PostgreSQL's.
+            ("array_length", Some(args)) if args.len() == 2 => {
+                let length = cast(call("array_length", args), DataType::Integer(None));
+                *e = call("nullif", vec![length, number("0")]);
+            }
             // Arrays here start at 1: the lower bound of a dimension that has elements.
             ("array_lower", Some(args)) if args.len() == 2 => {
                 let length = call("array_length", args);

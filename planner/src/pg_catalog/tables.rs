@@ -353,6 +353,15 @@ pub fn builtin_type(oid: i32) -> Option<(String, i32, i32)> {
 /// type stands for. What the wire layer sends as the type OID and `pg_typeof` names.
 pub fn field_type_oid(field: &Field) -> i32 {
     if let Some(declared) = sql::types::declared_type_name(field) {
+        // An array column (`uuid[]`): the array type of its declared element type.
+        if let (Some(element), DataType::List(item)) =
+            (declared.strip_suffix("[]"), field.data_type())
+        {
+            let mut metadata = item.metadata().clone();
+            metadata.insert(sql::types::FIELD_TYPE_KEY.to_string(), element.to_string());
+            let element = item.as_ref().clone().with_metadata(metadata);
+            return sql::types::array_oid(field_type_oid(&element));
+        }
         let base = declared.split('(').next().unwrap_or(declared);
         let declared_oid = match base {
             "character varying" => Some(1043),
@@ -1757,6 +1766,7 @@ fn settings_table(settings: &crate::session::Settings) -> DfResult<RecordBatch> 
 fn collation(ty: SqlType) -> i32 {
     match ty {
         SqlType::Text | SqlType::Varchar { .. } | SqlType::Char { .. } => 100,
+        SqlType::Array { element } => collation(*element),
         _ => 0,
     }
 }
@@ -2316,6 +2326,7 @@ fn information_schema_type(ty: SqlType) -> String {
         SqlType::Timestamp { .. } => "timestamp without time zone".into(),
         SqlType::TimestampTz { .. } => "timestamp with time zone".into(),
         SqlType::Time { .. } => "time without time zone".into(),
+        SqlType::Array { .. } => "ARRAY".into(),
         other => other.to_string(),
     }
 }
@@ -2488,6 +2499,7 @@ fn shown_text_constant(text: &str, ty: SqlType) -> Option<String> {
         SqlType::Uuid => quoted("uuid"),
         SqlType::Json => quoted("json"),
         SqlType::Jsonb => quoted("jsonb"),
+        SqlType::Array { .. } => quoted(&ty.to_string()),
     })
 }
 
@@ -2525,7 +2537,7 @@ fn attribute_row(
         i32v(-1),
         i16v(len),
         i16v(num),
-        i32v(0),
+        i32v(i32::from(ty.element().is_some())),
         i32v(-1),
         i32v(ty.type_modifier()),
         boolean(len > 0 && len <= 8),
@@ -2551,17 +2563,9 @@ fn attribute_row(
 /// A plain view's columns and their types, as recorded when it was made (a type Partita
 /// has no column type for shows as text).
 fn view_columns(v: &sql::PlainView) -> Vec<(String, SqlType)> {
-    use datafusion::sql::sqlparser::{dialect::PostgreSqlDialect, parser::Parser};
     v.column_types
         .iter()
-        .map(|(name, ty)| {
-            let parsed = Parser::new(&PostgreSqlDialect {})
-                .try_with_sql(ty)
-                .and_then(|mut p| p.parse_data_type())
-                .ok()
-                .and_then(|t| SqlType::from_ast(&t).ok());
-            (name.clone(), parsed.unwrap_or(SqlType::Text))
-        })
+        .map(|(name, ty)| (name.clone(), SqlType::parse(ty).unwrap_or(SqlType::Text)))
         .collect()
 }
 

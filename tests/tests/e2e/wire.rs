@@ -204,6 +204,131 @@ async fn array_and_jsonb_parameters() {
     assert_eq!(names, [Some("d".to_string()), None]);
 }
 
+/// Array columns through a driver: parameters typed from the columns, sent and read back in
+/// binary (tokio-postgres's `Vec<T>`), NULL elements, and the array operators over them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn array_columns_through_the_driver() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE post (id int PRIMARY KEY, tags text[], scores int[], refs uuid[], seen timestamptz[])",
+        )
+        .await
+        .unwrap();
+    let insert = client
+        .prepare("INSERT INTO post VALUES ($1, $2, $3, $4, $5)")
+        .await
+        .unwrap();
+    assert_eq!(
+        insert.params(),
+        &[
+            Type::INT4,
+            Type::TEXT_ARRAY,
+            Type::INT4_ARRAY,
+            Type::UUID_ARRAY,
+            Type::TIMESTAMPTZ_ARRAY
+        ]
+    );
+    let id = uuid::Uuid::parse_str("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11").unwrap();
+    let at = chrono::DateTime::parse_from_rfc3339("2024-02-29T10:00:00Z")
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    client
+        .execute(
+            &insert,
+            &[
+                &1i32,
+                &vec![Some("rust"), None, Some("a \"b\"")],
+                &vec![3i32, 1],
+                &vec![id],
+                &vec![at],
+            ],
+        )
+        .await
+        .unwrap();
+    client
+        .execute(
+            &insert,
+            &[
+                &2i32,
+                &Vec::<String>::new(),
+                &vec![7i32],
+                &None::<Vec<uuid::Uuid>>,
+                &vec![at],
+            ],
+        )
+        .await
+        .unwrap();
+    let row = client
+        .query_one(
+            "SELECT tags, scores, refs, seen FROM post WHERE id = 1",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        row.get::<_, Vec<Option<String>>>(0),
+        [Some("rust".to_string()), None, Some("a \"b\"".to_string())]
+    );
+    assert_eq!(row.get::<_, Vec<i32>>(1), [3, 1]);
+    assert_eq!(row.get::<_, Vec<uuid::Uuid>>(2), [id]);
+    assert_eq!(row.get::<_, Vec<chrono::DateTime<chrono::Utc>>>(3), [at]);
+    let text = client
+        .simple_query("SELECT tags, refs FROM post WHERE id = 1")
+        .await
+        .unwrap();
+    let tokio_postgres::SimpleQueryMessage::Row(text) = &text[1] else {
+        panic!("expected a row, got {:?}", text[1]);
+    };
+    assert_eq!(text.get(0), Some(r#"{rust,NULL,"a \"b\""}"#));
+    assert_eq!(text.get(1), Some("{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}"));
+    let having = |sql: &'static str| {
+        let client = &client;
+        async move {
+            client
+                .query(sql, &[&"rust"])
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.get::<_, i32>(0))
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        having("SELECT id FROM post WHERE $1 = ANY(tags)").await,
+        [1]
+    );
+    assert_eq!(
+        having("SELECT id FROM post WHERE tags @> ARRAY[$1] ORDER BY id").await,
+        [1]
+    );
+    let updated = client
+        .query_one(
+            "UPDATE post SET tags = array_append(tags, $1) WHERE id = 2 RETURNING tags",
+            &[&"new"],
+        )
+        .await
+        .unwrap();
+    assert_eq!(updated.get::<_, Vec<String>>(0), ["new"]);
+    let bad = client
+        .execute("INSERT INTO post (id, scores) VALUES (3, '{1,x}')", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        bad.code(),
+        Some(&tokio_postgres::error::SqlState::INVALID_TEXT_REPRESENTATION)
+    );
+    let malformed = client
+        .execute("INSERT INTO post (id, tags) VALUES (3, '{a')", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        malformed.as_db_error().map(|e| e.message()),
+        Some(r#"malformed array literal: "{a""#)
+    );
+}
+
 /// EXPLAIN through the extended protocol is described as its one text column, not as
 /// the columns of the query it explains (drivers refused the rows otherwise).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
