@@ -32,6 +32,8 @@ fn type_modifier(field: &Field) -> i32 {
     let Some(declared) = declared_type_name(field) else {
         return -1;
     };
+    // An array's is its element type's (`character varying(20)[]`: 24).
+    let declared = declared.strip_suffix("[]").unwrap_or(declared);
     let Some(args) = declared
         .split_once('(')
         .and_then(|(_, rest)| rest.strip_suffix(')'))

@@ -40,7 +40,9 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::InvalidText { ty, .. } if ty.starts_with("date") || ty.starts_with("time") => {
             "22007"
         }
-        Error::InvalidText { .. } | Error::MalformedArray(_) => "22P02",
+        Error::InvalidText { .. } | Error::MalformedArray(_) | Error::InvalidEnumValue { .. } => {
+            "22P02"
+        }
         Error::InFailedTransaction => "25P02",
         Error::ReadOnlyTransaction(_) => "25006",
         Error::ActiveTransaction(_) => "25001",

@@ -33,11 +33,17 @@ use std::sync::Arc;
 pub struct PostgresTypes {
     /// The session's time zone in Arrow's spelling, which `timestamptz` is typed with.
     zone: Arc<std::sync::RwLock<Option<Arc<str>>>>,
+    /// The types made by CREATE TYPE, as the statement being planned sees them.
+    user: Arc<std::sync::RwLock<Vec<SqlType>>>,
 }
 
 impl PostgresTypes {
     pub fn set_zone(&self, zone: &str) {
         *self.zone.write().unwrap_or_else(|e| e.into_inner()) = Some(zone.into());
+    }
+
+    pub fn set_user_types(&self, types: Vec<SqlType>) {
+        *self.user.write().unwrap_or_else(|e| e.into_inner()) = types;
     }
 }
 
@@ -61,6 +67,15 @@ impl TypePlanner for PostgresTypes {
                 _ => Field::new("", ty, true),
             };
             return Ok(Some(Arc::new(field)));
+        }
+        // An enum's values are its labels' text (`'happy'::mood`).
+        if let D::Custom(..) = sql_type
+            && let Ok(ty @ SqlType::Enum { .. }) = SqlType::from_ast_with(
+                sql_type,
+                &self.user.read().unwrap_or_else(|e| e.into_inner()),
+            )
+        {
+            return Ok(Some(Arc::new(ty.field("", true))));
         }
         if let D::Custom(name, modifiers) = sql_type
             && modifiers.is_empty()
@@ -106,6 +121,12 @@ impl TypePlanner for PostgresTypes {
         };
         Ok(Some(Arc::new(ty.field("", true).with_data_type(data_type))))
     }
+}
+
+/// PostgreSQL's name for the type of `field`.
+fn type_name(field: &Field) -> String {
+    let oid = crate::pg_catalog::field_type_oid(field);
+    crate::pg_catalog::format_type(i64::from(oid), None)
 }
 
 /// The declared type a cast's target field carries, when [`PostgresTypes`] planned it.
@@ -160,15 +181,32 @@ pub fn typed_input(expr: Expr, schema: &datafusion::common::DFSchema) -> Result<
         }
         _ => return Ok(Transformed::no(expr)),
     };
-    if let DataType::List(element) = field.data_type()
-        && matches!(
-            inner.get_type(schema)?,
-            DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
-        )
-    {
-        let input =
-            ScalarUDF::new_from_impl(crate::arrays::ArrayInput::new(element.data_type().clone()));
-        return Ok(Transformed::yes(input.call(vec![inner.clone()])));
+    if let DataType::List(element) = field.data_type() {
+        match inner.get_type(schema)? {
+            DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => {
+                let input = ScalarUDF::new_from_impl(crate::arrays::ArrayInput::new(
+                    element.data_type().clone(),
+                ));
+                return Ok(Transformed::yes(input.call(vec![inner.clone()])));
+            }
+            // One dimension: a list of lists is not flattened into text.
+            DataType::List(item) if matches!(item.data_type(), DataType::List(_)) => {
+                return Err(DataFusionError::External(Box::new(Error::Unsupported(
+                    "a multidimensional array value".into(),
+                ))));
+            }
+            DataType::List(_) | DataType::LargeList(_) | DataType::Null => {}
+            // Arrow would make the value a one-element list.
+            other => {
+                return Err(DataFusionError::External(Box::new(
+                    Error::DatatypeMismatch(format!(
+                        "cannot cast type {} to {}",
+                        type_name(&Field::new("", other, true)),
+                        type_name(field)
+                    )),
+                )));
+            }
+        }
     }
     let Some(ty) = declared(field) else {
         return Ok(Transformed::no(expr));

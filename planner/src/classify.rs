@@ -1098,7 +1098,7 @@ mod tests {
         let datafusion::sql::sqlparser::ast::Statement::CreateTable(create) = stmt else {
             panic!("not a CREATE TABLE: {ddl}");
         };
-        table_def_from_create(&create).unwrap()
+        table_def_from_create(&create, &[]).unwrap()
     }
 
     /// Plans `SELECT * FROM t WHERE <where>` in DataFusion and classifies the filters it

@@ -79,7 +79,8 @@ impl ColumnBuilder {
             | SqlType::Char { .. }
             | SqlType::Uuid
             | SqlType::Json
-            | SqlType::Jsonb => {
+            | SqlType::Jsonb
+            | SqlType::Enum { .. } => {
                 ColumnBuilder::Text(StringBuilder::with_capacity(capacity, capacity * 16))
             }
             SqlType::Bytea => {
@@ -366,9 +367,16 @@ pub fn value_from_array(array: &ArrayRef, row: usize, ty: SqlType, column: &str)
         | SqlType::Char { .. }
         | SqlType::Uuid
         | SqlType::Json
-        | SqlType::Jsonb => {
+        | SqlType::Jsonb
+        | SqlType::Enum { .. } => {
             let text = string_at(array, row).ok_or_else(mismatch)?;
             match ty {
+                SqlType::Enum { ty } if !ty.labels.iter().any(|l| l == text) => {
+                    return Err(Error::InvalidEnumValue {
+                        ty: ty.name.clone(),
+                        value: text.to_string(),
+                    });
+                }
                 SqlType::Varchar { length: Some(n) } => {
                     let trimmed = text.trim_end_matches(' ');
                     if text.chars().count() > n as usize {
@@ -485,6 +493,11 @@ pub fn value_from_array(array: &ArrayRef, row: usize, ty: SqlType, column: &str)
 /// `element`s to store, each element checked as a column of that type would be.
 fn array_value(array: &ArrayRef, row: usize, element: SqlType, column: &str) -> Result<Value> {
     let items: ArrayRef = match array.data_type() {
+        DataType::List(item) | DataType::LargeList(item)
+            if matches!(item.data_type(), DataType::List(_) | DataType::LargeList(_)) =>
+        {
+            return Err(Error::Unsupported("a multidimensional array value".into()));
+        }
         DataType::List(_) => array.as_list::<i32>().value(row),
         DataType::LargeList(_) => array.as_list::<i64>().value(row),
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
@@ -494,9 +507,33 @@ fn array_value(array: &ArrayRef, row: usize, element: SqlType, column: &str) -> 
             Arc::new(StringArray::from(items))
         }
         other => {
-            return Err(Error::Internal(format!(
-                "column {column}: got {other} for {element}[]"
+            return Err(Error::DatatypeMismatch(format!(
+                "column \"{column}\" is of type {} but expression is of type {other}",
+                SqlType::array_of(element)
             )));
+        }
+    };
+    // Elements of a type that reads its own text (strings, uuids) go as they are; the others
+    // are converted as a cast to the element type would, refusing bad text (22P02).
+    let text_element = matches!(
+        element,
+        SqlType::Text | SqlType::Varchar { .. } | SqlType::Char { .. } | SqlType::Uuid
+    );
+    let items = match text_element || items.data_type() == &element.arrow() {
+        true => items,
+        false => {
+            let one = ListArray::new(
+                Arc::new(datafusion::arrow::datatypes::Field::new_list_field(
+                    items.data_type().clone(),
+                    true,
+                )),
+                OffsetBuffer::from_lengths([items.len()]),
+                items,
+                None,
+            );
+            // A bad element's error (22P02) is reported through DataFusion's, as a cast's.
+            let converted = crate::arrays::to_list(&(Arc::new(one) as ArrayRef), &element.arrow())?;
+            converted.as_list::<i32>().value(0)
         }
     };
     let mut elements = Vec::with_capacity(items.len());

@@ -95,7 +95,7 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
     if create.like.is_some() {
         return Err(Error::Unsupported("CREATE TABLE … (LIKE other)".into()));
     }
-    let mut def = table_def_from_create(create)?;
+    let mut def = table_def_from_create(create, &session.user_types())?;
     let uniques = sql::ddl::unique_constraints(create)?;
     let foreign_keys = sql::ddl::foreign_keys(create)?;
     // A serial column's sequence takes a free name, as PostgreSQL's does (`t_id_seq1` when
@@ -775,7 +775,7 @@ async fn add_column(
             column: col_name,
         }));
     }
-    let mut col = sql::ddl::column_from_ast(&name, column_def)?;
+    let mut col = sql::ddl::column_from_ast(&name, column_def, &session.user_types())?;
     if has_own_sequence(column_def) {
         let changes = crate::sequences::session_changes(session);
         free_sequence_name(&session.db.catalog, &changes, &name, &mut col);

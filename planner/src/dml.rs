@@ -320,6 +320,16 @@ pub(crate) fn scratch_context(
     zone: &str,
     clock: Option<&crate::functions::TransactionStart>,
 ) -> SessionContext {
+    scratch_context_with(zone, clock, Vec::new())
+}
+
+/// `scratch_context` that knows the types made by CREATE TYPE (`user`), for expressions
+/// that name one (`USING note::status`).
+pub(crate) fn scratch_context_with(
+    zone: &str,
+    clock: Option<&crate::functions::TransactionStart>,
+    user: Vec<sql::SqlType>,
+) -> SessionContext {
     let mut config = datafusion::execution::context::SessionConfig::new()
         .with_target_partitions(1)
         .set_str("datafusion.sql_parser.dialect", "postgres")
@@ -327,6 +337,7 @@ pub(crate) fn scratch_context(
     config.options_mut().execution.time_zone = Some(zone.to_string());
     let types = crate::casts::PostgresTypes::default();
     types.set_zone(zone);
+    types.set_user_types(user);
     let state = datafusion::execution::session_state::SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
@@ -1331,7 +1342,7 @@ async fn upsert(
     let n = def.columns.len();
     let existing = rows_batch(def, &zone, &mut pairs.iter().map(|(old, _)| old))?;
     let excluded = rows_batch(def, &zone, &mut pairs.iter().map(|(_, new)| new))?;
-    let ctx = scratch_context(&zone, Some(session.clock()));
+    let ctx = scratch_context_with(&zone, Some(session.clock()), session.user_types());
     crate::pg_catalog::register_identity(&ctx, &session.identity());
     let target = alias.unwrap_or(&def.name).to_string();
     ctx.register_table(

@@ -60,6 +60,10 @@ pub enum Error {
     #[error("invalid input syntax for type {ty}: \"{value}\"")]
     InvalidText { ty: String, value: String },
 
+    /// Text that is not one of an enum's labels.
+    #[error("invalid input value for enum {ty}: \"{value}\"")]
+    InvalidEnumValue { ty: String, value: String },
+
     /// Array text that is not `{…}` with well-formed elements.
     #[error("malformed array literal: \"{0}\"")]
     MalformedArray(String),

@@ -1147,7 +1147,10 @@ fn constant(e: &Expr) -> Option<ScalarValue> {
                 || date_with_time(ty, &inner)
                 || matches!(
                     ty,
-                    SqlType::TimestampTz { .. } | SqlType::Timestamp { precision: Some(_) }
+                    SqlType::TimestampTz { .. }
+                        | SqlType::Timestamp { precision: Some(_) }
+                        // Arrow's cast would take array text for one element.
+                        | SqlType::Array { .. }
                 )
             {
                 return None;

@@ -18,6 +18,7 @@ mod datetime_input;
 pub mod ddl;
 pub mod digits;
 pub mod dml;
+mod enums;
 pub mod error;
 pub mod executor;
 pub mod explain;

@@ -11,7 +11,7 @@
 //! commit; a rollback keeps them.
 
 use crate::convert::value_from_array;
-use crate::dml::{named, scratch_context, scratch_plan, select_query, table_ref};
+use crate::dml::{named, scratch_plan, select_query, table_ref};
 use crate::error::{Error, Result};
 use crate::provider::{SharedTxn, in_txn, stored_values};
 use crate::session::Session;
@@ -52,7 +52,7 @@ pub(crate) async fn alter_column_types(
 ) -> Result<()> {
     let mut resolved: Vec<Resolved> = Vec::with_capacity(changes.len());
     for change in changes {
-        let r = resolve(def, change)?;
+        let r = resolve(def, change, &session.user_types())?;
         if resolved.iter().any(|o| o.i == r.i) {
             return Err(Error::NotSupported {
                 message: format!("cannot alter type of column \"{}\" twice", r.name),
@@ -175,7 +175,7 @@ pub(crate) async fn alter_column_types(
 }
 
 /// Resolves `change` against `def`, refusing what PostgreSQL refuses before reading a row.
-fn resolve<'a>(def: &TableDef, change: &TypeChange<'a>) -> Result<Resolved<'a>> {
+fn resolve<'a>(def: &TableDef, change: &TypeChange<'a>, user: &[SqlType]) -> Result<Resolved<'a>> {
     let name = normalize_ident(change.column);
     let i = def
         .column_index(&name)
@@ -192,7 +192,7 @@ fn resolve<'a>(def: &TableDef, change: &TypeChange<'a>) -> Result<Resolved<'a>> 
         return Err(Error::Sql(sql::Error::UnknownType(written)));
     }
     let old = def.columns[i].ty;
-    let new = SqlType::from_ast(change.data_type)?;
+    let new = SqlType::from_ast_with(change.data_type, user)?;
     if def.columns[i].identity.is_some()
         && !matches!(new, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
     {
@@ -243,7 +243,7 @@ async fn converted(
     rows: &[Vec<Value>],
 ) -> Result<Vec<Vec<Value>>> {
     let zone = session.zone().arrow.clone();
-    let ctx = scratch_context(&zone, Some(session.clock()));
+    let ctx = crate::dml::scratch_context_with(&zone, Some(session.clock()), session.user_types());
     crate::pg_catalog::register_identity(&ctx, &session.identity());
     let batch = crate::dml::rows_batch(def, &zone, &mut rows.iter())?;
     ctx.register_table(

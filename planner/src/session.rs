@@ -1559,14 +1559,17 @@ impl Session {
             {
                 self.run_write(stmt).await
             }
-            Statement::CreateSequence { .. } => self.run_write(stmt).await,
+            Statement::CreateSequence { .. }
+            | Statement::CreateType { .. }
+            | Statement::AlterType(_) => self.run_write(stmt).await,
             Statement::Drop {
                 object_type:
                     ObjectType::Table
                     | ObjectType::Index
                     | ObjectType::MaterializedView
                     | ObjectType::View
-                    | ObjectType::Sequence,
+                    | ObjectType::Sequence
+                    | ObjectType::Type,
                 ..
             } => self.run_write(stmt).await,
             Statement::Copy { .. } => Box::pin(crate::copy::copy(self, &stmt)).await,
@@ -2033,7 +2036,14 @@ impl Session {
     }
 
     /// Plans a query (SELECT, VALUES, EXPLAIN …) in DataFusion.
+    /// The column types of the types made by CREATE TYPE, as this session sees them.
+    pub(crate) fn user_types(&self) -> Vec<SqlType> {
+        let changes = crate::sequences::session_changes(self);
+        self.db.catalog.user_types(&changes)
+    }
+
     pub(crate) async fn plan(&self, mut stmt: Statement) -> Result<LogicalPlan> {
+        self.types.set_user_types(self.user_types());
         // Again here: describe() plans statements that never went through execute().
         self.expand_views(&mut stmt)?;
         crate::subquery::prepare(&mut stmt);
@@ -2239,6 +2249,18 @@ impl Session {
                 crate::plain_view::alter(self, &text).await
             }
             Statement::CreateSequence { .. } => crate::sequences::create(self, stmt).await,
+            Statement::CreateType {
+                name,
+                representation,
+            } => crate::enums::create(self, name, representation.as_ref()).await,
+            Statement::AlterType(alter) => crate::enums::alter(self, alter).await,
+            Statement::Drop {
+                object_type: ObjectType::Type,
+                names,
+                if_exists,
+                cascade,
+                ..
+            } => crate::enums::drop(self, names, *if_exists, *cascade).await,
             Statement::AlterIndex { name, operation } => {
                 crate::ddl::alter_index(self, name, operation).await
             }

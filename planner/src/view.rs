@@ -137,7 +137,9 @@ pub async fn create_view(session: &mut Session, create: &ast::CreateView) -> Res
     let ast::Statement::CreateTable(table) = crate::session::parse_sql(&ddl)?.remove(0) else {
         return Err(Error::Internal("view definition did not parse".into()));
     };
-    let mut view = sql::ddl::table_def_from_create(&table)?;
+    // The base columns' enum types, which the definition names.
+    let user: Vec<_> = base.columns.iter().map(|c| c.ty).collect();
+    let mut view = sql::ddl::table_def_from_create(&table, &user)?;
     for (position, (_, base_column)) in columns.iter().enumerate() {
         let is_key = view.partition_key.contains(&position)
             || view.row_key.iter().any(|p| p.column == position);

@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::sequence::{SequenceOptions, SequenceState};
-use crate::types::SqlType;
+use crate::types::{EnumType, SqlType};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -374,6 +374,20 @@ fn sequence_record_key(name: &str) -> Vec<u8> {
     key
 }
 
+/// The catalog key of a type made by CREATE TYPE.
+fn type_record_key(name: &str) -> Vec<u8> {
+    let mut key = b"y/".to_vec();
+    key.extend_from_slice(name.as_bytes());
+    key
+}
+
+/// The catalog key of the last type number given out (see `Catalog::next_type_oid`).
+const TYPE_ID_KEY: &[u8] = b"n/type";
+
+/// The OIDs of types made by CREATE TYPE, two apart (the second for an array type), in a
+/// range of their own.
+pub const FIRST_TYPE_OID: i32 = 0x3000_0000;
+
 /// The catalog key of the last sequence number given out (`SequenceDef::id`).
 const SEQUENCE_ID_KEY: &[u8] = b"n/sequence";
 
@@ -429,11 +443,16 @@ pub struct CatalogChanges {
     pub views: BTreeMap<String, Option<Arc<PlainView>>>,
     /// Sequences created or altered, or dropped (`None`).
     pub sequences: BTreeMap<String, Option<Arc<SequenceDef>>>,
+    /// Types created or altered, or dropped (`None`).
+    pub types: BTreeMap<String, Option<Arc<EnumType>>>,
 }
 
 impl CatalogChanges {
     pub fn is_empty(&self) -> bool {
-        self.tables.is_empty() && self.views.is_empty() && self.sequences.is_empty()
+        self.tables.is_empty()
+            && self.views.is_empty()
+            && self.sequences.is_empty()
+            && self.types.is_empty()
     }
 }
 
@@ -443,6 +462,7 @@ pub struct Catalog {
     tables: Arc<RwLock<BTreeMap<String, Arc<TableDef>>>>,
     views: Arc<RwLock<BTreeMap<String, Arc<PlainView>>>>,
     sequence_defs: Arc<RwLock<BTreeMap<String, Arc<SequenceDef>>>>,
+    types: Arc<RwLock<BTreeMap<String, Arc<EnumType>>>>,
     /// Bumped by every applied change: plans kept across statements check it.
     generation: Arc<std::sync::atomic::AtomicU64>,
     /// The values each sequence (by its catalog key) has reserved in the store and not yet
@@ -608,10 +628,22 @@ impl Catalog {
                 .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
             sequence_defs.insert(def.name.clone(), Arc::new(def));
         }
+        let mut types = BTreeMap::new();
+        for row in view.scan(
+            CATALOG_KEYSPACE,
+            &KeyRange::prefix(b"y/"),
+            Direction::Forward,
+        )? {
+            let row = row?;
+            let def: EnumType = serde_json::from_slice(&row.value)
+                .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
+            types.insert(def.name.clone(), Arc::new(def));
+        }
         Ok(Catalog {
             tables: Arc::new(RwLock::new(tables)),
             views: Arc::new(RwLock::new(views)),
             sequence_defs: Arc::new(RwLock::new(sequence_defs)),
+            types: Arc::new(RwLock::new(types)),
             generation: Default::default(),
             sequences: Default::default(),
         })
@@ -1020,6 +1052,65 @@ impl Catalog {
         merged(&self.views, &changes.views)
     }
 
+    /// The types made by CREATE TYPE that `changes` sees, by name.
+    pub fn types(&self, changes: &CatalogChanges) -> Vec<Arc<EnumType>> {
+        merged(&self.types, &changes.types)
+    }
+
+    /// The column types of the types made by CREATE TYPE (see `SqlType::from_ast_with`).
+    pub fn user_types(&self, changes: &CatalogChanges) -> Vec<SqlType> {
+        self.types(changes)
+            .iter()
+            .map(|t| SqlType::enum_of(EnumType::clone(t)))
+            .collect()
+    }
+
+    /// The type `name` made by CREATE TYPE, as `changes` sees it.
+    pub fn user_type(&self, name: &str, changes: &CatalogChanges) -> Option<Arc<EnumType>> {
+        if let Some(change) = changes.types.get(name) {
+            return change.clone();
+        }
+        self.types.read().ok()?.get(name).cloned()
+    }
+
+    /// The OID for a new type, counted in `txn`: two transactions making types at once
+    /// conflict rather than give one OID twice.
+    pub fn next_type_oid(&self, txn: &mut Transaction) -> Result<i32> {
+        let last = match txn.get(CATALOG_KEYSPACE, TYPE_ID_KEY)? {
+            Some(row) => u32::from_be_bytes(
+                row.value
+                    .as_ref()
+                    .try_into()
+                    .map_err(|_| Error::CorruptCatalog("type number".into()))?,
+            ),
+            None => 0,
+        };
+        let number = last + 1;
+        txn.put(CATALOG_KEYSPACE, TYPE_ID_KEY, number.to_be_bytes().to_vec())?;
+        Ok(FIRST_TYPE_OID + 2 * number as i32)
+    }
+
+    /// Writes a type's record in `txn` (CREATE TYPE, ALTER TYPE).
+    pub fn write_type(
+        &self,
+        txn: &mut Transaction,
+        changes: &mut CatalogChanges,
+        ty: EnumType,
+    ) -> Result<()> {
+        let (key, name) = (type_record_key(&ty.name), ty.name.clone());
+        put_record(txn, &key, &mut changes.types, name, ty)
+    }
+
+    /// Deletes a type's record in `txn` (DROP TYPE).
+    pub fn drop_type(
+        &self,
+        txn: &mut Transaction,
+        changes: &mut CatalogChanges,
+        name: &str,
+    ) -> Result<()> {
+        delete_record(txn, &type_record_key(name), &mut changes.types, name)
+    }
+
     /// Writes a plain view's record in `txn` (CREATE [OR REPLACE] VIEW).
     pub fn write_view(
         &self,
@@ -1058,6 +1149,7 @@ impl Catalog {
             .sequence_defs
             .write()
             .unwrap_or_else(|e| e.into_inner());
+        let mut types = self.types.write().unwrap_or_else(|e| e.into_inner());
         let out = commit()?;
         self.generation
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
@@ -1077,6 +1169,12 @@ impl Catalog {
             match change {
                 Some(def) => sequences.insert(name, def),
                 None => sequences.remove(&name),
+            };
+        }
+        for (name, change) in changes.types {
+            match change {
+                Some(def) => types.insert(name, def),
+                None => types.remove(&name),
             };
         }
         Ok(out)

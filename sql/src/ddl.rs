@@ -102,9 +102,10 @@ fn key_element(col: &IndexColumn) -> Result<KeyElement> {
 /// Column `col` of table `table` as declared: its type, NOT NULL, DEFAULT, and the sequence
 /// of a serial or identity column. Its constraints (PRIMARY KEY, UNIQUE, REFERENCES,
 /// CHECK) are left to the caller.
-pub fn column_from_ast(table: &str, col: &ast::ColumnDef) -> Result<ColumnDef> {
+/// `user` holds the types made by CREATE TYPE.
+pub fn column_from_ast(table: &str, col: &ast::ColumnDef, user: &[SqlType]) -> Result<ColumnDef> {
     let col_name = normalize_ident(&col.name);
-    let ty = SqlType::from_ast(&col.data_type)?;
+    let ty = SqlType::from_ast_with(&col.data_type, user)?;
     let serial = matches!(&col.data_type, ast::DataType::Custom(n, _)
         if n.to_string().to_ascii_lowercase().contains("serial"));
     let mut def = ColumnDef {
@@ -192,8 +193,9 @@ fn option_text(value: &Expr) -> Option<String> {
     }
 }
 
-/// Builds the definition of a new table (its keyspace is assigned when it is created).
-pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
+/// Builds the definition of a new table (its keyspace is assigned when it is created);
+/// `user` holds the types made by CREATE TYPE.
+pub fn table_def_from_create(create: &ast::CreateTable, user: &[SqlType]) -> Result<TableDef> {
     let name = table_name(&create.name)?;
     if create.query.is_some() {
         return Err(Error::Unsupported("CREATE TABLE … AS".into()));
@@ -215,7 +217,7 @@ pub fn table_def_from_create(create: &ast::CreateTable) -> Result<TableDef> {
         if columns.iter().any(|c| c.name == col_name) {
             return Err(Error::DuplicateColumn(col_name));
         }
-        let mut def = column_from_ast(&name, col)?;
+        let mut def = column_from_ast(&name, col, user)?;
         for opt in &col.options {
             match &opt.option {
                 ColumnOption::PrimaryKey(_) => {
@@ -708,7 +710,7 @@ mod tests {
             .expect("parses")
             .remove(0);
         match stmt {
-            ast::Statement::CreateTable(c) => table_def_from_create(&c),
+            ast::Statement::CreateTable(c) => table_def_from_create(&c, &[]),
             other => panic!("not a create table: {other}"),
         }
     }

@@ -76,6 +76,47 @@ pub enum SqlType {
         #[serde(deserialize_with = "deserialize_element")]
         element: &'static SqlType,
     },
+    /// A type made by CREATE TYPE … AS ENUM, stored as its labels' text. Interned as array
+    /// element types are; ALTER TYPE … ADD VALUE makes a new one for the columns of the type.
+    Enum {
+        #[serde(rename = "enum", deserialize_with = "deserialize_enum")]
+        ty: &'static EnumType,
+    },
+}
+
+/// A type made by CREATE TYPE … AS ENUM: its name, the OID the catalogs show it under, and
+/// its labels in their order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EnumType {
+    pub name: String,
+    pub oid: i32,
+    pub labels: Vec<String>,
+}
+
+/// `value`, allocated once per distinct value a process meets and kept for its life, so
+/// that `SqlType` can refer to it and stay `Copy`.
+fn intern<T: Eq + std::hash::Hash + Send + Sync + 'static>(
+    set: &std::sync::Mutex<std::collections::HashSet<&'static T>>,
+    value: T,
+) -> &'static T {
+    let mut set = set.lock().unwrap_or_else(|e| e.into_inner());
+    match set.get(&value) {
+        Some(known) => known,
+        None => {
+            let leaked: &'static T = Box::leak(Box::new(value));
+            set.insert(leaked);
+            leaked
+        }
+    }
+}
+
+fn deserialize_enum<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<&'static EnumType, D::Error> {
+    EnumType::deserialize(deserializer).map(|ty| match SqlType::enum_of(ty) {
+        SqlType::Enum { ty } => ty,
+        _ => unreachable!("enum_of gives an enum"),
+    })
 }
 
 fn deserialize_element<'de, D: serde::Deserializer<'de>>(
@@ -108,17 +149,20 @@ impl SqlType {
         if let SqlType::Array { .. } = element {
             return element;
         }
-        let mut interned = INTERNED.lock().unwrap_or_else(|e| e.into_inner());
-        let element = match interned.get(&element) {
-            Some(known) => *known,
-            None => {
-                // One allocation per distinct element type a process meets, kept for its life.
-                let leaked: &'static SqlType = Box::leak(Box::new(element));
-                interned.insert(leaked);
-                leaked
-            }
-        };
-        SqlType::Array { element }
+        SqlType::Array {
+            element: intern(&INTERNED, element),
+        }
+    }
+
+    /// The type of enum `ty`.
+    pub fn enum_of(ty: EnumType) -> SqlType {
+        use std::collections::HashSet;
+        use std::sync::{LazyLock, Mutex};
+        static INTERNED: LazyLock<Mutex<HashSet<&'static EnumType>>> =
+            LazyLock::new(Default::default);
+        SqlType::Enum {
+            ty: intern(&INTERNED, ty),
+        }
     }
 
     /// The element type of an array type.
@@ -131,7 +175,28 @@ impl SqlType {
 
     /// Resolves a parsed type name, refusing the ones Partita does not store (0A000).
     pub fn from_ast(ty: &ast::DataType) -> Result<SqlType> {
+        SqlType::from_ast_with(ty, &[])
+    }
+
+    /// `from_ast`, with the types made by CREATE TYPE (`user`) among the names it knows.
+    pub fn from_ast_with(ty: &ast::DataType, user: &[SqlType]) -> Result<SqlType> {
         use ast::DataType as D;
+        if let D::Custom(name, modifiers) = ty
+            && modifiers.is_empty()
+            && let Some(found) = user.iter().find(|t| match t {
+                SqlType::Enum { ty } => {
+                    name.0.last().and_then(|p| p.as_ident()).is_some_and(|id| {
+                        match id.quote_style {
+                            Some(_) => id.value == ty.name,
+                            None => id.value.to_lowercase() == ty.name,
+                        }
+                    })
+                }
+                _ => false,
+            })
+        {
+            return Ok(*found);
+        }
         let char_len = |len: &Option<CharacterLength>| -> Result<Option<u32>> {
             match len {
                 None => Ok(None),
@@ -220,7 +285,28 @@ impl SqlType {
             D::Array(
                 ast::ArrayElemTypeDef::SquareBracket(element, _)
                 | ast::ArrayElemTypeDef::AngleBracket(element),
-            ) => SqlType::array_of(SqlType::from_ast(element)?),
+            ) => match SqlType::from_ast_with(element, user)? {
+                // Elements the wire reads and writes in binary, and whose text Partita
+                // reads and shows as PostgreSQL does.
+                element @ (SqlType::Bool
+                | SqlType::Int2
+                | SqlType::Int4
+                | SqlType::Int8
+                | SqlType::Float4
+                | SqlType::Float8
+                | SqlType::Numeric {
+                    precision: Some(_), ..
+                }
+                | SqlType::Text
+                | SqlType::Varchar { .. }
+                | SqlType::Char { .. }
+                | SqlType::Date
+                | SqlType::Timestamp { .. }
+                | SqlType::TimestampTz { .. }
+                | SqlType::Uuid
+                | SqlType::Array { .. }) => SqlType::array_of(element),
+                other => return Err(Error::Unsupported(format!("type {other}[]"))),
+            },
             D::Custom(name, _) => match name.to_string().to_ascii_lowercase().as_str() {
                 "timestamptz" => SqlType::TimestampTz { precision: None },
                 "int" | "int4" => SqlType::Int4,
@@ -274,6 +360,7 @@ impl SqlType {
             SqlType::Time { .. } => ScalarType::Time,
             SqlType::Interval => ScalarType::Interval,
             SqlType::Array { .. } => ScalarType::Array,
+            SqlType::Enum { .. } => ScalarType::Text,
         }
     }
 
@@ -295,7 +382,8 @@ impl SqlType {
             | SqlType::Char { .. }
             | SqlType::Json
             | SqlType::Jsonb
-            | SqlType::Uuid => DataType::Utf8,
+            | SqlType::Uuid
+            | SqlType::Enum { .. } => DataType::Utf8,
             SqlType::Bytea => DataType::Binary,
             SqlType::Date => DataType::Date32,
             SqlType::Timestamp { .. } => DataType::Timestamp(TimeUnit::Microsecond, None),
@@ -362,6 +450,7 @@ impl SqlType {
             SqlType::Time { .. } => 1083,
             SqlType::Interval => 1186,
             SqlType::Array { element } => array_oid(element.pg_oid()),
+            SqlType::Enum { ty } => ty.oid,
         }
     }
 
@@ -403,7 +492,8 @@ impl SqlType {
             | SqlType::Char { .. }
             | SqlType::Uuid
             | SqlType::Json
-            | SqlType::Jsonb => D::Text,
+            | SqlType::Jsonb
+            | SqlType::Enum { .. } => D::Text,
             SqlType::Bytea => D::Bytea,
             SqlType::Date => D::Date,
             SqlType::Timestamp { precision } => {
@@ -505,6 +595,7 @@ impl fmt::Display for SqlType {
             SqlType::Time { precision: Some(p) } => write!(f, "time({p}) without time zone"),
             SqlType::Interval => f.write_str("interval"),
             SqlType::Array { element } => write!(f, "{element}[]"),
+            SqlType::Enum { ty } => f.write_str(&crate::catalog::regclass_text(&ty.name)),
         }
     }
 }

@@ -155,6 +155,17 @@ assert conn.execute("SELECT tags, scores, refs FROM posts WHERE id = 1").fetchon
 assert conn.execute("SELECT id FROM posts WHERE tags @> %s ORDER BY id", (["a"],)).fetchall() == [(1,)]
 assert conn.execute("SELECT id FROM posts WHERE %s = ANY(scores)", (7,)).fetchall() == [(2,)]
 assert conn.execute("SELECT tags FROM posts WHERE id = 2").fetchone()[0] == []
+# An enum column, as SQLAlchemy's and Django's migrations make them: its values as strings,
+# a parameter cast to the type, and a bad label refused.
+conn.execute("CREATE TYPE status AS ENUM ('draft', 'live')")
+conn.execute("ALTER TABLE posts ADD COLUMN state status NOT NULL DEFAULT 'draft'")
+conn.execute("UPDATE posts SET state = %s::status WHERE id = %s", ("live", 1))
+assert conn.execute("SELECT id, state FROM posts ORDER BY id").fetchall() == [(1, "live"), (2, "draft")]
+try:
+    conn.execute("UPDATE posts SET state = %s WHERE id = 2", ("gone",))
+    raise AssertionError("a label the enum lacks was taken")
+except psycopg.errors.InvalidTextRepresentation:
+    pass
 
 cur = conn.execute("SHOW TimeZone")
 assert cur.description[0].name == "TimeZone", cur.description

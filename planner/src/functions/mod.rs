@@ -216,8 +216,13 @@ impl ScalarUDFImpl for PgTypeof {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let oid = crate::pg_catalog::field_type_oid(&args.arg_fields[0]);
-        let name = crate::pg_catalog::format_type(i64::from(oid), None);
+        let field = &args.arg_fields[0];
+        let oid = crate::pg_catalog::field_type_oid(field);
+        let name = match sql::types::declared_type_name(field) {
+            // An enum's values go as text, and its field names the type.
+            Some(declared) if oid == 25 && declared != "text" => declared.to_string(),
+            _ => crate::pg_catalog::format_type(i64::from(oid), None),
+        };
         Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(name))))
     }
 }

@@ -307,6 +307,11 @@ fn json_value(v: &ScalarValue) -> String {
     }
 }
 
+/// The name of type `oid` when CREATE TYPE made it.
+fn user_type(s: &Snapshot, oid: i64) -> Option<String> {
+    s.user_type_name(i32::try_from(oid).ok()?)
+}
+
 /// `format_type(oid, typmod)`: the type's SQL name with its modifier.
 pub fn format_type(type_oid: i64, typmod: Option<i64>) -> String {
     let modifier = typmod.filter(|&m| m >= 4).map(|m| m - 4);
@@ -451,7 +456,11 @@ pub fn register(
     add(
         "format_type",
         Utf8,
-        Box::new(|_, a| Ok(utf8(int(a.first()).map(|o| format_type(o, int(a.get(1))))))),
+        Box::new(|s, a| {
+            Ok(utf8(int(a.first()).map(|o| {
+                user_type(s, o).unwrap_or_else(|| format_type(o, int(a.get(1))))
+            })))
+        }),
     );
     // Defaults are kept as SQL text, which is what adbin holds.
     add(
@@ -644,7 +653,11 @@ pub fn register(
     add(
         "partita_typname",
         Utf8,
-        Box::new(|_, a| Ok(utf8(int(a.first()).map(|o| format_type(o, None))))),
+        Box::new(|s, a| {
+            Ok(utf8(int(a.first()).map(|o| {
+                user_type(s, o).unwrap_or_else(|| format_type(o, None))
+            })))
+        }),
     );
     add(
         "partita_nspname",

@@ -21,7 +21,10 @@ pub use functions::register;
 pub(crate) use functions::register_identity;
 pub(crate) use rewrite::call;
 pub use rewrite::normalize;
-pub use tables::{CatalogSchema, Snapshot, field_type_oid, leads_with_partition_key, sequence_oid};
+pub use tables::{
+    CatalogSchema, Snapshot, builtin_type_oid, field_type_oid, leads_with_partition_key,
+    sequence_oid,
+};
 
 /// The first OID PostgreSQL gives user objects; relation OIDs start here.
 const FIRST_USER_OID: i32 = 16384;

@@ -91,6 +91,16 @@ pub struct Snapshot {
     pub sequences: Vec<sql::catalog::Sequence>,
     /// The session's user and database names, which the one role and database take.
     pub identity: crate::schema::Identity,
+    /// The types made by CREATE TYPE (enums).
+    pub types: Vec<Arc<sql::types::EnumType>>,
+}
+
+/// The `pg_enum` OID of label `i` of the enum type `type_oid`, in a range of its own.
+fn enum_label_oid(type_oid: i32, i: usize) -> i32 {
+    let number = (type_oid - sql::catalog::FIRST_TYPE_OID) / 2;
+    0x3800_0000_i32
+        .wrapping_add(number.wrapping_mul(1024))
+        .wrapping_add(i as i32)
 }
 
 /// A sequence's OID, from its name as a plain view's is (`plain_view_oid`), in a range of
@@ -131,6 +141,7 @@ impl Snapshot {
             views: Vec::new(),
             sequences: Vec::new(),
             identity: Default::default(),
+            types: Vec::new(),
         }
     }
 
@@ -143,7 +154,16 @@ impl Snapshot {
         snapshot.identity = identity;
         snapshot.views = catalog.views(&changes);
         snapshot.sequences = catalog.sequences(&changes);
+        snapshot.types = catalog.types(&changes);
         snapshot
+    }
+
+    /// The name of type `oid` made by CREATE TYPE, as `format_type` writes it.
+    pub fn user_type_name(&self, oid: i32) -> Option<String> {
+        self.types
+            .iter()
+            .find(|t| t.oid == oid)
+            .map(|t| sql::catalog::regclass_text(&t.name))
     }
 
     /// The OID of relation `name` of any kind: a table, index, view or sequence.
@@ -1166,6 +1186,11 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                         ));
                     }
                 }
+                for t in &s.types {
+                    let mut row = type_row(t.oid, &t.name, 4, "e", "E", 0, 0, 0, 0);
+                    row[2] = oid(PUBLIC_NAMESPACE);
+                    rows.push(row);
+                }
                 for t in &s.tables {
                     rows.push(type_row(
                         row_type_oid(t.keyspace),
@@ -1639,7 +1664,19 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 ("enumsortorder", F32),
                 ("enumlabel", Name),
             ],
-            vec![],
+            s.types
+                .iter()
+                .flat_map(|t| {
+                    t.labels.iter().enumerate().map(|(i, label)| {
+                        vec![
+                            oid(enum_label_oid(t.oid, i)),
+                            oid(t.oid),
+                            ScalarValue::Float32(Some(i as f32 + 1.0)),
+                            text(label.clone()),
+                        ]
+                    })
+                })
+                .collect(),
         ),
         "pg_extension" => (
             &[
@@ -2327,6 +2364,7 @@ fn information_schema_type(ty: SqlType) -> String {
         SqlType::TimestampTz { .. } => "timestamp with time zone".into(),
         SqlType::Time { .. } => "time without time zone".into(),
         SqlType::Array { .. } => "ARRAY".into(),
+        SqlType::Enum { .. } => "USER-DEFINED".into(),
         other => other.to_string(),
     }
 }
@@ -2499,7 +2537,7 @@ fn shown_text_constant(text: &str, ty: SqlType) -> Option<String> {
         SqlType::Uuid => quoted("uuid"),
         SqlType::Json => quoted("json"),
         SqlType::Jsonb => quoted("jsonb"),
-        SqlType::Array { .. } => quoted(&ty.to_string()),
+        SqlType::Array { .. } | SqlType::Enum { .. } => quoted(&ty.to_string()),
     })
 }
 
@@ -2584,7 +2622,10 @@ fn column_row(
     let identity = column.and_then(|c| c.identity);
     let generated = column.and_then(|c| c.generated.as_deref());
     let (char_len, precision, radix, scale, dt_precision) = column_sizes(ty);
-    let udt = builtin_type(ty.pg_oid()).map(|t| t.0).unwrap_or_default();
+    let udt = match ty {
+        SqlType::Enum { ty } => ty.name.clone(),
+        _ => builtin_type(ty.pg_oid()).map(|t| t.0).unwrap_or_default(),
+    };
     vec![
         text(&*s.identity.database),
         text("public"),
@@ -2600,7 +2641,10 @@ fn column_row(
         scale,
         dt_precision,
         text(&*s.identity.database),
-        text("pg_catalog"),
+        text(match ty {
+            SqlType::Enum { .. } => "public",
+            _ => "pg_catalog",
+        }),
         text(udt),
         text(if identity.is_some() { "YES" } else { "NO" }),
         match identity {

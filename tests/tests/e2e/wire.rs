@@ -1078,6 +1078,16 @@ async fn data_survives_a_restart() {
             )
             .await
             .unwrap();
+        // An enum type, a value added to it, and an array column keep their definitions.
+        client
+            .batch_execute(
+                "CREATE TYPE mood AS ENUM ('sad', 'happy'); \
+                 CREATE TABLE moods (id int PRIMARY KEY, m mood, tags text[]); \
+                 ALTER TYPE mood ADD VALUE 'ok' BEFORE 'happy'; \
+                 INSERT INTO moods VALUES (1, 'ok', '{a,\"b c\"}')",
+            )
+            .await
+            .unwrap();
     }
     server.stop();
     let again = TestServer::start_in(server.data_dir.clone());
@@ -1123,6 +1133,41 @@ async fn data_survives_a_restart() {
         .unwrap();
     let (next, increment): (i64, i64) = (row.get(0), row.get(1));
     assert_eq!(increment, 10);
+    client
+        .batch_execute("INSERT INTO moods VALUES (2, 'happy', ARRAY['x'])")
+        .await
+        .unwrap();
+    let moods = client
+        .query("SELECT m::text, tags FROM moods ORDER BY id", &[])
+        .await
+        .unwrap();
+    let moods: Vec<(String, Vec<String>)> = moods.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(
+        moods,
+        [
+            ("ok".to_string(), vec!["a".to_string(), "b c".to_string()]),
+            ("happy".to_string(), vec!["x".to_string()])
+        ]
+    );
+    let labels: Vec<String> = client
+        .query(
+            "SELECT enumlabel::text FROM pg_enum ORDER BY enumsortorder",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(labels, ["sad", "ok", "happy"]);
+    let bad = client
+        .execute("INSERT INTO moods VALUES (3, 'meh', NULL)", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        bad.as_db_error().map(|e| e.message()),
+        Some(r#"invalid input value for enum mood: "meh""#)
+    );
     assert!(
         next > 110 && (next - 100) % 10 == 0,
         "a value after 110 on the sequence's steps: {next}"
