@@ -4,11 +4,22 @@
 //! column type (`SqlType::Enum`) whose values are stored as their labels' text, checked
 //! against the labels when written (22P02). The column definitions carry the type itself,
 //! so ALTER TYPE … ADD VALUE writes the definitions of the tables that use it again.
+//! A column's Arrow field lists the labels (`ENUM_LABELS_KEY`), from which ORDER BY and
+//! `<`/`>` order values by the labels' order (`sort_by_label_order`,
+//! `compare_by_label_order`).
 
 use crate::dml::WriteResult;
 use crate::error::{Error, Result};
 use crate::provider::in_txn;
 use crate::session::Session;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int32Builder};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::tree_node::Transformed;
+use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
+use datafusion::logical_expr::{
+    BinaryExpr, ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator, ScalarFunctionArgs,
+    ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
 use datafusion::sql::sqlparser::ast;
 use sql::SqlType;
 use sql::types::EnumType;
@@ -213,4 +224,118 @@ fn retype(columns: &mut [sql::ColumnDef], name: &str, ty: SqlType) -> bool {
         }
     }
     changed
+}
+
+/// The enum type a value of `field` is of, from the metadata its column gives it: the type's
+/// name and its labels in order.
+fn labels_of(field: &datafusion::arrow::datatypes::Field) -> Option<(String, Vec<String>)> {
+    let labels = sql::types::enum_labels(field)?;
+    let name = sql::types::declared_type_name(field)?.to_string();
+    Some((name, labels))
+}
+
+/// `e`'s position among `labels`, which orders enum values as PostgreSQL does.
+fn position(e: Expr, name: &str, labels: &[String]) -> Expr {
+    let function = EnumPosition {
+        name: name.to_string(),
+        labels: labels.to_vec(),
+        signature: Signature::any(1, Volatility::Immutable),
+    };
+    ScalarUDF::new_from_impl(function).call(vec![e])
+}
+
+/// ORDER BY an enum column sorts by the labels' order, not their text.
+pub(crate) fn sort_by_label_order(plan: LogicalPlan) -> DfResult<Transformed<LogicalPlan>> {
+    let LogicalPlan::Sort(mut sort) = plan else {
+        return Ok(Transformed::no(plan));
+    };
+    let schema = Arc::clone(sort.input.schema());
+    let mut changed = false;
+    for key in &mut sort.expr {
+        if let Ok((_, field)) = key.expr.to_field(&schema)
+            && let Some((name, labels)) = labels_of(&field)
+        {
+            key.expr = position(key.expr.clone(), &name, &labels);
+            changed = true;
+        }
+    }
+    Ok(Transformed::new_transformed(
+        LogicalPlan::Sort(sort),
+        changed,
+    ))
+}
+
+/// `<`, `<=`, `>` and `>=` with an enum operand compare positions among its labels (a
+/// quoted literal on the other side is read as one of them, 22P02 when it is none).
+pub(crate) fn compare_by_label_order(
+    e: Expr,
+    schema: &datafusion::common::DFSchema,
+) -> DfResult<Transformed<Expr>> {
+    let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &e else {
+        return Ok(Transformed::no(e));
+    };
+    if !matches!(
+        op,
+        Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
+    ) {
+        return Ok(Transformed::no(e));
+    }
+    let labels = |side: &Expr| side.to_field(schema).ok().and_then(|(_, f)| labels_of(&f));
+    let Some((name, labels)) = labels(left).or_else(|| labels(right)) else {
+        return Ok(Transformed::no(e));
+    };
+    Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+        Box::new(position(left.as_ref().clone(), &name, &labels)),
+        *op,
+        Box::new(position(right.as_ref().clone(), &name, &labels)),
+    ))))
+}
+
+/// `partita_enum_position(value)`: the 1-based position of an enum value among its type's
+/// labels (NULL for NULL); text that is no label is 22P02.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct EnumPosition {
+    name: String,
+    labels: Vec<String>,
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for EnumPosition {
+    fn name(&self) -> &str {
+        "partita_enum_position"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> DfResult<DataType> {
+        Ok(DataType::Int32)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
+        let values = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
+        let text = datafusion::arrow::compute::cast(&values, &DataType::Utf8)?;
+        let text = text.as_string::<i32>();
+        let mut positions = Int32Builder::with_capacity(text.len());
+        for value in text.iter() {
+            let Some(value) = value else {
+                positions.append_null();
+                continue;
+            };
+            let at = self.labels.iter().position(|l| l == value).ok_or_else(|| {
+                DataFusionError::External(Box::new(Error::InvalidEnumValue {
+                    ty: self.name.clone(),
+                    value: value.to_string(),
+                }))
+            })?;
+            positions.append_value(at as i32 + 1);
+        }
+        let positions: ArrayRef = Arc::new(positions.finish());
+        Ok(match scalar {
+            true => ColumnarValue::Scalar(ScalarValue::try_from_array(&positions, 0)?),
+            false => ColumnarValue::Array(positions),
+        })
+    }
 }

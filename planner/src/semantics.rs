@@ -43,12 +43,14 @@ impl AnalyzerRule for PostgresSemantics {
                 .transform_data(|e| crate::json::equality(e, schema))?
                 .transform_data(|e| text_cast(e, schema))?
                 .transform_data(|e| crate::interval::compare_spans(e, schema))?
+                .transform_data(|e| crate::enums::compare_by_label_order(e, schema))?
                 .transform_data(|e| crate::interval::extremes_by_span(e, schema))?
                 .transform_data(nullable_scalar_subquery)
         })?
         .transform_up_with_subqueries(|plan| {
             crate::interval::sort_by_span(plan)?
                 .transform_data(crate::json::sort_by_value)?
+                .transform_data(crate::enums::sort_by_label_order)?
                 .transform_data(crate::digits::own_digit_text)
         })
         .map(|t| t.data)

@@ -17,6 +17,9 @@ use storage::ScalarType;
 
 /// Arrow field metadata key holding the declared SQL type.
 pub const FIELD_TYPE_KEY: &str = "partita.type";
+/// Arrow field metadata key of an enum column's labels, in order (a JSON array): ORDER BY
+/// and `<`/`>` of its values follow that order.
+pub const ENUM_LABELS_KEY: &str = "partita.enum_labels";
 /// Arrow field metadata key of a result column of unconstrained `numeric` computed from
 /// values of known scales: the fractional digits each of its values shows at least.
 pub const LEAST_SCALE_KEY: &str = "partita.least_scale";
@@ -421,10 +424,14 @@ impl SqlType {
 
     /// `field` as a session in time zone `zone` sees it (see `arrow_in`).
     pub fn field_in(self, name: &str, nullable: bool, zone: &str) -> Field {
-        Field::new(name, self.arrow_in(zone), nullable).with_metadata(HashMap::from([(
-            FIELD_TYPE_KEY.to_string(),
-            self.to_string(),
-        )]))
+        let mut metadata = HashMap::from([(FIELD_TYPE_KEY.to_string(), self.to_string())]);
+        if let SqlType::Enum { ty } = self {
+            metadata.insert(
+                ENUM_LABELS_KEY.to_string(),
+                serde_json::to_string(&ty.labels).unwrap_or_default(),
+            );
+        }
+        Field::new(name, self.arrow_in(zone), nullable).with_metadata(metadata)
     }
 
     /// PostgreSQL's OID of the type (`pg_type.oid`).
@@ -636,6 +643,11 @@ pub fn round_timestamp(micros: i64, precision: Option<u8>) -> i64 {
 /// Parses the `FIELD_TYPE_KEY` metadata value back (for the wire layer).
 pub fn declared_type_name(field: &Field) -> Option<&str> {
     field.metadata().get(FIELD_TYPE_KEY).map(String::as_str)
+}
+
+/// The labels, in order, of the enum type whose values a field holds (`ENUM_LABELS_KEY`).
+pub fn enum_labels(field: &Field) -> Option<Vec<String>> {
+    serde_json::from_str(field.metadata().get(ENUM_LABELS_KEY)?).ok()
 }
 
 /// For a decimal column of unconstrained `numeric`, whose values are shown with their own
