@@ -64,4 +64,35 @@ try:
     raise AssertionError("a refund of no purchase was accepted")
 except sa.exc.IntegrityError as e:
     assert e.orig.sqlstate == "23503", e
+
+# An Enum and an ARRAY column as SQLAlchemy declares them: create_all makes the type (after
+# looking it up in pg_type), reflection reads the labels back from pg_enum.
+from sqlalchemy.dialects import postgresql
+
+tickets_metadata = sa.MetaData()
+tickets = sa.Table(
+    "tickets", tickets_metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("status", sa.Enum("open", "closed", name="ticket_status"), nullable=False),
+    sa.Column("labels", postgresql.ARRAY(sa.Text)),
+)
+tickets_metadata.drop_all(engine)
+tickets_metadata.create_all(engine)
+with engine.begin() as conn:
+    conn.execute(tickets.insert(), [
+        {"id": 1, "status": "open", "labels": ["ui", "bug"]},
+        {"id": 2, "status": "closed", "labels": []},
+    ])
+with engine.connect() as conn:
+    found = conn.execute(
+        sa.select(tickets.c.id, tickets.c.status, tickets.c.labels)
+        .where(tickets.c.status == "open", tickets.c.labels.contains(["bug"]))
+    ).all()
+assert [tuple(r) for r in found] == [(1, "open", ["ui", "bug"])], found
+enums = sa.inspect(engine).get_enums()
+assert [(e["name"], e["labels"]) for e in enums] == [("ticket_status", ["open", "closed"])], enums
+reflected = {c["name"]: c["type"] for c in sa.inspect(engine).get_columns("tickets")}
+assert isinstance(reflected["status"], sa.Enum) and reflected["status"].enums == ["open", "closed"], reflected
+assert isinstance(reflected["labels"], postgresql.ARRAY), reflected
+tickets_metadata.drop_all(engine)
 print("sqlalchemy ok")
