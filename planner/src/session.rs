@@ -1976,6 +1976,8 @@ impl Session {
 
     /// Points the schema provider at this statement's reader.
     pub(crate) fn begin_statement(&self, system_columns: bool) {
+        // Casts may name the types made by CREATE TYPE.
+        self.types.set_user_types(self.user_types());
         let reader = self.reader();
         self.transaction_start
             .set(self.txn.as_ref().map(|open| open.started));
@@ -2043,7 +2045,6 @@ impl Session {
     }
 
     pub(crate) async fn plan(&self, mut stmt: Statement) -> Result<LogicalPlan> {
-        self.types.set_user_types(self.user_types());
         // Again here: describe() plans statements that never went through execute().
         self.expand_views(&mut stmt)?;
         crate::subquery::prepare(&mut stmt);
