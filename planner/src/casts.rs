@@ -208,6 +208,9 @@ pub fn typed_input(expr: Expr, schema: &datafusion::common::DFSchema) -> Result<
             }
         }
     }
+    if let Some(ty @ SqlType::Enum { .. }) = sql::types::enum_type(field) {
+        return Ok(Transformed::yes(crate::enums::input(inner.clone(), ty)));
+    }
     let Some(ty) = declared(field) else {
         return Ok(Transformed::no(expr));
     };

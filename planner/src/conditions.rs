@@ -137,7 +137,13 @@ pub(crate) fn condition(
 fn plan(text: &str, schema: &Arc<Schema>, condition: bool) -> Result<Arc<dyn PhysicalExpr>> {
     // The plan is kept for later statements: `now()` in it reads the clock when it runs.
     let clock = crate::functions::TransactionStart::live();
-    let ctx = crate::dml::scratch_context("UTC", Some(&clock));
+    // The row's enum types, which a condition may cast to (`m <> 'sad'::mood`).
+    let user = schema
+        .fields()
+        .iter()
+        .filter_map(|f| sql::types::enum_type(f))
+        .collect();
+    let ctx = crate::dml::scratch_context_with("UTC", Some(&clock), user);
     let state = ctx.state();
     let df_schema = Arc::new(DFSchema::try_from(schema.as_ref().clone())?);
     let expr = state

@@ -4,7 +4,7 @@
 //! column type (`SqlType::Enum`) whose values are stored as their labels' text, checked
 //! against the labels when written (22P02). The column definitions carry the type itself,
 //! so ALTER TYPE … ADD VALUE writes the definitions of the tables that use it again.
-//! A column's Arrow field lists the labels (`ENUM_LABELS_KEY`), from which ORDER BY and
+//! A column's Arrow field carries the type (`ENUM_KEY`), from whose labels ORDER BY and
 //! `<`/`>` order values by the labels' order (`sort_by_label_order`,
 //! `compare_by_label_order`).
 
@@ -36,12 +36,24 @@ pub async fn create(
     };
     let name = sql::ddl::table_name(name)?;
     let changes = crate::sequences::session_changes(session);
-    if session.db.catalog.user_type(&name, &changes).is_some() || builtin(&name) {
+    // A table's, view's or sequence's name is its row type's in PostgreSQL.
+    if session.db.catalog.user_type(&name, &changes).is_some()
+        || session.db.catalog.relation_exists(&name, &changes)
+        || builtin(&name)
+    {
         return Err(sql::Error::DuplicateObject(format!("type \"{name}\" already exists")).into());
     }
     let labels: Vec<String> = labels.iter().map(|l| l.value.clone()).collect();
-    for label in &labels {
+    for (i, label) in labels.iter().enumerate() {
         check_label(label)?;
+        if labels[..i].contains(label) {
+            // PostgreSQL's unique index on pg_enum refuses it.
+            return Err(Error::UniqueViolation {
+                table: "pg_enum".into(),
+                constraint: "pg_enum_typid_label_index".into(),
+                detail: format!("Key (enumlabel)=({label}) already exists."),
+            });
+        }
     }
     let txn = session.open_txn()?;
     let catalog = session.db.catalog.clone();
@@ -55,14 +67,15 @@ pub async fn create(
     Ok(WriteResult::command("CREATE TYPE"))
 }
 
-/// Whether `name` is a type PostgreSQL has built in (`CREATE TYPE text` is 42710 there).
+/// Whether `name` is a type PostgreSQL has built in. PostgreSQL would make `public.text`,
+/// which Partita refuses (42710): `text` in a column definition would mean either.
 fn builtin(name: &str) -> bool {
-    crate::pg_catalog::builtin_type_oid(name).is_some()
+    name == name.to_lowercase() && crate::pg_catalog::builtin_type_oid(name).is_some()
 }
 
-/// A label PostgreSQL takes: not empty, at most 63 bytes.
+/// A label PostgreSQL takes: at most 63 bytes.
 fn check_label(label: &str) -> Result<()> {
-    if label.is_empty() || label.len() > 63 {
+    if label.len() > 63 {
         return Err(Error::InvalidName(format!(
             "invalid enum label \"{label}\""
         )));
@@ -229,9 +242,67 @@ fn retype(columns: &mut [sql::ColumnDef], name: &str, ty: SqlType) -> bool {
 /// The enum type a value of `field` is of, from the metadata its column gives it: the type's
 /// name and its labels in order.
 fn labels_of(field: &datafusion::arrow::datatypes::Field) -> Option<(String, Vec<String>)> {
-    let labels = sql::types::enum_labels(field)?;
-    let name = sql::types::declared_type_name(field)?.to_string();
-    Some((name, labels))
+    match sql::types::enum_type(field)? {
+        SqlType::Enum { ty } => Some((ty.name.clone(), ty.labels.clone())),
+        _ => None,
+    }
+}
+
+/// A cast of text to an enum type (`'ok'::mood`): the text, refused (22P02) when it is not
+/// one of the type's labels, typed as the enum.
+pub(crate) fn input(e: Expr, ty: SqlType) -> Expr {
+    let SqlType::Enum { ty: enum_type } = ty else {
+        return e;
+    };
+    let function = EnumInput {
+        ty,
+        labels: EnumPosition {
+            name: enum_type.name.clone(),
+            labels: enum_type.labels.clone(),
+            signature: Signature::any(1, Volatility::Immutable),
+        },
+    };
+    ScalarUDF::new_from_impl(function).call(vec![e])
+}
+
+/// `partita_enum_in(text)`: see [`input`].
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct EnumInput {
+    ty: SqlType,
+    labels: EnumPosition,
+}
+
+impl ScalarUDFImpl for EnumInput {
+    fn name(&self) -> &str {
+        "partita_enum_in"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.labels.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> DfResult<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn return_field_from_args(
+        &self,
+        _args: datafusion::logical_expr::ReturnFieldArgs,
+    ) -> DfResult<datafusion::arrow::datatypes::FieldRef> {
+        Ok(Arc::new(self.ty.field(self.name(), true)))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let value = args.args[0].clone();
+        // The positions are worked out for their errors alone.
+        self.labels.invoke_with_args(args)?;
+        Ok(match value {
+            ColumnarValue::Scalar(s) => ColumnarValue::Scalar(s.cast_to(&DataType::Utf8)?),
+            ColumnarValue::Array(a) => {
+                ColumnarValue::Array(datafusion::arrow::compute::cast(&a, &DataType::Utf8)?)
+            }
+        })
+    }
 }
 
 /// `e`'s position among `labels`, which orders enum values as PostgreSQL does.

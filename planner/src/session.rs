@@ -2333,9 +2333,10 @@ impl Session {
         if self.sql_prepared.contains_key(&name) {
             return Err(Error::DuplicatePrepared(name));
         }
+        let user = self.user_types();
         let types = types
             .iter()
-            .map(|t| SqlType::from_ast(t).map(Some))
+            .map(|t| SqlType::from_ast_with(t, &user).map(Some))
             .collect::<sql::Result<Vec<_>>>()?;
         self.sql_prepared.insert(name, (stmt, types));
         Ok(Output::Command("PREPARE".into()))

@@ -946,6 +946,14 @@ impl Catalog {
         changes: &mut CatalogChanges,
         def: TableDef,
     ) -> Result<Arc<TableDef>> {
+        // The records of the enum types its columns are of, read in `txn`: an ALTER TYPE
+        // or DROP TYPE committed meanwhile makes this write conflict rather than keep labels
+        // that changed or a type that is gone.
+        for column in &def.columns {
+            if let SqlType::Enum { ty } = column.ty {
+                txn.get(CATALOG_KEYSPACE, &type_record_key(&ty.name))?;
+            }
+        }
         let json = serde_json::to_vec(&def).map_err(|e| Error::CorruptCatalog(e.to_string()))?;
         txn.put(CATALOG_KEYSPACE, &record_key(&def.name), json)?;
         let def = Arc::new(def);

@@ -107,7 +107,10 @@ pub fn column_from_ast(table: &str, col: &ast::ColumnDef, user: &[SqlType]) -> R
     let col_name = normalize_ident(&col.name);
     let ty = SqlType::from_ast_with(&col.data_type, user)?;
     let serial = matches!(&col.data_type, ast::DataType::Custom(n, _)
-        if n.to_string().to_ascii_lowercase().contains("serial"));
+    if matches!(
+        n.to_string().to_ascii_lowercase().as_str(),
+        "serial" | "serial2" | "serial4" | "serial8" | "smallserial" | "bigserial"
+    ));
     let mut def = ColumnDef {
         name: col_name.clone(),
         ty,

@@ -17,9 +17,10 @@ use storage::ScalarType;
 
 /// Arrow field metadata key holding the declared SQL type.
 pub const FIELD_TYPE_KEY: &str = "partita.type";
-/// Arrow field metadata key of an enum column's labels, in order (a JSON array): ORDER BY
-/// and `<`/`>` of its values follow that order.
-pub const ENUM_LABELS_KEY: &str = "partita.enum_labels";
+/// Arrow field metadata key of an enum column's type (its `EnumType` as JSON): ORDER BY
+/// and `<`/`>` of its values follow its labels' order, and expressions planned over the
+/// column's rows alone (CHECK, generated columns) know the type.
+pub const ENUM_KEY: &str = "partita.enum";
 /// Arrow field metadata key of a result column of unconstrained `numeric` computed from
 /// values of known scales: the fractional digits each of its values shows at least.
 pub const LEAST_SCALE_KEY: &str = "partita.least_scale";
@@ -427,8 +428,8 @@ impl SqlType {
         let mut metadata = HashMap::from([(FIELD_TYPE_KEY.to_string(), self.to_string())]);
         if let SqlType::Enum { ty } = self {
             metadata.insert(
-                ENUM_LABELS_KEY.to_string(),
-                serde_json::to_string(&ty.labels).unwrap_or_default(),
+                ENUM_KEY.to_string(),
+                serde_json::to_string(ty).unwrap_or_default(),
             );
         }
         Field::new(name, self.arrow_in(zone), nullable).with_metadata(metadata)
@@ -645,9 +646,10 @@ pub fn declared_type_name(field: &Field) -> Option<&str> {
     field.metadata().get(FIELD_TYPE_KEY).map(String::as_str)
 }
 
-/// The labels, in order, of the enum type whose values a field holds (`ENUM_LABELS_KEY`).
-pub fn enum_labels(field: &Field) -> Option<Vec<String>> {
-    serde_json::from_str(field.metadata().get(ENUM_LABELS_KEY)?).ok()
+/// The enum type whose values a field holds (`ENUM_KEY`).
+pub fn enum_type(field: &Field) -> Option<SqlType> {
+    let ty: EnumType = serde_json::from_str(field.metadata().get(ENUM_KEY)?).ok()?;
+    Some(SqlType::enum_of(ty))
 }
 
 /// For a decimal column of unconstrained `numeric`, whose values are shown with their own

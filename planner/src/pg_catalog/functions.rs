@@ -615,12 +615,12 @@ pub fn register(
     add(
         "partita_regtype",
         Int32,
-        Box::new(|_, a| {
+        Box::new(|s, a| {
             let Some(name) = string(a.first()) else {
                 return Ok(ScalarValue::Int32(None));
             };
             let bare = name.trim_start_matches("pg_catalog.").to_string();
-            match builtin_type_oid(&bare) {
+            match builtin_type_oid(&bare).or_else(|| s.user_type_oid(&bare)) {
                 Some(o) => Ok(ScalarValue::Int32(Some(o))),
                 None => Err(DataFusionError::External(Box::new(
                     crate::error::Error::Sql(sql::Error::UnknownType(bare)),
@@ -643,11 +643,12 @@ pub fn register(
     add(
         "to_regtype",
         Int32,
-        Box::new(|_, a| {
+        Box::new(|s, a| {
             let name = string(a.first()).unwrap_or_default();
-            Ok(ScalarValue::Int32(builtin_type_oid(
-                name.trim_start_matches("pg_catalog."),
-            )))
+            let bare = name.trim_start_matches("pg_catalog.");
+            Ok(ScalarValue::Int32(
+                builtin_type_oid(bare).or_else(|| s.user_type_oid(bare)),
+            ))
         }),
     );
     add(

@@ -158,6 +158,26 @@ impl Snapshot {
         snapshot
     }
 
+    /// The OID of type `name` made by CREATE TYPE (written as a type name is: `mood`,
+    /// `"Role"`, `public.mood`).
+    pub fn user_type_oid(&self, name: &str) -> Option<i32> {
+        let user: Vec<SqlType> = self
+            .types
+            .iter()
+            .map(|t| SqlType::enum_of(sql::types::EnumType::clone(t)))
+            .collect();
+        let parsed = datafusion::sql::sqlparser::parser::Parser::new(
+            &datafusion::sql::sqlparser::dialect::PostgreSqlDialect {},
+        )
+        .try_with_sql(name)
+        .and_then(|mut p| p.parse_data_type())
+        .ok()?;
+        match SqlType::from_ast_with(&parsed, &user).ok()? {
+            SqlType::Enum { ty } => Some(ty.oid),
+            _ => None,
+        }
+    }
+
     /// The name of type `oid` made by CREATE TYPE, as `format_type` writes it.
     pub fn user_type_name(&self, oid: i32) -> Option<String> {
         self.types
