@@ -89,7 +89,7 @@ pub fn sql_state(e: &Error) -> &'static str {
         Error::DuplicateWithName(_) => "42712",
         Error::WithColumnCount { .. } => "42P10",
         Error::LockTimeout => "55P03",
-        Error::ScanClassNotAllowed { .. } => "54000",
+        Error::ScanClassNotAllowed { .. } | Error::ProgramLimit(_) => "54000",
         Error::BadCopyData(_) => "22P04",
         Error::InvalidName(_) => "42602",
         Error::NoSuchFile(_) => "58P01",

@@ -17,6 +17,7 @@ use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 use datafusion::sql::sqlparser::ast::{self, Expr, Statement, VisitMut, VisitorMut};
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -441,5 +442,274 @@ mod tests {
             stmt.to_string(),
             "SELECT unnest(generate_series(1, 3)) AS generate_series, unnest(generate_series(1, n)) AS g FROM t"
         );
+    }
+}
+
+/// The function an assignment to an array element (`SET tags[2] = 'x'`) becomes:
+/// `partita_array_set(tags, 2, 'x')`.
+pub(crate) const ARRAY_SET: &str = "partita_array_set";
+
+/// Rewrites `col[i] = value` in the SET lists of UPDATE and of ON CONFLICT DO UPDATE, which
+/// sqlparser does not read, into `col = partita_array_set(col, (i), (value))`.
+pub(crate) fn subscript_assignments(tokens: &mut Vec<TokenWithSpan>) {
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    let is = |t: &Token, k: Keyword| matches!(t, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
+    let mut i = 0;
+    while i < tokens.len() {
+        if !is(&tokens[i].token, Keyword::SET) {
+            i += 1;
+            continue;
+        }
+        // In ON CONFLICT DO UPDATE the array is the existing row's, named as the target is.
+        let target = upsert_target(tokens, i);
+        // Each assignment of the SET list: `name [ … ] = value` up to a comma, WHERE,
+        // RETURNING, FROM or the statement's end at depth 0.
+        let mut at = i + 1;
+        loop {
+            let next = |from: usize| {
+                (from..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+            };
+            let Some(name) = next(at) else { break };
+            let Token::Word(column) = tokens[name].token.clone() else {
+                break;
+            };
+            let Some(open) = next(name + 1) else { break };
+            if tokens[open].token != Token::LBracket {
+                // A plain assignment: skip to the next one.
+                match value_end(tokens, open) {
+                    (end, true) => {
+                        at = end + 1;
+                        continue;
+                    }
+                    _ => break,
+                }
+            }
+            let Some(close) =
+                (open + 1..tokens.len()).find(|&j| tokens[j].token == Token::RBracket)
+            else {
+                break;
+            };
+            let Some(eq) = next(close + 1).filter(|&j| tokens[j].token == Token::Eq) else {
+                break;
+            };
+            let (end, more) = value_end(tokens, eq + 1);
+            let index: Vec<Token> = tokens[open + 1..close]
+                .iter()
+                .map(|t| t.token.clone())
+                .collect();
+            let value: Vec<Token> = tokens[eq + 1..end]
+                .iter()
+                .map(|t| t.token.clone())
+                .collect();
+            let mut call = vec![
+                Token::Word(column.clone()),
+                Token::Whitespace(Whitespace::Space),
+                Token::Eq,
+                Token::Whitespace(Whitespace::Space),
+                Token::make_word(ARRAY_SET, None),
+                Token::LParen,
+            ];
+            if let Some(target) = &target {
+                call.extend([target.clone(), Token::Period]);
+            }
+            call.extend([Token::Word(column), Token::Comma, Token::LParen]);
+            call.extend(index);
+            call.extend([Token::RParen, Token::Comma, Token::LParen]);
+            call.extend(value);
+            call.extend([Token::RParen, Token::RParen]);
+            let added = call.len();
+            tokens.splice(name..end, call.into_iter().map(TokenWithSpan::wrap));
+            let end = name + added;
+            if !more {
+                i = end;
+                break;
+            }
+            at = end + 1;
+        }
+        i = i.max(at) + 1;
+    }
+}
+
+/// The name (or alias) of the table an `INSERT … ON CONFLICT … DO UPDATE SET` whose SET is at
+/// `set` writes; `None` when that SET is an UPDATE's.
+fn upsert_target(tokens: &[TokenWithSpan], set: usize) -> Option<Token> {
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    let words: Vec<(usize, &Token)> = tokens[..set]
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+        .map(|(j, t)| (j, &t.token))
+        .collect();
+    let is = |t: &Token, k: Keyword| matches!(t, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
+    let [.., (_, done), (_, update)] = words.as_slice() else {
+        return None;
+    };
+    if !is(done, Keyword::DO) || !is(update, Keyword::UPDATE) {
+        return None;
+    }
+    // The statement's start: after the last semicolon.
+    let start = words
+        .iter()
+        .rposition(|(_, t)| **t == Token::SemiColon)
+        .map_or(0, |p| p + 1);
+    let statement = &words[start..];
+    let into = statement.iter().position(|(_, t)| is(t, Keyword::INTO))?;
+    let mut name = into + 1;
+    // A qualified name's last part.
+    while statement
+        .get(name + 1)
+        .is_some_and(|(_, t)| **t == Token::Period)
+    {
+        name += 2;
+    }
+    let alias = statement
+        .get(name + 1)
+        .filter(|(_, t)| is(t, Keyword::AS))
+        .and_then(|_| statement.get(name + 2));
+    alias.or(statement.get(name)).map(|(_, t)| (*t).clone())
+}
+
+/// Where the value that starts at `from` ends (the index of the token after it), and whether
+/// a comma follows (another assignment).
+fn value_end(tokens: &[TokenWithSpan], from: usize) -> (usize, bool) {
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    let mut depth = 0i32;
+    for (j, t) in tokens.iter().enumerate().skip(from) {
+        match &t.token {
+            Token::LParen | Token::LBracket => depth += 1,
+            Token::RParen | Token::RBracket => depth -= 1,
+            Token::Comma if depth == 0 => return (j, true),
+            Token::SemiColon if depth == 0 => return (j, false),
+            Token::Word(w)
+                if depth == 0
+                    && w.quote_style.is_none()
+                    && matches!(
+                        w.keyword,
+                        Keyword::WHERE | Keyword::RETURNING | Keyword::FROM
+                    ) =>
+            {
+                return (j, false);
+            }
+            _ => {}
+        }
+        if depth < 0 {
+            return (j, false);
+        }
+    }
+    (tokens.len(), false)
+}
+
+/// `partita_array_set(array, i, value)`: the array with element `i` (from 1) set to
+/// `value`, NULLs filling the places between its end and `i`, as PostgreSQL's assignment to
+/// an element does. A NULL array is taken as empty.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct ArraySet {
+    signature: Signature,
+}
+
+impl Default for ArraySet {
+    fn default() -> Self {
+        ArraySet {
+            signature: Signature::any(3, Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for ArraySet {
+    fn name(&self) -> &str {
+        ARRAY_SET
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        match &arg_types[0] {
+            DataType::List(_) => Ok(arg_types[0].clone()),
+            other => {
+                let oid = crate::pg_catalog::field_type_oid(&Field::new("", other.clone(), true));
+                Err(DataFusionError::External(Box::new(
+                    Error::DatatypeMismatch(format!(
+                        "cannot subscript type {} because it does not support subscripting",
+                        crate::pg_catalog::format_type(i64::from(oid), None)
+                    )),
+                )))
+            }
+        }
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        use datafusion::common::ScalarValue;
+        let rows = args.number_rows;
+        let scalar = args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let n = if scalar { 1 } else { rows };
+        let lists = args.args[0].to_array(n)?;
+        let DataType::List(item) = lists.data_type().clone() else {
+            return datafusion::common::exec_err!("{ARRAY_SET} takes an array");
+        };
+        let element = item.data_type().clone();
+        let indexes =
+            datafusion::arrow::compute::cast(&args.args[1].to_array(n)?, &DataType::Int64)?;
+        let indexes = indexes.as_primitive::<datafusion::arrow::datatypes::Int64Type>();
+        let values = args.args[2].to_array(n)?;
+        let values = match values.data_type() == &element {
+            true => values,
+            false => cast_with_options(
+                &values,
+                &element,
+                &CastOptions {
+                    safe: false,
+                    ..Default::default()
+                },
+            )?,
+        };
+        let lists = lists.as_list::<i32>();
+        let mut out = Vec::with_capacity(n);
+        for r in 0..n {
+            let mut elements: Vec<ScalarValue> = match lists.is_null(r) {
+                true => Vec::new(),
+                false => {
+                    let one = lists.value(r);
+                    (0..one.len())
+                        .map(|i| ScalarValue::try_from_array(&one, i))
+                        .collect::<Result<_>>()?
+                }
+            };
+            if indexes.is_null(r) {
+                return Err(DataFusionError::External(Box::new(
+                    Error::NullValueNotAllowed(
+                        "array subscript in assignment must not be null".into(),
+                    ),
+                )));
+            }
+            let i = indexes.value(r);
+            if i < 1 {
+                return Err(DataFusionError::External(Box::new(Error::Unsupported(
+                    "array subscripts below 1".into(),
+                ))));
+            }
+            let i = usize::try_from(i - 1).unwrap_or(usize::MAX);
+            if i >= elements.len() {
+                if i > elements.len() + 100_000 {
+                    return Err(DataFusionError::External(Box::new(Error::ProgramLimit(
+                        "array size exceeds the maximum allowed".into(),
+                    ))));
+                }
+                elements.resize(i + 1, ScalarValue::try_from(&element)?);
+            }
+            elements[i] = ScalarValue::try_from_array(&values, r)?;
+            out.push(ScalarValue::List(ScalarValue::new_list_nullable(
+                &elements, &element,
+            )));
+        }
+        let array = ScalarValue::iter_to_array(out)?;
+        Ok(match scalar {
+            true => ColumnarValue::Scalar(ScalarValue::try_from_array(&array, 0)?),
+            false => ColumnarValue::Array(array),
+        })
     }
 }

@@ -354,6 +354,10 @@ pub enum Error {
         expression: bool,
     },
 
+    /// Beyond a size Partita allows (54000).
+    #[error("{0}")]
+    ProgramLimit(String),
+
     /// A NULL where a function needs a value (`format('%I', NULL)`): 22004.
     #[error("{0}")]
     NullValueNotAllowed(String),

@@ -299,6 +299,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     key_row_locks(&mut tokens);
     drop_index_concurrently(&mut tokens);
     crate::ddl::mark_drop_expression(&mut tokens);
+    crate::arrays::subscript_assignments(&mut tokens);
     crate::cursor::name_cursor_after_from(&mut tokens);
     let overrides = crate::dml::take_overriding(&mut tokens);
     let conflict_wheres = crate::dml::take_conflict_where(&mut tokens);

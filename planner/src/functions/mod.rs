@@ -80,6 +80,7 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(extract::Extract::new(true)));
     ctx.register_udf(ScalarUDF::new_from_impl(extract::Extract::new(false)));
     ctx.register_udf(ScalarUDF::new_from_impl(crate::arrays::ArrayLike::default()));
+    ctx.register_udf(ScalarUDF::new_from_impl(crate::arrays::ArraySet::default()));
     for name in ["coalesce", "greatest", "least", "nullif"] {
         if let Ok(function) = datafusion::execution::FunctionRegistry::udf(ctx, name) {
             ctx.register_udf(crate::casts::UnknownLiteralArguments::wrap(&function));
