@@ -410,3 +410,61 @@ impl ScalarUDFImpl for EnumPosition {
         })
     }
 }
+
+/// `max` and `min` of an enum column take the last and first value in the labels' order:
+/// `first_value(x ORDER BY position DESC|ASC NULLS LAST)`, under the aggregate's own name.
+pub(crate) fn aggregate_by_label_order(plan: LogicalPlan) -> DfResult<Transformed<LogicalPlan>> {
+    use datafusion::logical_expr::expr::{AggregateFunction, Sort};
+    let LogicalPlan::Aggregate(aggregate) = &plan else {
+        return Ok(Transformed::no(plan));
+    };
+    let schema = aggregate.input.schema();
+    let mut changed = false;
+    let mut exprs = Vec::with_capacity(aggregate.aggr_expr.len());
+    for e in &aggregate.aggr_expr {
+        let (inner, name) = match e {
+            Expr::Alias(alias) => (alias.expr.as_ref(), alias.name.clone()),
+            other => (other, other.schema_name().to_string()),
+        };
+        let Expr::AggregateFunction(f) = inner else {
+            exprs.push(e.clone());
+            continue;
+        };
+        let labels = match f.params.args.as_slice() {
+            [arg] if matches!(f.func.name(), "max" | "min") && !f.params.distinct => arg
+                .to_field(schema)
+                .ok()
+                .and_then(|(_, field)| labels_of(&field)),
+            _ => None,
+        };
+        let Some((type_name, labels)) = labels else {
+            exprs.push(e.clone());
+            continue;
+        };
+        let arg = f.params.args[0].clone();
+        let order = Sort::new(
+            position(arg.clone(), &type_name, &labels),
+            f.func.name() == "min",
+            false,
+        );
+        let first = AggregateFunction::new_udf(
+            datafusion::functions_aggregate::first_last::first_value_udaf(),
+            vec![arg],
+            false,
+            f.params.filter.clone(),
+            vec![order],
+            None,
+        );
+        exprs.push(Expr::AggregateFunction(first).alias(name));
+        changed = true;
+    }
+    if !changed {
+        return Ok(Transformed::no(plan));
+    }
+    let LogicalPlan::Aggregate(aggregate) = plan else {
+        unreachable!("matched above")
+    };
+    let rebuilt =
+        datafusion::logical_expr::Aggregate::try_new(aggregate.input, aggregate.group_expr, exprs)?;
+    Ok(Transformed::yes(LogicalPlan::Aggregate(rebuilt)))
+}

@@ -51,6 +51,7 @@ impl AnalyzerRule for PostgresSemantics {
             crate::interval::sort_by_span(plan)?
                 .transform_data(crate::json::sort_by_value)?
                 .transform_data(crate::enums::sort_by_label_order)?
+                .transform_data(crate::enums::aggregate_by_label_order)?
                 .transform_data(crate::digits::own_digit_text)
         })
         .map(|t| t.data)
