@@ -373,7 +373,7 @@ pub fn value_from_array(array: &ArrayRef, row: usize, ty: SqlType, column: &str)
             match ty {
                 SqlType::Enum { ty } if !ty.labels.iter().any(|l| l == text) => {
                     return Err(Error::InvalidEnumValue {
-                        ty: ty.name.clone(),
+                        ty: sql::catalog::regclass_text(&ty.name),
                         value: text.to_string(),
                     });
                 }
@@ -517,7 +517,11 @@ fn array_value(array: &ArrayRef, row: usize, element: SqlType, column: &str) -> 
     // are converted as a cast to the element type would, refusing bad text (22P02).
     let text_element = matches!(
         element,
-        SqlType::Text | SqlType::Varchar { .. } | SqlType::Char { .. } | SqlType::Uuid
+        SqlType::Text
+            | SqlType::Varchar { .. }
+            | SqlType::Char { .. }
+            | SqlType::Uuid
+            | SqlType::Enum { .. }
     );
     let items = match text_element || items.data_type() == &element.arrow() {
         true => items,

@@ -99,7 +99,7 @@ fn columns_of(session: &Session, name: &str) -> Vec<(String, String)> {
     let mut found = Vec::new();
     for table in session.db.catalog.tables(&changes) {
         for column in &table.columns {
-            if matches!(column.ty, SqlType::Enum { ty } if ty.name == name) {
+            if column.ty.enum_type().is_some_and(|ty| ty.name == name) {
                 found.push((table.name.clone(), column.name.clone()));
             }
         }
@@ -227,12 +227,16 @@ pub async fn alter(session: &mut Session, alter: &ast::AlterType) -> Result<Writ
     Ok(WriteResult::command("ALTER TYPE"))
 }
 
-/// Gives the columns of enum `name` type `ty`; whether there was one.
+/// Gives the columns of enum `name` (or arrays of it) type `ty` (or arrays of it); whether
+/// there was one.
 fn retype(columns: &mut [sql::ColumnDef], name: &str, ty: SqlType) -> bool {
     let mut changed = false;
     for column in columns {
-        if matches!(column.ty, SqlType::Enum { ty: old } if old.name == name) {
-            column.ty = ty;
+        if column.ty.enum_type().is_some_and(|old| old.name == name) {
+            column.ty = match column.ty {
+                SqlType::Array { .. } => SqlType::array_of(ty),
+                _ => ty,
+            };
             changed = true;
         }
     }
@@ -397,7 +401,7 @@ impl ScalarUDFImpl for EnumPosition {
             };
             let at = self.labels.iter().position(|l| l == value).ok_or_else(|| {
                 DataFusionError::External(Box::new(Error::InvalidEnumValue {
-                    ty: self.name.clone(),
+                    ty: sql::catalog::regclass_text(&self.name),
                     value: value.to_string(),
                 }))
             })?;

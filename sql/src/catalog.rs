@@ -950,7 +950,7 @@ impl Catalog {
         // or DROP TYPE committed meanwhile makes this write conflict rather than keep labels
         // that changed or a type that is gone.
         for column in &def.columns {
-            if let SqlType::Enum { ty } = column.ty {
+            if let Some(ty) = column.ty.enum_type() {
                 txn.get(CATALOG_KEYSPACE, &type_record_key(&ty.name))?;
             }
         }

@@ -169,6 +169,15 @@ impl SqlType {
         }
     }
 
+    /// The enum type this type is, or is an array of.
+    pub fn enum_type(self) -> Option<&'static EnumType> {
+        match self {
+            SqlType::Enum { ty } => Some(ty),
+            SqlType::Array { element } => element.enum_type(),
+            _ => None,
+        }
+    }
+
     /// The element type of an array type.
     pub fn element(self) -> Option<SqlType> {
         match self {
@@ -308,6 +317,7 @@ impl SqlType {
                 | SqlType::Timestamp { .. }
                 | SqlType::TimestampTz { .. }
                 | SqlType::Uuid
+                | SqlType::Enum { .. }
                 | SqlType::Array { .. }) => SqlType::array_of(element),
                 other => return Err(Error::Unsupported(format!("type {other}[]"))),
             },
@@ -457,6 +467,10 @@ impl SqlType {
             SqlType::Jsonb => 3802,
             SqlType::Time { .. } => 1083,
             SqlType::Interval => 1186,
+            // An enum's array type takes the OID after the enum's.
+            SqlType::Array {
+                element: SqlType::Enum { ty },
+            } => ty.oid + 1,
             SqlType::Array { element } => array_oid(element.pg_oid()),
             SqlType::Enum { ty } => ty.oid,
         }

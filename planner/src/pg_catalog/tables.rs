@@ -180,10 +180,14 @@ impl Snapshot {
 
     /// The name of type `oid` made by CREATE TYPE, as `format_type` writes it.
     pub fn user_type_name(&self, oid: i32) -> Option<String> {
-        self.types
-            .iter()
-            .find(|t| t.oid == oid)
-            .map(|t| sql::catalog::regclass_text(&t.name))
+        self.types.iter().find_map(|t| {
+            let name = sql::catalog::regclass_text(&t.name);
+            match oid - t.oid {
+                0 => Some(name),
+                1 => Some(format!("{name}[]")),
+                _ => None,
+            }
+        })
     }
 
     /// The OID of relation `name` of any kind: a table, index, view or sequence.
@@ -1207,9 +1211,22 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                     }
                 }
                 for t in &s.types {
-                    let mut row = type_row(t.oid, &t.name, 4, "e", "E", 0, 0, 0, 0);
+                    let mut row = type_row(t.oid, &t.name, 4, "e", "E", 0, t.oid + 1, 0, 0);
                     row[2] = oid(PUBLIC_NAMESPACE);
                     rows.push(row);
+                    let mut array = type_row(
+                        t.oid + 1,
+                        &format!("_{}", t.name),
+                        -1,
+                        "b",
+                        "A",
+                        t.oid,
+                        0,
+                        0,
+                        0,
+                    );
+                    array[2] = oid(PUBLIC_NAMESPACE);
+                    rows.push(array);
                 }
                 for t in &s.tables {
                     rows.push(type_row(
@@ -2644,6 +2661,9 @@ fn column_row(
     let (char_len, precision, radix, scale, dt_precision) = column_sizes(ty);
     let udt = match ty {
         SqlType::Enum { ty } => ty.name.clone(),
+        SqlType::Array {
+            element: SqlType::Enum { ty },
+        } => format!("_{}", ty.name),
         _ => builtin_type(ty.pg_oid()).map(|t| t.0).unwrap_or_default(),
     };
     vec![
@@ -2662,7 +2682,10 @@ fn column_row(
         dt_precision,
         text(&*s.identity.database),
         text(match ty {
-            SqlType::Enum { .. } => "public",
+            SqlType::Enum { .. }
+            | SqlType::Array {
+                element: SqlType::Enum { .. },
+            } => "public",
             _ => "pg_catalog",
         }),
         text(udt),
