@@ -340,8 +340,8 @@ pub(crate) fn sort_by_label_order(plan: LogicalPlan) -> DfResult<Transformed<Log
     ))
 }
 
-/// `<`, `<=`, `>` and `>=` with an enum operand compare positions among its labels (a
-/// quoted literal on the other side is read as one of them, 22P02 when it is none).
+/// `<`, `<=`, `>` and `>=` with an enum operand compare positions among its labels, and a
+/// quoted literal compared with one is read as one of them (22P02 when it is none).
 pub(crate) fn compare_by_label_order(
     e: Expr,
     schema: &datafusion::common::DFSchema,
@@ -349,6 +349,26 @@ pub(crate) fn compare_by_label_order(
     let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &e else {
         return Ok(Transformed::no(e));
     };
+    // `status = 'bogus'`: the literal is read as the enum, 22P02 when it is no label.
+    if matches!(op, Operator::Eq | Operator::NotEq) {
+        let typed = |side: &Expr| {
+            side.to_field(schema)
+                .ok()
+                .and_then(|(_, f)| sql::types::enum_type(&f))
+        };
+        let literal =
+            |side: &Expr| matches!(side, Expr::Literal(v, _) if v.data_type().is_string());
+        let (l, r) = (left.as_ref().clone(), right.as_ref().clone());
+        return Ok(match (typed(left), typed(right)) {
+            (Some(ty), None) if literal(right) => Transformed::yes(Expr::BinaryExpr(
+                BinaryExpr::new(Box::new(l), *op, Box::new(input(r, ty))),
+            )),
+            (None, Some(ty)) if literal(left) => Transformed::yes(Expr::BinaryExpr(
+                BinaryExpr::new(Box::new(input(l, ty)), *op, Box::new(r)),
+            )),
+            _ => Transformed::no(e),
+        });
+    }
     if !matches!(
         op,
         Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq

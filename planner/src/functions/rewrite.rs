@@ -301,6 +301,14 @@ impl VisitorMut for Rewriter {
 
     fn pre_visit_select(&mut self, select: &mut ast::Select) -> ControlFlow<()> {
         inline_named_windows(select);
+        // GROUP BY (): one group of every row, as GROUPING SETS (()) makes it (DataFusion
+        // refuses the empty tuple).
+        if let ast::GroupByExpr::Expressions(exprs, _) = &mut select.group_by
+            && let [Expr::Tuple(items)] = exprs.as_mut_slice()
+            && items.is_empty()
+        {
+            exprs[0] = Expr::GroupingSets(vec![vec![]]);
+        }
         self.names.push(
             select
                 .projection
