@@ -199,6 +199,55 @@ fn has_own_sequence(c: &ast::ColumnDef) -> bool {
         })
 }
 
+/// COMMENT ON TABLE | MATERIALIZED VIEW | COLUMN … IS 'text' | NULL: kept with the table's
+/// definition, shown by `pg_description`, `obj_description` and `col_description` (psql's
+/// `\d+` and `\dt+`). An empty text removes the comment, as NULL does. Comments on other
+/// objects are 0A000.
+pub async fn comment(
+    session: &mut Session,
+    object_type: ast::CommentObject,
+    object_name: &ast::ObjectName,
+    comment: Option<&str>,
+) -> Result<WriteResult> {
+    let text = comment.filter(|c| !c.is_empty()).map(str::to_string);
+    let txn = session.open_txn()?;
+    let def = match object_type {
+        ast::CommentObject::Table | ast::CommentObject::MaterializedView => {
+            let name = table_name(object_name)?;
+            let mut def = TableDef::clone(&*session.table_def(&name)?);
+            def.comment = text;
+            def
+        }
+        ast::CommentObject::Column => {
+            let parts: Vec<String> = object_name
+                .0
+                .iter()
+                .filter_map(|p| p.as_ident().map(normalize_ident))
+                .collect();
+            let [.., table, column] = parts.as_slice() else {
+                return Err(Error::Sql(sql::Error::Syntax(
+                    "column name must be qualified".into(),
+                )));
+            };
+            let mut def = TableDef::clone(&*session.table_def(table)?);
+            let i = def
+                .column_index(column)
+                .filter(|&i| !def.columns[i].hidden)
+                .ok_or_else(|| {
+                    Error::Sql(sql::Error::UnknownColumn {
+                        table: table.clone(),
+                        column: column.clone(),
+                    })
+                })?;
+            def.columns[i].comment = text;
+            def
+        }
+        other => return Err(Error::Unsupported(format!("COMMENT ON {other}"))),
+    };
+    store_def(session, &txn, def)?;
+    Ok(WriteResult::command("COMMENT"))
+}
+
 pub async fn drop_tables(
     session: &mut Session,
     names: &[ObjectName],

@@ -140,6 +140,7 @@ impl IndexShape {
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
             pkey_name: None,
+            comment: None,
         }
     }
 

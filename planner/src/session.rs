@@ -1562,7 +1562,8 @@ impl Session {
             }
             Statement::CreateSequence { .. }
             | Statement::CreateType { .. }
-            | Statement::AlterType(_) => self.run_write(stmt).await,
+            | Statement::AlterType(_)
+            | Statement::Comment { .. } => self.run_write(stmt).await,
             Statement::Drop {
                 object_type:
                     ObjectType::Table
@@ -2256,6 +2257,12 @@ impl Session {
                 representation,
             } => crate::enums::create(self, name, representation.as_ref()).await,
             Statement::AlterType(alter) => crate::enums::alter(self, alter).await,
+            Statement::Comment {
+                object_type,
+                object_name,
+                comment,
+                ..
+            } => crate::ddl::comment(self, *object_type, object_name, comment.as_deref()).await,
             Statement::Drop {
                 object_type: ObjectType::Type,
                 names,

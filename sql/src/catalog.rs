@@ -56,6 +56,9 @@ pub struct ColumnDef {
     /// over the row's other columns, named bare: each row written stores its value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<String>,
+    /// COMMENT ON COLUMN's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
 }
 
 impl ColumnDef {
@@ -260,6 +263,9 @@ pub struct TableDef {
     /// (a `CONSTRAINT name PRIMARY KEY`, a renamed table's, ALTER INDEX … RENAME's).
     #[serde(default)]
     pub pkey_name: Option<String>,
+    /// COMMENT ON TABLE's (or MATERIALIZED VIEW's) text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
 }
 
 impl TableDef {

@@ -122,6 +122,7 @@ pub fn column_from_ast(table: &str, col: &ast::ColumnDef, user: &[SqlType]) -> R
         sequence: None,
         sequence_options: None,
         generated: None,
+        comment: None,
     };
     for opt in &col.options {
         match &opt.option {
@@ -308,6 +309,7 @@ pub fn table_def_from_create(create: &ast::CreateTable, user: &[SqlType]) -> Res
                 sequence: None,
                 sequence_options: None,
                 generated: None,
+                comment: None,
             });
             partition_key.push(columns.len() - 1);
             hash_buckets = DEFAULT_HASH_BUCKETS;
@@ -404,6 +406,7 @@ pub fn table_def_from_create(create: &ast::CreateTable, user: &[SqlType]) -> Res
         foreign_keys: Vec::new(),
         referenced_by: Vec::new(),
         pkey_name,
+        comment: None,
     };
     for (name, expr) in checks {
         let check = check_def(&def, name, &expr)?;

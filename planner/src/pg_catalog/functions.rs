@@ -442,9 +442,30 @@ pub fn register(
         Boolean,
         Box::new(|_, _| Ok(ScalarValue::Boolean(Some(false)))),
     );
-    for name in [
-        "col_description",
+    // COMMENT ON's texts: a table's (obj_description(oid[, 'pg_class'])) and a column's by
+    // its attnum (col_description(oid, n)).
+    add(
         "obj_description",
+        Utf8,
+        Box::new(|s, a| {
+            let class = string(a.get(1));
+            if class.as_deref().is_some_and(|c| c != "pg_class") {
+                return Ok(ScalarValue::Utf8(None));
+            }
+            Ok(utf8(int(a.first()).and_then(|o| s.comment(o as i32, 0))))
+        }),
+    );
+    add(
+        "col_description",
+        Utf8,
+        Box::new(|s, a| {
+            Ok(utf8(match (int(a.first()), int(a.get(1))) {
+                (Some(o), Some(n)) if n > 0 => s.comment(o as i32, n as usize),
+                _ => None,
+            }))
+        }),
+    );
+    for name in [
         "shobj_description",
         "pg_get_statisticsobjdef_columns",
         "pg_get_ruledef",

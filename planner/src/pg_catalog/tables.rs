@@ -158,6 +158,20 @@ impl Snapshot {
         snapshot
     }
 
+    /// COMMENT ON's text for relation `oid`: the table's when `attnum` is 0, else its column's.
+    pub fn comment(&self, oid: i32, attnum: usize) -> Option<String> {
+        let relation = self.relation(oid)?;
+        let Relation::Table(t) = relation else {
+            return None;
+        };
+        match attnum {
+            0 => t.comment.clone(),
+            n => t.columns[*relation.attributes().get(n - 1)?]
+                .comment
+                .clone(),
+        }
+    }
+
     /// The OID of type `name` made by CREATE TYPE (written as a type name is: `mood`,
     /// `"Role"`, `public.mood`).
     pub fn user_type_oid(&self, name: &str) -> Option<i32> {
@@ -1539,7 +1553,27 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 ("objsubid", I32),
                 ("description", Text),
             ],
-            vec![],
+            s.relations
+                .iter()
+                .filter_map(|r| match r {
+                    Relation::Table(t) => Some((r.oid(), t, r.attributes())),
+                    _ => None,
+                })
+                .flat_map(|(o, t, attributes)| {
+                    let table = t.comment.iter().map(move |c| (o, 0, c.clone()));
+                    let columns = attributes
+                        .into_iter()
+                        .enumerate()
+                        .filter_map(move |(n, c)| {
+                            t.columns[c]
+                                .comment
+                                .clone()
+                                .map(|text| (o, n as i32 + 1, text))
+                        });
+                    table.chain(columns).collect::<Vec<_>>()
+                })
+                .map(|(o, sub, text)| vec![oid(o), oid(1259), i32v(sub), self::text(text)])
+                .collect(),
         ),
         "pg_shdescription" => (
             &[("objoid", Oid), ("classoid", Oid), ("description", Text)],
