@@ -136,6 +136,7 @@ fn time_of_day(micros: i64) -> String {
 /// The element type of the array types drivers send.
 fn array_element(ty: u32) -> Option<u32> {
     Some(match ty {
+        199 => oid::JSON,
         1000 => oid::BOOL,
         1001 => oid::BYTEA,
         1005 => oid::INT2,
@@ -152,6 +153,7 @@ fn array_element(ty: u32) -> Option<u32> {
         1185 => oid::TIMESTAMPTZ,
         1231 => oid::NUMERIC,
         2951 => oid::UUID,
+        3807 => oid::JSONB,
         _ => return None,
     })
 }

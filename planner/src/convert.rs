@@ -521,6 +521,8 @@ fn array_value(array: &ArrayRef, row: usize, element: SqlType, column: &str) -> 
             | SqlType::Varchar { .. }
             | SqlType::Char { .. }
             | SqlType::Uuid
+            | SqlType::Json
+            | SqlType::Jsonb
             | SqlType::Enum { .. }
     );
     let items = match text_element || items.data_type() == &element.arrow() {

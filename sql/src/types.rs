@@ -317,6 +317,8 @@ impl SqlType {
                 | SqlType::Timestamp { .. }
                 | SqlType::TimestampTz { .. }
                 | SqlType::Uuid
+                | SqlType::Json
+                | SqlType::Jsonb
                 | SqlType::Enum { .. }
                 | SqlType::Array { .. }) => SqlType::array_of(element),
                 other => return Err(Error::Unsupported(format!("type {other}[]"))),

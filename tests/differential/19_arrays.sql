@@ -62,3 +62,10 @@ INSERT INTO slots AS cur VALUES (3, '{}', '{}') ON CONFLICT (id) DO UPDATE SET n
 UPDATE slots SET tags [ 1 ] = ('a,b') WHERE id = 3 RETURNING tags;
 UPDATE slots SET id[1] = 5 WHERE id = 1;
 SELECT * FROM slots ORDER BY id;
+CREATE TABLE feeds (id int PRIMARY KEY, docs jsonb[], raw json[]);
+INSERT INTO feeds VALUES (1, ARRAY['{"b":2, "a":1}'::jsonb, '[1,2]'], ARRAY['{"b":2,  "a":1}'::json]);
+INSERT INTO feeds VALUES (2, '{"{\"x\": true}",NULL}', '{}');
+INSERT INTO feeds VALUES (3, '{"{bad"}', NULL);
+SELECT * FROM feeds ORDER BY id;
+SELECT id, docs[1]->>'a', jsonb_typeof(docs[2]) FROM feeds ORDER BY id;
+SELECT pg_typeof(docs), pg_typeof(raw) FROM feeds LIMIT 1;

@@ -319,6 +319,25 @@ async fn array_columns_through_the_driver() {
         bad.code(),
         Some(&tokio_postgres::error::SqlState::INVALID_TEXT_REPRESENTATION)
     );
+    // jsonb[]: binary elements (a version byte, then the text) both ways.
+    client
+        .batch_execute("CREATE TABLE feeds (id int PRIMARY KEY, docs jsonb[])")
+        .await
+        .unwrap();
+    let docs = vec![
+        serde_json::json!({"b": 2, "a": 1}),
+        serde_json::json!([true]),
+    ];
+    client
+        .execute("INSERT INTO feeds VALUES (1, $1)", &[&docs])
+        .await
+        .unwrap();
+    let back = client
+        .query_one("SELECT docs, docs[1]->>'a' FROM feeds", &[])
+        .await
+        .unwrap();
+    assert_eq!(back.get::<_, Vec<serde_json::Value>>(0), docs);
+    assert_eq!(back.get::<_, String>(1), "1");
     let malformed = client
         .execute("INSERT INTO post (id, tags) VALUES (3, '{a')", &[])
         .await
