@@ -513,18 +513,10 @@ fn array_value(array: &ArrayRef, row: usize, element: SqlType, column: &str) -> 
             )));
         }
     };
-    // Elements of a type that reads its own text (strings, uuids) go as they are; the others
-    // are converted as a cast to the element type would, refusing bad text (22P02).
-    let text_element = matches!(
-        element,
-        SqlType::Text
-            | SqlType::Varchar { .. }
-            | SqlType::Char { .. }
-            | SqlType::Uuid
-            | SqlType::Json
-            | SqlType::Jsonb
-            | SqlType::Enum { .. }
-    );
+    // Elements of the types kept as text (strings, uuids, json, enums) are read from their
+    // text below; the others are converted as a cast to the element type would, refusing
+    // bad text (22P02).
+    let text_element = element.arrow() == DataType::Utf8;
     let items = match text_element || items.data_type() == &element.arrow() {
         true => items,
         false => {
