@@ -460,8 +460,11 @@ pub(crate) fn subscript_assignments(tokens: &mut Vec<TokenWithSpan>) {
             i += 1;
             continue;
         }
-        // In ON CONFLICT DO UPDATE the array is the existing row's, named as the target is.
-        let target = upsert_target(tokens, i);
+        // The array is the target row's, named as the target is (an UPDATE … FROM's other
+        // tables, an upsert's `excluded`, may have columns of that name).
+        let target = update_target(tokens, i);
+        // Columns assigned an element already in this list.
+        let mut assigned: Vec<String> = Vec::new();
         // Each assignment of the SET list: `name [ … ] = value` up to a comma, WHERE,
         // RETURNING, FROM or the statement's end at depth 0.
         let mut at = i + 1;
@@ -493,6 +496,10 @@ pub(crate) fn subscript_assignments(tokens: &mut Vec<TokenWithSpan>) {
                 break;
             };
             let (end, more) = value_end(tokens, eq + 1);
+            // A second element of one array in one SET list would read the old array again
+            // and lose the first: refused when it runs (`ArraySet`'s fourth argument).
+            let again = assigned.contains(&column.value);
+            assigned.push(column.value.clone());
             let index: Vec<Token> = tokens[open + 1..close]
                 .iter()
                 .map(|t| t.token.clone())
@@ -516,7 +523,11 @@ pub(crate) fn subscript_assignments(tokens: &mut Vec<TokenWithSpan>) {
             call.extend(index);
             call.extend([Token::RParen, Token::Comma, Token::LParen]);
             call.extend(value);
-            call.extend([Token::RParen, Token::RParen]);
+            call.push(Token::RParen);
+            if again {
+                call.extend([Token::Comma, Token::make_keyword("TRUE")]);
+            }
+            call.push(Token::RParen);
             let added = call.len();
             tokens.splice(name..end, call.into_iter().map(TokenWithSpan::wrap));
             let end = name + added;
@@ -530,9 +541,9 @@ pub(crate) fn subscript_assignments(tokens: &mut Vec<TokenWithSpan>) {
     }
 }
 
-/// The name (or alias) of the table an `INSERT … ON CONFLICT … DO UPDATE SET` whose SET is at
-/// `set` writes; `None` when that SET is an UPDATE's.
-fn upsert_target(tokens: &[TokenWithSpan], set: usize) -> Option<Token> {
+/// The name (or alias) of the table the UPDATE or `INSERT … ON CONFLICT … DO UPDATE` whose
+/// SET is at `set` writes.
+fn update_target(tokens: &[TokenWithSpan], set: usize) -> Option<Token> {
     use datafusion::sql::sqlparser::keywords::Keyword;
     let words: Vec<(usize, &Token)> = tokens[..set]
         .iter()
@@ -541,18 +552,47 @@ fn upsert_target(tokens: &[TokenWithSpan], set: usize) -> Option<Token> {
         .map(|(j, t)| (j, &t.token))
         .collect();
     let is = |t: &Token, k: Keyword| matches!(t, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
-    let [.., (_, done), (_, update)] = words.as_slice() else {
-        return None;
-    };
-    if !is(done, Keyword::DO) || !is(update, Keyword::UPDATE) {
-        return None;
-    }
     // The statement's start: after the last semicolon.
     let start = words
         .iter()
         .rposition(|(_, t)| **t == Token::SemiColon)
         .map_or(0, |p| p + 1);
     let statement = &words[start..];
+    let upsert = matches!(
+        words.as_slice(),
+        [.., (_, done), (_, update)] if is(done, Keyword::DO) && is(update, Keyword::UPDATE)
+    );
+    if !upsert {
+        // UPDATE [ONLY] name [[AS] alias] SET
+        let mut name = 1;
+        if !statement
+            .first()
+            .is_some_and(|(_, t)| is(t, Keyword::UPDATE))
+        {
+            return None;
+        }
+        if statement
+            .get(name)
+            .is_some_and(|(_, t)| is(t, Keyword::ONLY))
+        {
+            name += 1;
+        }
+        while statement
+            .get(name + 1)
+            .is_some_and(|(_, t)| **t == Token::Period)
+        {
+            name += 2;
+        }
+        let rest = &statement[(name + 1).min(statement.len())..];
+        let alias = match rest {
+            [(_, a), (_, alias)] if is(a, Keyword::AS) => Some(alias),
+            [(_, alias)] => Some(alias),
+            _ => None,
+        };
+        return alias
+            .or(statement.get(name).map(|(_, t)| t))
+            .map(|t| (*t).clone());
+    }
     let into = statement.iter().position(|(_, t)| is(t, Keyword::INTO))?;
     let mut name = into + 1;
     // A qualified name's last part.
@@ -574,7 +614,13 @@ fn upsert_target(tokens: &[TokenWithSpan], set: usize) -> Option<Token> {
 fn value_end(tokens: &[TokenWithSpan], from: usize) -> (usize, bool) {
     use datafusion::sql::sqlparser::keywords::Keyword;
     let mut depth = 0i32;
+    let mut previous: Option<&Token> = None;
     for (j, t) in tokens.iter().enumerate().skip(from) {
+        // `IS [NOT] DISTINCT FROM`'s FROM belongs to the value.
+        let distinct = matches!(previous, Some(Token::Word(w)) if w.keyword == Keyword::DISTINCT);
+        if !matches!(t.token, Token::Whitespace(_)) {
+            previous = Some(&t.token);
+        }
         match &t.token {
             Token::LParen | Token::LBracket => depth += 1,
             Token::RParen | Token::RBracket => depth -= 1,
@@ -586,7 +632,8 @@ fn value_end(tokens: &[TokenWithSpan], from: usize) -> (usize, bool) {
                     && matches!(
                         w.keyword,
                         Keyword::WHERE | Keyword::RETURNING | Keyword::FROM
-                    ) =>
+                    )
+                    && !(distinct && w.keyword == Keyword::FROM) =>
             {
                 return (j, false);
             }
@@ -610,7 +657,13 @@ pub struct ArraySet {
 impl Default for ArraySet {
     fn default() -> Self {
         ArraySet {
-            signature: Signature::any(3, Volatility::Immutable),
+            signature: Signature::one_of(
+                vec![
+                    datafusion::logical_expr::TypeSignature::Any(3),
+                    datafusion::logical_expr::TypeSignature::Any(4),
+                ],
+                Volatility::Immutable,
+            ),
         }
     }
 }
@@ -641,6 +694,11 @@ impl ScalarUDFImpl for ArraySet {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         use datafusion::common::ScalarValue;
+        if args.args.len() == 4 {
+            return Err(DataFusionError::External(Box::new(Error::Unsupported(
+                "assigning to two elements of one array in one SET list".into(),
+            ))));
+        }
         let rows = args.number_rows;
         let scalar = args
             .args
@@ -693,6 +751,13 @@ impl ScalarUDFImpl for ArraySet {
                 ))));
             }
             let i = usize::try_from(i - 1).unwrap_or(usize::MAX);
+            // PostgreSQL gives an empty array the subscript's lower bound (`[3:3]={x}`),
+            // which Partita's arrays, all from 1, cannot show.
+            if elements.is_empty() && i > 0 {
+                return Err(DataFusionError::External(Box::new(Error::Unsupported(
+                    "assigning past the first element of an empty or NULL array".into(),
+                ))));
+            }
             if i >= elements.len() {
                 if i > elements.len() + 100_000 {
                     return Err(DataFusionError::External(Box::new(Error::ProgramLimit(

@@ -229,6 +229,14 @@ pub async fn comment(
                     "column name must be qualified".into(),
                 )));
             };
+            if session
+                .db
+                .catalog
+                .view(table, &crate::sequences::session_changes(session))
+                .is_some()
+            {
+                return Err(Error::Unsupported("COMMENT ON COLUMN of a view".into()));
+            }
             let mut def = TableDef::clone(&*session.table_def(table)?);
             let i = def
                 .column_index(column)
@@ -244,6 +252,15 @@ pub async fn comment(
         }
         other => return Err(Error::Unsupported(format!("COMMENT ON {other}"))),
     };
+    // A materialized view's copy in its base table's definition, which later changes of the
+    // base write back as the view's record, takes the comment too.
+    if let Some(view) = &def.view {
+        let mut base = TableDef::clone(&*session.table_def(&view.base)?);
+        for copy in base.views.iter_mut().filter(|v| v.name == def.name) {
+            copy.comment = def.comment.clone();
+        }
+        store_def(session, &txn, base)?;
+    }
     store_def(session, &txn, def)?;
     Ok(WriteResult::command("COMMENT"))
 }

@@ -346,6 +346,17 @@ pub(crate) fn compare_by_label_order(
     e: Expr,
     schema: &datafusion::common::DFSchema,
 ) -> DfResult<Transformed<Expr>> {
+    let labels = |side: &Expr| side.to_field(schema).ok().and_then(|(_, f)| labels_of(&f));
+    // BETWEEN compares as `>=` and `<=` do.
+    if let Expr::Between(between) = &e
+        && let Some((name, labels)) = labels(&between.expr)
+    {
+        let mut between = between.clone();
+        for side in [&mut between.expr, &mut between.low, &mut between.high] {
+            **side = position(side.as_ref().clone(), &name, &labels);
+        }
+        return Ok(Transformed::yes(Expr::Between(between)));
+    }
     let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &e else {
         return Ok(Transformed::no(e));
     };
@@ -375,7 +386,6 @@ pub(crate) fn compare_by_label_order(
     ) {
         return Ok(Transformed::no(e));
     }
-    let labels = |side: &Expr| side.to_field(schema).ok().and_then(|(_, f)| labels_of(&f));
     let Some((name, labels)) = labels(left).or_else(|| labels(right)) else {
         return Ok(Transformed::no(e));
     };

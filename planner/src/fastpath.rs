@@ -881,6 +881,10 @@ fn key_range(def: &TableDef, qualifier: &str, selection: &Expr) -> Option<ScanSp
                     (None, Some(c)) => (c, left.as_ref(), op.swap()?),
                     _ => return None,
                 };
+                // An enum's order is its labels', which its stored text does not give.
+                if op != Operator::Eq && matches!(def.columns[column].ty, SqlType::Enum { .. }) {
+                    return None;
+                }
                 DfExpr::BinaryExpr(BinaryExpr::new(
                     Box::new(col(def.columns[column].name.as_str())),
                     op,
@@ -894,6 +898,9 @@ fn key_range(def: &TableDef, qualifier: &str, selection: &Expr) -> Option<ScanSp
                 high,
             } => {
                 let column = column_of(def, qualifier, expr)?;
+                if matches!(def.columns[column].ty, SqlType::Enum { .. }) {
+                    return None;
+                }
                 col(def.columns[column].name.as_str())
                     .between(typed(column, low)?, typed(column, high)?)
             }
@@ -945,6 +952,9 @@ fn key_order(
         let column = column_of(def, qualifier, &item.expr)?;
         if constants.contains(&column) {
             continue;
+        }
+        if matches!(def.columns[column].ty, SqlType::Enum { .. }) {
+            return None;
         }
         let (key_column, key_desc) = *varying.get(next)?;
         if key_column != column {

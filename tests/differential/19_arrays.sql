@@ -69,3 +69,8 @@ INSERT INTO feeds VALUES (3, '{"{bad"}', NULL);
 SELECT * FROM feeds ORDER BY id;
 SELECT id, docs[1]->>'a', jsonb_typeof(docs[2]) FROM feeds ORDER BY id;
 SELECT pg_typeof(docs), pg_typeof(raw) FROM feeds LIMIT 1;
+CREATE TABLE slots_src (id int PRIMARY KEY, tags text[]);
+INSERT INTO slots_src VALUES (1, '{u}');
+UPDATE slots SET tags[1] = 'x' FROM slots_src WHERE slots_src.id = slots.id RETURNING slots.tags;
+UPDATE slots AS t SET tags[2] = 'y' WHERE t.id = 1 RETURNING tags;
+UPDATE slots SET n = CASE WHEN 1 IS DISTINCT FROM 2 THEN n END, tags[1] = 'z' WHERE id = 1 RETURNING tags;

@@ -196,9 +196,9 @@ impl Snapshot {
     pub fn user_type_name(&self, oid: i32) -> Option<String> {
         self.types.iter().find_map(|t| {
             let name = sql::catalog::regclass_text(&t.name);
-            match oid - t.oid {
-                0 => Some(name),
-                1 => Some(format!("{name}[]")),
+            match oid.checked_sub(t.oid) {
+                Some(0) => Some(name),
+                Some(1) => Some(format!("{name}[]")),
                 _ => None,
             }
         })
