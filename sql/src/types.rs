@@ -136,12 +136,17 @@ impl SqlType {
     /// The type a name spells as PostgreSQL writes it (`character varying(5)[]`, `uuid`), as
     /// the catalog and field metadata keep declared types.
     pub fn parse(name: &str) -> Option<SqlType> {
+        SqlType::parse_with(name, &[])
+    }
+
+    /// `parse`, with the types made by CREATE TYPE (`user`) among the names it knows.
+    pub fn parse_with(name: &str, user: &[SqlType]) -> Option<SqlType> {
         use datafusion::sql::sqlparser::{dialect::PostgreSqlDialect, parser::Parser};
         let parsed = Parser::new(&PostgreSqlDialect {})
             .try_with_sql(name)
             .and_then(|mut p| p.parse_data_type())
             .ok()?;
-        SqlType::from_ast(&parsed).ok()
+        SqlType::from_ast_with(&parsed, user).ok()
     }
 
     /// The array type of `element`s (of `element`'s elements when it is an array).

@@ -180,13 +180,7 @@ impl Snapshot {
             .iter()
             .map(|t| SqlType::enum_of(sql::types::EnumType::clone(t)))
             .collect();
-        let parsed = datafusion::sql::sqlparser::parser::Parser::new(
-            &datafusion::sql::sqlparser::dialect::PostgreSqlDialect {},
-        )
-        .try_with_sql(name)
-        .and_then(|mut p| p.parse_data_type())
-        .ok()?;
-        match SqlType::from_ast_with(&parsed, &user).ok()? {
+        match SqlType::parse_with(name, &user)? {
             SqlType::Enum { ty } => Some(ty.oid),
             _ => None,
         }
