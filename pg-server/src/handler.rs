@@ -301,6 +301,7 @@ where
     for notice in session.take_notices() {
         let mut info = ErrorInfo::new(notice.severity.into(), notice.code.into(), notice.message);
         info.detail = notice.detail;
+        info.hint = notice.hint;
         client
             .feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::from(
                 info,

@@ -397,6 +397,16 @@ pub enum Error {
         source: Box<Error>,
     },
 
+    /// An error a DO block raised (`RAISE EXCEPTION`), or one PL/pgSQL words itself, with
+    /// the SQLSTATE, DETAIL and HINT it gave.
+    #[error("{message}")]
+    Raised {
+        code: String,
+        message: String,
+        detail: Option<String>,
+        hint: Option<String>,
+    },
+
     /// A bug in Partita.
     #[error("internal error (this is a bug): {0}")]
     Internal(String),

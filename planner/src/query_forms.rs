@@ -14,6 +14,7 @@ use datafusion::sql::sqlparser::ast::{
     self, BinaryOperator, Expr, Ident, LimitClause, Query, SelectItem, SetExpr, Statement,
     TableAlias, TableAliasColumnDef, TableFactor, TableWithJoins, VisitMut, VisitorMut,
 };
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan};
 use std::ops::ControlFlow;
 
 /// The alias of the derived table a row-valued IN reads; its columns are `<alias>_<n>`.
@@ -28,6 +29,191 @@ pub fn rewrite(stmt: &mut Statement) -> Result<()> {
 }
 
 struct Rewriter;
+
+/// sqlparser reads the right operand of `IS [NOT] DISTINCT FROM` as a whole expression, so
+/// `a IS DISTINCT FROM b AND c` became `a IS DISTINCT FROM (b AND c)`. PostgreSQL binds IS
+/// tighter than NOT, AND and OR and reads IS left to right: the operand ends before the first
+/// AND, OR or IS at its own level. An unparenthesized operand is put back so.
+pub fn distinct_from_precedence(stmt: &mut Statement) {
+    struct Precedence;
+    impl VisitorMut for Precedence {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            let (Expr::IsDistinctFrom(_, right) | Expr::IsNotDistinctFrom(_, right)) = e else {
+                return ControlFlow::Continue(());
+            };
+            if leftmost_operand(right).is_none() {
+                return ControlFlow::Continue(());
+            }
+            // e = a IS DISTINCT FROM (L op R) becomes (a IS DISTINCT FROM L) op R, with the
+            // comparison in L's place; the visit goes on into it, so nested cases unwind too.
+            let placeholder = || Expr::value(ast::Value::Null);
+            let mut outer = match e {
+                Expr::IsDistinctFrom(_, right) | Expr::IsNotDistinctFrom(_, right) => {
+                    std::mem::replace(right.as_mut(), placeholder())
+                }
+                _ => unreachable!(),
+            };
+            let Some(slot) = leftmost_operand(&mut outer) else {
+                unreachable!()
+            };
+            let left_of_op = std::mem::replace(slot, placeholder());
+            let mut comparison = std::mem::replace(e, placeholder());
+            if let Expr::IsDistinctFrom(_, right) | Expr::IsNotDistinctFrom(_, right) =
+                &mut comparison
+            {
+                **right = left_of_op;
+            }
+            if let Some(slot) = leftmost_operand(&mut outer) {
+                *slot = comparison;
+            }
+            *e = outer;
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Precedence);
+}
+
+/// The function that marks a `BETWEEN SYMMETRIC` lower bound between the token rewrite and
+/// the parsed statement.
+const SYMMETRIC: &str = "__partita_symmetric";
+
+/// `BETWEEN SYMMETRIC a AND b`, which sqlparser does not read, as `BETWEEN
+/// __partita_symmetric(a) AND b`, for [`symmetric_between`] to finish; `BETWEEN ASYMMETRIC` is
+/// plain BETWEEN. The lower bound ends at the first AND outside parentheses, as it does in
+/// PostgreSQL's grammar.
+pub fn mark_symmetric_between(tokens: &mut Vec<TokenWithSpan>) {
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    let keyword = |t: &Token| match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    let next = |tokens: &[TokenWithSpan], from: usize| {
+        (from..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        if keyword(&tokens[i].token) != Some(Keyword::BETWEEN) {
+            i += 1;
+            continue;
+        }
+        let Some(j) = next(tokens, i + 1) else {
+            break;
+        };
+        match keyword(&tokens[j].token) {
+            Some(Keyword::ASYMMETRIC) => {
+                tokens.remove(j);
+            }
+            Some(Keyword::SYMMETRIC) => {
+                let mut depth = 0i32;
+                let mut end = None;
+                for (k, t) in tokens.iter().enumerate().skip(j + 1) {
+                    match &t.token {
+                        Token::LParen | Token::LBracket => depth += 1,
+                        Token::RParen | Token::RBracket => depth -= 1,
+                        Token::SemiColon => break,
+                        t if depth == 0 && keyword(t) == Some(Keyword::AND) => {
+                            end = Some(k);
+                            break;
+                        }
+                        _ => {}
+                    }
+                    if depth < 0 {
+                        break;
+                    }
+                }
+                if let Some(end) = end {
+                    tokens.insert(end, TokenWithSpan::wrap(Token::RParen));
+                    tokens.splice(
+                        j..=j,
+                        [Token::make_word(SYMMETRIC, None), Token::LParen]
+                            .into_iter()
+                            .map(TokenWithSpan::wrap),
+                    );
+                }
+            }
+            _ => {}
+        }
+        i = j;
+    }
+}
+
+/// `x BETWEEN __partita_symmetric(a) AND b` (see [`mark_symmetric_between`]) as `(x BETWEEN a
+/// AND b OR x BETWEEN b AND a)`, and its NOT form as `NOT (…)`: true when x lies between
+/// the bounds in either order, as PostgreSQL's BETWEEN SYMMETRIC is.
+pub fn symmetric_between(stmt: &mut Statement) {
+    struct Symmetric;
+    impl VisitorMut for Symmetric {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            let Expr::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } = e
+            else {
+                return ControlFlow::Continue(());
+            };
+            let Expr::Function(f) = low.as_ref() else {
+                return ControlFlow::Continue(());
+            };
+            if f.name.to_string() != SYMMETRIC {
+                return ControlFlow::Continue(());
+            }
+            let ast::FunctionArguments::List(list) = &f.args else {
+                return ControlFlow::Continue(());
+            };
+            let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(low))] = list.args.as_slice()
+            else {
+                return ControlFlow::Continue(());
+            };
+            let between = |low: &Expr, high: &Expr| Expr::Between {
+                expr: expr.clone(),
+                negated: false,
+                low: Box::new(low.clone()),
+                high: Box::new(high.clone()),
+            };
+            let either = Expr::Nested(Box::new(Expr::BinaryOp {
+                left: Box::new(between(low, high)),
+                op: BinaryOperator::Or,
+                right: Box::new(between(high, low)),
+            }));
+            *e = match negated {
+                true => Expr::UnaryOp {
+                    op: ast::UnaryOperator::Not,
+                    expr: Box::new(either),
+                },
+                false => either,
+            };
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Symmetric);
+}
+
+/// The left operand of an unparenthesized operator that binds looser than IS (AND, OR) or is
+/// another IS, which a preceding IS DISTINCT FROM must take as its own right operand's end.
+fn leftmost_operand(e: &mut Expr) -> Option<&mut Expr> {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And | BinaryOperator::Or | BinaryOperator::Xor,
+            ..
+        }
+        | Expr::IsDistinctFrom(left, _)
+        | Expr::IsNotDistinctFrom(left, _)
+        | Expr::IsNull(left)
+        | Expr::IsNotNull(left)
+        | Expr::IsTrue(left)
+        | Expr::IsNotTrue(left)
+        | Expr::IsFalse(left)
+        | Expr::IsNotFalse(left)
+        | Expr::IsUnknown(left)
+        | Expr::IsNotUnknown(left) => Some(left),
+        _ => None,
+    }
+}
 
 /// `CASE col WHEN 't' THEN …` (TypeORM's `CASE "ix"."indisunique" WHEN 't'`): PostgreSQL
 /// reads each quoted WHEN value as the operand's type, DataFusion found no common type of

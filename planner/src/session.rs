@@ -169,11 +169,12 @@ impl OpenTxn {
 /// A message sent to the client beside a statement's result (NoticeResponse).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notice {
-    /// NOTICE or WARNING.
+    /// NOTICE, WARNING or INFO.
     pub severity: &'static str,
     pub code: &'static str,
     pub message: String,
     pub detail: Option<String>,
+    pub hint: Option<String>,
 }
 
 pub struct Session {
@@ -300,6 +301,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     drop_index_concurrently(&mut tokens);
     crate::ddl::mark_drop_expression(&mut tokens);
     crate::arrays::subscript_assignments(&mut tokens);
+    crate::query_forms::mark_symmetric_between(&mut tokens);
     crate::cursor::name_cursor_after_from(&mut tokens);
     let overrides = crate::dml::take_overriding(&mut tokens);
     let conflict_wheres = crate::dml::take_conflict_where(&mut tokens);
@@ -371,6 +373,8 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
             } else {
                 parser.parse_statement().map_err(syntax)?
             }
+        } else if parser.parse_keyword(Keyword::DO) {
+            crate::do_block::parse(&mut parser).map_err(syntax)?
         } else if parser.peek_keyword(Keyword::TABLE) {
             // `TABLE t [ORDER BY …]` is `SELECT * FROM t …`: the text is read again so.
             let at = parser.peek_token().span.start;
@@ -416,6 +420,8 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         {
             crate::dml::mark_conflict_where(&mut statement, condition);
         }
+        crate::query_forms::distinct_from_precedence(&mut statement);
+        crate::query_forms::symmetric_between(&mut statement);
         crate::pg_catalog::normalize(&mut statement);
         crate::literals::normalize(&mut statement)?;
         crate::json::rewrite(&mut statement)?;
@@ -1345,7 +1351,11 @@ impl Session {
         Box::pin(self.execute(stmt.clone(), params)).await
     }
 
-    async fn execute_inner(&mut self, stmt: Statement, params: &[Param]) -> Result<Output> {
+    pub(crate) async fn execute_inner(
+        &mut self,
+        stmt: Statement,
+        params: &[Param],
+    ) -> Result<Output> {
         let mut bound = stmt.clone();
         if !params.is_empty() {
             bind_params(&mut bound, params)?;
@@ -1549,6 +1559,10 @@ impl Session {
             | Statement::CreateIndex(_)
             | Statement::CreateView(_)
             | Statement::Truncate(_) => self.run_write(stmt).await,
+            Statement::Call(ref call) if crate::do_block::code(call).is_some() => {
+                let (language, code) = crate::do_block::code(call).unwrap_or_default();
+                Box::pin(self.run_do(&language, &code)).await
+            }
             Statement::Call(ref call) if crate::foreign::set_constraints(call).is_some() => {
                 let (deferred, names) = crate::foreign::set_constraints(call).unwrap_or_default();
                 self.set_constraints(deferred, names)
@@ -1625,7 +1639,7 @@ impl Session {
         }
     }
 
-    fn begin(&mut self, modes: &[ast::TransactionMode]) -> Output {
+    pub(crate) fn begin(&mut self, modes: &[ast::TransactionMode]) -> Output {
         let read_only = access_mode(modes).unwrap_or_else(|| self.default_read_only());
         if let Some(open) = self.txn.as_mut().filter(|t| t.implicit) {
             // As in PostgreSQL, BEGIN inside an implicit block makes it a transaction
@@ -1666,7 +1680,7 @@ impl Session {
             .insert("transaction_read_only".into(), value.into());
     }
 
-    async fn commit(&mut self) -> Result<Output> {
+    pub(crate) async fn commit(&mut self) -> Result<Output> {
         let Some(open) = self.txn.take() else {
             self.warning("25P01", "there is no transaction in progress");
             return Ok(Output::Command("COMMIT".into()));
@@ -1859,7 +1873,7 @@ impl Session {
         Ok(info)
     }
 
-    fn rollback(&mut self) -> Output {
+    pub(crate) fn rollback(&mut self) -> Output {
         match self.txn.take() {
             Some(open) => {
                 self.end_settings(false);
@@ -1877,7 +1891,7 @@ impl Session {
     }
 
     /// SAVEPOINT name: remembers the transaction's writes and DDL so far.
-    fn savepoint(&mut self, name: &ast::Ident) -> Result<Output> {
+    pub(crate) fn savepoint(&mut self, name: &ast::Ident) -> Result<Output> {
         let name = sql::ddl::normalize_ident(name);
         let changes = self
             .scope
@@ -1913,7 +1927,7 @@ impl Session {
     }
 
     /// RELEASE SAVEPOINT name: forgets it and every later savepoint, keeping the writes.
-    fn release_savepoint(&mut self, name: &ast::Ident) -> Result<Output> {
+    pub(crate) fn release_savepoint(&mut self, name: &ast::Ident) -> Result<Output> {
         let at = self.find_savepoint(name, "RELEASE SAVEPOINT")?;
         if let Some(open) = self.txn.as_mut() {
             open.savepoints.truncate(at);
@@ -1923,7 +1937,7 @@ impl Session {
 
     /// ROLLBACK TO SAVEPOINT name: undoes what the transaction did since, ends the failed
     /// state, and keeps the savepoint.
-    fn rollback_to_savepoint(&mut self, name: &ast::Ident) -> Result<Output> {
+    pub(crate) fn rollback_to_savepoint(&mut self, name: &ast::Ident) -> Result<Output> {
         let at = self.find_savepoint(name, "ROLLBACK TO SAVEPOINT")?;
         let Some(open) = self.txn.as_mut() else {
             return Err(Error::NoTransaction("ROLLBACK TO SAVEPOINT".into()));
@@ -2462,6 +2476,11 @@ impl Session {
         Ok(Output::Command(format!("DISCARD {object}")))
     }
 
+    /// A notice as it is (a DO block's RAISE).
+    pub(crate) fn push_notice(&mut self, notice: Notice) {
+        self.notices.push(notice);
+    }
+
     /// A notice with a SQLSTATE of its own (`42P07` for CREATE … IF NOT EXISTS of a relation
     /// that exists), as PostgreSQL sends it.
     pub(crate) fn notice_coded(&mut self, code: &'static str, text: String) {
@@ -2470,6 +2489,7 @@ impl Session {
             code,
             message: text,
             detail: None,
+            hint: None,
         });
     }
 
@@ -2479,6 +2499,7 @@ impl Session {
             code: "00000",
             message: text,
             detail: None,
+            hint: None,
         });
     }
 
@@ -2495,6 +2516,7 @@ impl Session {
             code: "00000",
             message,
             detail: Some(detail),
+            hint: None,
         });
     }
 
@@ -2504,6 +2526,7 @@ impl Session {
             code,
             message: message.to_string(),
             detail: None,
+            hint: None,
         });
     }
 

@@ -1523,3 +1523,48 @@ async fn the_session_is_named_by_its_startup_user_and_database() {
         ("carol".into(), "carol".into())
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn do_blocks_over_the_extended_protocol() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE t (id int PRIMARY KEY, v text)")
+        .await
+        .unwrap();
+    // Parse, Describe and Execute of a DO, twice: the second insert is caught and undone.
+    let block = "DO $$ BEGIN INSERT INTO t VALUES (1, 'a'); \
+                 EXCEPTION WHEN unique_violation THEN INSERT INTO t VALUES (2, SQLSTATE); END $$";
+    assert_eq!(client.execute(block, &[]).await.unwrap(), 0);
+    assert_eq!(client.execute(block, &[]).await.unwrap(), 0);
+    let rows = client
+        .query("SELECT id, v FROM t ORDER BY id", &[])
+        .await
+        .unwrap();
+    let rows: Vec<(i32, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(rows, vec![(1, "a".into()), (2, "23505".into())]);
+    // RAISE's SQLSTATE, DETAIL and HINT, and PL/pgSQL's context line.
+    let err = client
+        .execute(
+            "DO $$\nBEGIN\n  RAISE EXCEPTION 'bad %', 7 USING ERRCODE = 'P0042', \
+             DETAIL = 'd', HINT = 'h';\nEND $$",
+            &[],
+        )
+        .await
+        .unwrap_err();
+    let db = err.as_db_error().expect("a server error");
+    assert_eq!(db.code().code(), "P0042");
+    assert_eq!(db.message(), "bad 7");
+    assert_eq!((db.detail(), db.hint()), (Some("d"), Some("h")));
+    assert_eq!(
+        db.where_(),
+        Some("PL/pgSQL function inline_code_block line 3 at RAISE")
+    );
+    // The session goes on.
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2);
+}
