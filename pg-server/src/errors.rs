@@ -25,6 +25,10 @@ pub fn locate(e: PgWireError, sql: &str) -> PgWireError {
         .take(8)
         .map(str::to_ascii_lowercase)
         .collect();
+    // An error inside a DO block is about one of its statements, not the DO's text.
+    if words.first().is_some_and(|w| w == "do") {
+        return PgWireError::UserError(info);
+    }
     let altering = words.first().is_some_and(|w| w == "alter");
     let altering_table = altering && words.get(1).is_some_and(|w| w == "table");
     let unplaced = altering

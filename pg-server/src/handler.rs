@@ -299,7 +299,7 @@ where
             .await?;
     }
     for notice in session.take_notices() {
-        let mut info = ErrorInfo::new(notice.severity.into(), notice.code.into(), notice.message);
+        let mut info = ErrorInfo::new(notice.severity.into(), notice.code, notice.message);
         info.detail = notice.detail;
         info.hint = notice.hint;
         client

@@ -32,7 +32,7 @@ pub(crate) const DO_PROCEDURE: &str = "__partita_do";
 pub(crate) fn parse(parser: &mut Parser) -> Result<Statement, ParserError> {
     let mut language = None;
     if parser.parse_keyword(Keyword::LANGUAGE) {
-        language = Some(parser.parse_identifier()?);
+        language = Some(language_name(parser)?);
     }
     let token = parser.next_token();
     let code = match &token.token {
@@ -41,14 +41,24 @@ pub(crate) fn parse(parser: &mut Parser) -> Result<Statement, ParserError> {
         _ => return parser.expected("a string constant", token),
     };
     if language.is_none() && parser.parse_keyword(Keyword::LANGUAGE) {
-        language = Some(parser.parse_identifier()?);
+        language = Some(language_name(parser)?);
     }
     // The language goes first, so that the block's text is the call's last argument.
-    let language = language.map_or("plpgsql".to_string(), |l| sql::ddl::normalize_ident(&l));
+    let language = language.unwrap_or_else(|| "plpgsql".to_string());
     Ok(crate::session::internal_call(
         DO_PROCEDURE,
         &format!("{language}\n{code}"),
     ))
+}
+
+/// A LANGUAGE clause's name: an identifier or a string.
+fn language_name(parser: &mut Parser) -> Result<String, ParserError> {
+    if let Token::SingleQuotedString(name) = &parser.peek_token().token {
+        let name = name.to_ascii_lowercase();
+        parser.next_token();
+        return Ok(name);
+    }
+    Ok(sql::ddl::normalize_ident(&parser.parse_identifier()?))
 }
 
 /// The language and code of a DO statement's call, if `call` is one.
@@ -196,11 +206,17 @@ impl Code {
     fn text(&self, range: &Range<usize>, caught: Option<&(String, String)>) -> String {
         let end = |i: usize| self.tokens.get(i).map_or(self.text.len(), |(_, at, _)| *at);
         let mut out = String::new();
+        let token = |i: Option<usize>| i.and_then(|i| self.tokens.get(i)).map(|(t, _, _)| t);
         for i in range.clone() {
-            let (token, at, _) = &self.tokens[i];
+            let (token_here, at, _) = &self.tokens[i];
             let piece = &self.text[*at..end(i + 1)];
-            let replaced = match (token, caught) {
-                (Token::Word(w), Some((code, message))) if w.quote_style.is_none() => {
+            // A column or alias of that name (`t.sqlstate`, `AS sqlerrm`) stays.
+            let before = token(i.checked_sub(1));
+            let named = matches!(before, Some(Token::Period))
+                || matches!(before, Some(Token::Word(w)) if w.keyword == Keyword::AS)
+                || matches!(token(Some(i + 1)), Some(Token::Period));
+            let replaced = match (token_here, caught) {
+                (Token::Word(w), Some((code, message))) if w.quote_style.is_none() && !named => {
                     match w.value.to_ascii_lowercase().as_str() {
                         "sqlstate" => Some(code),
                         "sqlerrm" => Some(message),
@@ -336,9 +352,11 @@ impl Reader<'_> {
             }
         }
         self.expect_word("END")?;
-        // END label.
-        if matches!(self.token(), Some(Token::Word(_))) {
-            self.at += 1;
+        if let Some(Token::Word(label)) = self.token() {
+            return Err(Error::InvalidStatement(format!(
+                "end label \"{}\" specified for unlabeled block",
+                label.value
+            )));
         }
         Ok(Block { steps, handlers })
     }
@@ -740,7 +758,8 @@ impl Session {
             if block.handlers.is_empty() {
                 return self.run_steps(code, &block.steps, caught).await;
             }
-            let savepoint = ast::Ident::new(format!("__partita_do_{}", caught.len()));
+            let depth = self.txn.as_ref().map_or(0, |t| t.savepoints.len());
+            let savepoint = ast::Ident::new(format!("__partita_do_{depth}"));
             self.savepoint(&savepoint)?;
             let error = match self.run_steps(code, &block.steps, caught).await {
                 Ok(flow) => {
@@ -749,6 +768,10 @@ impl Session {
                 }
                 Err(e) => e,
             };
+            // The block's work is undone whether a handler catches the error or not, as
+            // PostgreSQL aborts the block's subtransaction.
+            self.rollback_to_savepoint(&savepoint)?;
+            self.release_savepoint(&savepoint)?;
             let state = crate::sqlstate::sql_state(&error).to_string();
             let handler = block.handlers.iter().find(|h| {
                 h.conditions.iter().any(|c| match c {
@@ -760,9 +783,7 @@ impl Session {
             let Some(handler) = handler else {
                 return Err(error);
             };
-            self.rollback_to_savepoint(&savepoint)?;
-            self.release_savepoint(&savepoint)?;
-            let message = crate::sqlstate::message(&error);
+            let message = crate::sqlstate::message(bare(&error));
             caught.push((Some(error), (state, message)));
             let flow = self.run_steps(code, &handler.steps, caught).await;
             caught.pop();
@@ -819,7 +840,7 @@ impl Session {
                         "query string argument of EXECUTE is null".into(),
                     ));
                 };
-                self.run_sql(&command, false).await?;
+                self.run_sql(&command, true).await?;
             }
             StepKind::If { arms, otherwise } => {
                 for (condition, steps) in arms {
@@ -868,16 +889,16 @@ impl Session {
                 Statement::Copy { .. } => {
                     return Err(Error::Unsupported("COPY in a DO block".into()));
                 }
-                Statement::Query(_) if !perform && !crate::with_writes::applies(&statement) => {
+                _ if !perform && returns_rows(&statement) => {
                     return Err(Error::Raised {
                         code: "42601".into(),
                         message: "query has no destination for result data".into(),
                         detail: None,
-                        hint: Some(
+                        hint: matches!(statement, Statement::Query(_)).then(|| {
                             "If you want to discard the results of a SELECT, use PERFORM \
                              instead."
-                                .into(),
-                        ),
+                                .into()
+                        }),
                     });
                 }
                 _ => {}
@@ -915,7 +936,8 @@ impl Session {
         if expressions.is_empty() {
             return Ok(Vec::new());
         }
-        let plain: Vec<String> = expressions.iter().map(|e| format!("({e})")).collect();
+        // A line break before `)`: an expression may end in a `--` comment.
+        let plain: Vec<String> = expressions.iter().map(|e| format!("({e}\n)")).collect();
         let probe = crate::session::parse_sql(&format!("SELECT {}", plain.join(", ")))?.remove(0);
         let boolean: Vec<bool> = match self.describe(&probe).await?.schema {
             Some(schema) => schema
@@ -956,7 +978,7 @@ impl Session {
     /// false and NULL.
     async fn condition(&mut self, condition: &str) -> Result<bool> {
         let Some(row) = self
-            .first_row(format!("SELECT ({condition})::boolean"))
+            .first_row(format!("SELECT ({condition}\n)::boolean"))
             .await?
         else {
             return Ok(false);
@@ -973,7 +995,7 @@ impl Session {
         caught: &mut Caught,
     ) -> Result<()> {
         if raise.again {
-            let Some((error, _)) = caught.last_mut() else {
+            let Some((error, (code, message))) = caught.last_mut() else {
                 return Err(Error::Raised {
                     code: "0Z002".into(),
                     message: "RAISE without parameters cannot be used outside an exception \
@@ -983,37 +1005,50 @@ impl Session {
                     hint: None,
                 });
             };
-            return Err(error
-                .take()
-                .unwrap_or_else(|| Error::Internal("the caught error was raised twice".into())));
+            // Raised before, and caught again inside the handler: its code and message.
+            return Err(error.take().unwrap_or_else(|| Error::Raised {
+                code: code.clone(),
+                message: message.clone(),
+                detail: None,
+                hint: None,
+            }));
         }
         // The format's arguments, then the USING options, in one SELECT.
         let mut expressions: Vec<String> = raise.args.iter().map(text).collect();
         expressions.extend(raise.options.iter().map(|(_, value)| text(value)));
         let mut values = self.evaluate(&expressions).await?;
-        let options: Vec<(String, Option<String>)> = raise
-            .options
-            .iter()
-            .map(|(name, _)| name.clone())
-            .zip(values.split_off(raise.args.len()))
-            .collect();
+        let mut options = Vec::new();
+        for ((name, _), value) in raise.options.iter().zip(values.split_off(raise.args.len())) {
+            let Some(value) = value else {
+                return Err(Error::NullValueNotAllowed(
+                    "RAISE statement option cannot be null".into(),
+                ));
+            };
+            options.push((name.as_str(), value));
+        }
         let option = |name: &str| {
             options
                 .iter()
-                .find(|(n, _)| n == name)
-                .and_then(|(_, v)| v.clone())
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.clone())
         };
-        let mut code = raise.condition.as_ref().map(|(code, _)| code.clone());
+        // The code, and the text a message defaults to: the condition or ERRCODE as
+        // written, else the code.
+        let mut code = raise.condition.clone();
         if let Some(errcode) = option("ERRCODE") {
             if raise.condition.is_some() {
                 return Err(Error::InvalidStatement(
                     "RAISE option already specified: ERRCODE".into(),
                 ));
             }
-            code = Some(match crate::sqlstate::condition_code(&errcode) {
-                Some(c) => c.to_string(),
-                None => checked_sqlstate(&errcode)?,
-            });
+            let known = match crate::sqlstate::condition_code(&errcode) {
+                Some(c) => Some(c.to_string()),
+                None => checked_sqlstate(&errcode).ok(),
+            };
+            let Some(known) = known else {
+                return Err(condition_code(&errcode).unwrap_err());
+            };
+            code = Some((known, errcode));
         }
         let message = match (&raise.format, option("MESSAGE")) {
             (Some(_), Some(_)) => {
@@ -1023,15 +1058,13 @@ impl Session {
             }
             (Some(format), None) => format_message(format, &values),
             (None, Some(message)) => message,
-            // With neither, the condition's name or code, or PostgreSQL's default.
-            (None, None) => match &raise.condition {
-                Some((_, shown)) => shown.clone(),
-                None => code
-                    .as_deref()
-                    .and_then(crate::sqlstate::condition_name)
-                    .map_or_else(|| "raise_exception".to_string(), str::to_string),
+            (None, None) => match (&code, raise.level) {
+                (Some((_, shown)), _) => shown.clone(),
+                (None, Level::Exception) => "P0001".into(),
+                (None, _) => "00000".into(),
             },
         };
+        let code = code.map(|(code, _)| code);
         let severity = match raise.level {
             Level::Exception => {
                 return Err(Error::Raised {
@@ -1047,15 +1080,10 @@ impl Session {
             Level::Notice => "NOTICE",
             Level::Warning => "WARNING",
         };
-        let code = code
-            .as_deref()
-            .and_then(crate::sqlstate::condition_name)
-            .and_then(crate::sqlstate::condition_code)
-            .unwrap_or(if raise.level == Level::Warning {
-                "01000"
-            } else {
-                "00000"
-            });
+        let code = code.unwrap_or_else(|| match raise.level {
+            Level::Warning => "01000".into(),
+            _ => "00000".into(),
+        });
         self.push_notice(crate::session::Notice {
             severity,
             code,
@@ -1064,6 +1092,31 @@ impl Session {
             hint: option("HINT"),
         });
         Ok(())
+    }
+}
+
+/// Whether a statement returns rows, which PL/pgSQL wants INTO (PERFORM for a SELECT).
+fn returns_rows(statement: &Statement) -> bool {
+    match statement {
+        // WITH … INSERT … RETURNING … SELECT returns rows; WITH … INSERT without RETURNING
+        // does not.
+        Statement::Query(_) => match crate::with_writes::command_of(statement) {
+            Some(Statement::Query(_)) | None => true,
+            Some(write) => returns_rows(write),
+        },
+        Statement::Insert(insert) => insert.returning.is_some(),
+        Statement::Update(update) => update.returning.is_some(),
+        Statement::Delete(delete) => delete.returning.is_some(),
+        Statement::ShowVariable { .. } | Statement::Explain { .. } => true,
+        _ => false,
+    }
+}
+
+/// The error itself, without the context and position wrapped around it.
+fn bare(e: &Error) -> &Error {
+    match e {
+        Error::Context { source, .. } | Error::At { source, .. } => bare(source),
+        e => e,
     }
 }
 

@@ -33,7 +33,9 @@ struct Rewriter;
 /// sqlparser reads the right operand of `IS [NOT] DISTINCT FROM` as a whole expression, so
 /// `a IS DISTINCT FROM b AND c` became `a IS DISTINCT FROM (b AND c)`. PostgreSQL binds IS
 /// tighter than NOT, AND and OR and reads IS left to right: the operand ends before the first
-/// AND, OR or IS at its own level. An unparenthesized operand is put back so.
+/// AND, OR or IS at its own level. An unparenthesized operand is put back so, and the AND,
+/// OR or NOT the comparison sat under is put back above what it took (`p AND a IS DISTINCT
+/// FROM b OR c` is `(p AND …) OR c`; see [`rotate`]).
 pub fn distinct_from_precedence(stmt: &mut Statement) {
     struct Precedence;
     impl VisitorMut for Precedence {
@@ -70,8 +72,149 @@ pub fn distinct_from_precedence(stmt: &mut Statement) {
             *e = outer;
             ControlFlow::Continue(())
         }
+
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            rotate(e);
+            ControlFlow::Continue(())
+        }
     }
     let _ = stmt.visit(&mut Precedence);
+}
+
+/// `x AND (y OR z)`, `NOT (y AND z)` and `NOT (y OR z)` without parentheses, which sqlparser
+/// never makes from a statement's text but the hoisting in [`distinct_from_precedence`] does,
+/// as PostgreSQL's precedence reads them: `(x AND y) OR z`, `(NOT y) AND z`, `(NOT y) OR z`.
+/// The new left operand is put right in turn.
+fn rotate(e: &mut Expr) {
+    let placeholder = || Expr::value(ast::Value::Null);
+    match e {
+        Expr::BinaryOp {
+            op: BinaryOperator::And,
+            right,
+            ..
+        } if matches!(
+            right.as_ref(),
+            Expr::BinaryOp {
+                op: BinaryOperator::Or,
+                ..
+            }
+        ) =>
+        {
+            let Expr::BinaryOp { left: x, right, .. } = std::mem::replace(e, placeholder()) else {
+                return;
+            };
+            let Expr::BinaryOp {
+                left: y, right: z, ..
+            } = *right
+            else {
+                return;
+            };
+            let mut and = Expr::BinaryOp {
+                left: x,
+                op: BinaryOperator::And,
+                right: y,
+            };
+            rotate(&mut and);
+            *e = Expr::BinaryOp {
+                left: Box::new(and),
+                op: BinaryOperator::Or,
+                right: z,
+            };
+        }
+        Expr::UnaryOp {
+            op: ast::UnaryOperator::Not,
+            expr,
+        } if matches!(
+            expr.as_ref(),
+            Expr::BinaryOp {
+                op: BinaryOperator::And | BinaryOperator::Or,
+                ..
+            }
+        ) =>
+        {
+            let Expr::UnaryOp { expr, .. } = std::mem::replace(e, placeholder()) else {
+                return;
+            };
+            let Expr::BinaryOp {
+                left: y,
+                op,
+                right: z,
+            } = *expr
+            else {
+                return;
+            };
+            let mut not = Expr::UnaryOp {
+                op: ast::UnaryOperator::Not,
+                expr: y,
+            };
+            rotate(&mut not);
+            *e = Expr::BinaryOp {
+                left: Box::new(not),
+                op,
+                right: z,
+            };
+        }
+        _ => {}
+    }
+}
+
+/// The left operand of an unparenthesized operator that binds looser than IS (AND, OR) or is
+/// another IS, which a preceding IS DISTINCT FROM must take as its own right operand's end.
+fn leftmost_operand(e: &mut Expr) -> Option<&mut Expr> {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And | BinaryOperator::Or,
+            ..
+        }
+        | Expr::IsDistinctFrom(left, _)
+        | Expr::IsNotDistinctFrom(left, _)
+        | Expr::IsNull(left)
+        | Expr::IsNotNull(left)
+        | Expr::IsTrue(left)
+        | Expr::IsNotTrue(left)
+        | Expr::IsFalse(left)
+        | Expr::IsNotFalse(left)
+        | Expr::IsUnknown(left)
+        | Expr::IsNotUnknown(left) => Some(left),
+        _ => None,
+    }
+}
+
+/// Puts each `IS [NOT] DISTINCT FROM` comparison in parentheses, so that the statement's
+/// text, which some rewrites parse again, reads as the same tree (see
+/// [`distinct_from_precedence`]).
+pub fn parenthesize_distinct(stmt: &mut Statement) {
+    struct Parenthesize {
+        /// The next comparison visited is the one just put in parentheses.
+        inside: bool,
+    }
+    impl VisitorMut for Parenthesize {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Nested(inner)
+                    if matches!(
+                        inner.as_ref(),
+                        Expr::IsDistinctFrom(..) | Expr::IsNotDistinctFrom(..)
+                    ) =>
+                {
+                    self.inside = true;
+                }
+                Expr::IsDistinctFrom(..) | Expr::IsNotDistinctFrom(..) if self.inside => {
+                    self.inside = false;
+                }
+                Expr::IsDistinctFrom(..) | Expr::IsNotDistinctFrom(..) => {
+                    let comparison = std::mem::replace(e, Expr::value(ast::Value::Null));
+                    *e = Expr::Nested(Box::new(comparison));
+                    self.inside = true;
+                }
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Parenthesize { inside: false });
 }
 
 /// The function that marks a `BETWEEN SYMMETRIC` lower bound between the token rewrite and
@@ -80,8 +223,8 @@ const SYMMETRIC: &str = "__partita_symmetric";
 
 /// `BETWEEN SYMMETRIC a AND b`, which sqlparser does not read, as `BETWEEN
 /// __partita_symmetric(a) AND b`, for [`symmetric_between`] to finish; `BETWEEN ASYMMETRIC` is
-/// plain BETWEEN. The lower bound ends at the first AND outside parentheses, as it does in
-/// PostgreSQL's grammar.
+/// plain BETWEEN. The lower bound ends at the first AND outside parentheses and CASE … END,
+/// as it does in PostgreSQL's grammar.
 pub fn mark_symmetric_between(tokens: &mut Vec<TokenWithSpan>) {
     use datafusion::sql::sqlparser::keywords::Keyword;
     let keyword = |t: &Token| match t {
@@ -112,6 +255,9 @@ pub fn mark_symmetric_between(tokens: &mut Vec<TokenWithSpan>) {
                         Token::LParen | Token::LBracket => depth += 1,
                         Token::RParen | Token::RBracket => depth -= 1,
                         Token::SemiColon => break,
+                        // CASE … END holds its own ANDs.
+                        t if keyword(t) == Some(Keyword::CASE) => depth += 1,
+                        t if keyword(t) == Some(Keyword::END) => depth -= 1,
                         t if depth == 0 && keyword(t) == Some(Keyword::AND) => {
                             end = Some(k);
                             break;
@@ -190,29 +336,6 @@ pub fn symmetric_between(stmt: &mut Statement) {
         }
     }
     let _ = stmt.visit(&mut Symmetric);
-}
-
-/// The left operand of an unparenthesized operator that binds looser than IS (AND, OR) or is
-/// another IS, which a preceding IS DISTINCT FROM must take as its own right operand's end.
-fn leftmost_operand(e: &mut Expr) -> Option<&mut Expr> {
-    match e {
-        Expr::BinaryOp {
-            left,
-            op: BinaryOperator::And | BinaryOperator::Or | BinaryOperator::Xor,
-            ..
-        }
-        | Expr::IsDistinctFrom(left, _)
-        | Expr::IsNotDistinctFrom(left, _)
-        | Expr::IsNull(left)
-        | Expr::IsNotNull(left)
-        | Expr::IsTrue(left)
-        | Expr::IsNotTrue(left)
-        | Expr::IsFalse(left)
-        | Expr::IsNotFalse(left)
-        | Expr::IsUnknown(left)
-        | Expr::IsNotUnknown(left) => Some(left),
-        _ => None,
-    }
 }
 
 /// `CASE col WHEN 't' THEN …` (TypeORM's `CASE "ix"."indisunique" WHEN 't'`): PostgreSQL
@@ -789,5 +912,33 @@ mod tests {
              CAST((1) AS BIGINT) AND CAST((2) AS BIGINT) > 0 ORDER BY x OFFSET 1"
         );
         assert!(crate::session::parse_sql("SELECT a FROM t FETCH FIRST 1 ROW WITH TIES").is_err());
+    }
+}
+
+#[cfg(test)]
+mod distinct_tests {
+    #[test]
+    fn distinct_from_binds_tighter_than_and() {
+        assert_eq!(
+            crate::session::rewritten("SELECT 1 IS DISTINCT FROM 2 AND true"),
+            "SELECT (1 IS DISTINCT FROM 2) AND true"
+        );
+        // As it reads again.
+        assert_eq!(
+            crate::session::rewritten("SELECT (1 IS DISTINCT FROM 2) AND true"),
+            "SELECT (1 IS DISTINCT FROM 2) AND true"
+        );
+        assert_eq!(
+            crate::session::rewritten("SELECT p AND a IS NOT DISTINCT FROM b OR c"),
+            "SELECT p AND (a IS NOT DISTINCT FROM b) OR c"
+        );
+        assert_eq!(
+            crate::session::rewritten("SELECT NOT a IS DISTINCT FROM b AND c OR d"),
+            "SELECT NOT (a IS DISTINCT FROM b) AND c OR d"
+        );
+        assert_eq!(
+            crate::session::rewritten("SELECT x = a IS DISTINCT FROM b = c IS NULL"),
+            "SELECT (x = a IS DISTINCT FROM b = c) IS NULL"
+        );
     }
 }

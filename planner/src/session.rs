@@ -171,7 +171,7 @@ impl OpenTxn {
 pub struct Notice {
     /// NOTICE, WARNING or INFO.
     pub severity: &'static str,
-    pub code: &'static str,
+    pub code: String,
     pub message: String,
     pub detail: Option<String>,
     pub hint: Option<String>,
@@ -422,6 +422,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         }
         crate::query_forms::distinct_from_precedence(&mut statement);
         crate::query_forms::symmetric_between(&mut statement);
+        crate::query_forms::parenthesize_distinct(&mut statement);
         crate::pg_catalog::normalize(&mut statement);
         crate::literals::normalize(&mut statement)?;
         crate::json::rewrite(&mut statement)?;
@@ -1248,8 +1249,15 @@ impl Session {
             }
             return Ok(None);
         };
+        // Settings a DO block set while it held the transaction as a block go back as
+        // that block's would (SET LOCAL's always, the others if it rolls back).
+        let saved = !self.saved_settings.is_empty();
         if commit && !open.failed {
-            return match self.commit_open(open).await {
+            let committed = self.commit_open(open).await;
+            if saved {
+                self.end_settings(committed.is_ok());
+            }
+            return match committed {
                 Ok(info) => Ok(Some(info)),
                 Err(Error::Storage(storage::Error::Conflict)) => Err(Error::SerializationFailure),
                 Err(e) => Err(e),
@@ -1257,6 +1265,9 @@ impl Session {
         }
         if let Some(txn) = open.txn.lock().unwrap_or_else(|e| e.into_inner()).take() {
             txn.rollback();
+        }
+        if saved {
+            self.end_settings(false);
         }
         self.end_scope();
         Ok(None)
@@ -2486,7 +2497,7 @@ impl Session {
     pub(crate) fn notice_coded(&mut self, code: &'static str, text: String) {
         self.notices.push(Notice {
             severity: "NOTICE",
-            code,
+            code: code.into(),
             message: text,
             detail: None,
             hint: None,
@@ -2496,7 +2507,7 @@ impl Session {
     pub(crate) fn notice(&mut self, text: String) {
         self.notices.push(Notice {
             severity: "NOTICE",
-            code: "00000",
+            code: "00000".into(),
             message: text,
             detail: None,
             hint: None,
@@ -2513,7 +2524,7 @@ impl Session {
     pub(crate) fn notice_with_detail(&mut self, message: String, detail: String) {
         self.notices.push(Notice {
             severity: "NOTICE",
-            code: "00000",
+            code: "00000".into(),
             message,
             detail: Some(detail),
             hint: None,
@@ -2523,7 +2534,7 @@ impl Session {
     fn warning(&mut self, code: &'static str, message: &str) {
         self.notices.push(Notice {
             severity: "WARNING",
-            code,
+            code: code.into(),
             message: message.to_string(),
             detail: None,
             hint: None,
