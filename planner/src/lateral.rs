@@ -48,6 +48,7 @@ fn rewrite_body(
 ) -> crate::Result<()> {
     match body {
         SetExpr::Select(select) => {
+            crate::lateral_limit::rewrite_from(select);
             refuse_misread_subqueries(select)?;
             let mut done: Vec<Renames> = Vec::new();
             while let Some(found) = find(select)? {
@@ -312,19 +313,26 @@ fn refuse_misread_subqueries(select: &ast::Select) -> crate::Result<()> {
             .filter(|n| !own.contains(n))
             .collect();
         let mut correlated = false;
-        let mut windowed = false;
         let _ = ast::visit_expressions(subquery.as_ref(), |e| {
-            match e {
-                Expr::CompoundIdentifier(parts)
-                    if parts.len() > 1 && earlier.contains(&folded(&parts[0])) =>
-                {
-                    correlated = true
-                }
-                Expr::Function(f) if f.over.is_some() => windowed = true,
-                _ => {}
+            if let Expr::CompoundIdentifier(parts) = e
+                && parts.len() > 1
+                && earlier.contains(&folded(&parts[0]))
+            {
+                correlated = true
             }
             ControlFlow::<()>::Continue(())
         });
+        // Windows of the subquery's own select; a nested query's (an uncorrelated
+        // subquery in its FROM, as `lateral_limit` writes) are computed before the
+        // correlation applies.
+        let mut windowed = false;
+        for item in &inner.projection {
+            if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
+                top_level_exprs(e, &mut |e| {
+                    windowed |= matches!(e, Expr::Function(f) if f.over.is_some())
+                });
+            }
+        }
         let refused = match (inner.having.is_some(), windowed) {
             (true, _) => "HAVING",
             (_, true) => "a window function",

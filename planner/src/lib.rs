@@ -32,6 +32,7 @@ pub mod interval;
 mod interval_input;
 pub mod json;
 mod lateral;
+mod lateral_limit;
 pub mod literals;
 pub mod naming;
 pub mod numeric;

@@ -1568,3 +1568,29 @@ async fn do_blocks_over_the_extended_protocol() {
         .get(0);
     assert_eq!(n, 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn top_rows_per_outer_row_with_parameters() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE u (id int PRIMARY KEY);
+             CREATE TABLE p (id int PRIMARY KEY, uid int, likes int);
+             INSERT INTO u VALUES (1), (2);
+             INSERT INTO p VALUES (1, 1, 5), (2, 1, 9), (3, 1, 7), (4, 2, 1);",
+        )
+        .await
+        .unwrap();
+    // LIMIT and OFFSET parameters typed from the numbering they now bound.
+    let rows = client
+        .query(
+            "SELECT u.id, x.id FROM u LEFT JOIN LATERAL (SELECT p.id FROM p WHERE p.uid = u.id \
+             ORDER BY p.likes DESC LIMIT $1 OFFSET $2) x ON true ORDER BY 1, 2",
+            &[&2i64, &0i64],
+        )
+        .await
+        .unwrap();
+    let got: Vec<(i32, Option<i32>)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(got, vec![(1, Some(2)), (1, Some(3)), (2, Some(4))]);
+}
