@@ -322,17 +322,10 @@ fn refuse_misread_subqueries(select: &ast::Select) -> crate::Result<()> {
             }
             ControlFlow::<()>::Continue(())
         });
-        // Windows of the subquery's own select; a nested query's (an uncorrelated
-        // subquery in its FROM, as `lateral_limit` writes) are computed before the
-        // correlation applies.
-        let mut windowed = false;
-        for item in &inner.projection {
-            if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
-                top_level_exprs(e, &mut |e| {
-                    windowed |= matches!(e, Expr::Function(f) if f.over.is_some())
-                });
-            }
-        }
+        // A query at any depth with window functions of its own that reads an earlier
+        // item (at any depth below it): DataFusion lifts the correlation above the window.
+        // An uncorrelated one, as `lateral_limit`'s numberings are, is computed first.
+        let windowed = correlated_window(subquery, &earlier);
         let refused = match (inner.having.is_some(), windowed) {
             (true, _) => "HAVING",
             (_, true) => "a window function",
@@ -345,6 +338,62 @@ fn refuse_misread_subqueries(select: &ast::Select) -> crate::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether `query` or a query inside it computes window functions of its own (in its
+/// select list, QUALIFY or ORDER BY) and reads a column of one of `earlier` at any depth.
+fn correlated_window(query: &Query, earlier: &[String]) -> bool {
+    struct Find<'a> {
+        earlier: &'a [String],
+        found: bool,
+    }
+    impl ast::Visitor for Find<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+            let mut own = Vec::new();
+            if let SetExpr::Select(select) = query.body.as_ref() {
+                for item in &select.projection {
+                    if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } =
+                        item
+                    {
+                        own.push(e);
+                    }
+                }
+                own.extend(select.qualify.as_ref());
+            }
+            if let Some(ast::OrderBy {
+                kind: ast::OrderByKind::Expressions(items),
+                ..
+            }) = &query.order_by
+            {
+                own.extend(items.iter().map(|i| &i.expr));
+            }
+            let mut windowed = false;
+            for e in own {
+                top_level_exprs(e, &mut |e| {
+                    windowed |= matches!(e, Expr::Function(f) if f.over.is_some())
+                });
+            }
+            if windowed {
+                let _ = ast::visit_expressions(query, |e| {
+                    if let Expr::CompoundIdentifier(parts) = e
+                        && parts.len() > 1
+                        && self.earlier.contains(&folded(&parts[0]))
+                    {
+                        self.found = true;
+                    }
+                    ControlFlow::<()>::Continue(())
+                });
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut find = Find {
+        earlier,
+        found: false,
+    };
+    let _ = ast::Visit::visit(query, &mut find);
+    find.found
 }
 
 /// The name a FROM item's columns are qualified with.

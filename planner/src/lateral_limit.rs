@@ -6,52 +6,38 @@
 //! the correlation and the limit become conditions of a query around it:
 //!
 //! ```sql
-//! SELECT <its columns> FROM (
-//!     SELECT …, p.author_id AS __partita_key_1,
-//!            row_number() OVER (PARTITION BY p.author_id ORDER BY …) AS __partita_rn
-//!     FROM posts p WHERE <the uncorrelated conditions>) AS __partita_top
-//! WHERE __partita_top.__partita_key_1 = u.id
-//!   AND __partita_rn > <offset> AND __partita_rn <= <offset> + <limit>
+//! SELECT * FROM (
+//!     SELECT … FROM posts p WHERE <the other conditions>
+//!     QUALIFY row_number() OVER (PARTITION BY p.author_id ORDER BY …) > <offset>
+//!         AND row_number() OVER (…) - <offset> <= <limit>) AS p
+//! WHERE p.author_id = u.id
 //! ```
 //!
-//! which DataFusion decorrelates as it does a subquery without LIMIT. A key the subquery
-//! lists (`p.*`) is read by its name instead of an added column. A subquery of a `*` is
-//! `SELECT * EXCLUDE (…)` around, which DataFusion reads; nested deeper inside a LATERAL
-//! item, where DataFusion's decorrelation does not see through EXCLUDE, it is `SELECT *` and
-//! shows the added columns. Each outer row gets
+//! which DataFusion decorrelates as it does a subquery without LIMIT: each outer row gets
 //! the rows of its key, numbered in the subquery's ORDER BY, as PostgreSQL's LIMIT per row
-//! gives. A subquery it cannot rewrite (a correlation other than `inner = outer`, GROUP BY,
-//! DISTINCT, aggregates, an outer column in its select list) stays as it is.
+//! gives. The numbered query has the columns the subquery had. A key the subquery does not
+//! list (`SELECT title … WHERE p.author_id = u.id`) is added to them and left out by
+//! naming the rest around, in a LATERAL item's own subquery only.
+//!
+//! Only what is surely the same is rewritten: the correlation must be `inner = outer`
+//! equalities of WHERE, and nothing else may read an outer item at any depth; no GROUP BY,
+//! DISTINCT, aggregates, set-returning or window functions, and an ORDER BY whose names and
+//! positions can be told. Anything else stays as it is (and DataFusion refuses it). An
+//! unqualified column is taken as the subquery's own.
 
 use datafusion::sql::sqlparser::ast::{
     self, BinaryOperator, Expr, Ident, LimitClause, Query, SelectItem, SetExpr, TableFactor,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
+use std::ops::ControlFlow;
 
-/// The row number column and the prefix of the key columns the rewrite adds.
+/// The prefix of the key columns the rewrite adds, and the numbered rows' alias when the
+/// subquery has none.
+/// A placeholder for the numbering in the QUALIFY text.
 const ROW_NUMBER: &str = "__partita_rn";
 const KEY: &str = "__partita_key_";
 const ALIAS: &str = "__partita_top";
-
-/// Aggregates whose presence makes a select list one row per group: such a subquery's LIMIT
-/// is not a per-key row limit.
-const AGGREGATES: &[&str] = &[
-    "count",
-    "sum",
-    "avg",
-    "min",
-    "max",
-    "array_agg",
-    "string_agg",
-    "json_agg",
-    "jsonb_agg",
-    "json_object_agg",
-    "jsonb_object_agg",
-    "bool_and",
-    "bool_or",
-    "every",
-];
 
 /// Rewrites each subquery in `select`'s FROM (relations and joins) that takes the top rows
 /// per outer row.
@@ -74,17 +60,36 @@ pub(crate) fn rewrite_from(select: &mut ast::Select) {
     }
 }
 
-/// The name a FROM item's columns are qualified with, folded.
-fn item_name(factor: &TableFactor) -> Option<String> {
-    let ident = match factor {
+/// The names a FROM item and the items nested in its joins are qualified with, folded;
+/// `None` when one has no name its columns could be qualified with.
+fn item_names(factor: &TableFactor, out: &mut Vec<String>) -> Option<()> {
+    match factor {
+        TableFactor::NestedJoin {
+            table_with_joins,
+            alias,
+        } => {
+            if let Some(alias) = alias {
+                out.push(folded(&alias.name));
+            }
+            item_names(&table_with_joins.relation, out)?;
+            for join in &table_with_joins.joins {
+                item_names(&join.relation, out)?;
+            }
+            Some(())
+        }
         TableFactor::Table { alias: Some(a), .. }
         | TableFactor::Derived { alias: Some(a), .. }
         | TableFactor::Function { alias: Some(a), .. }
-        | TableFactor::UNNEST { alias: Some(a), .. } => a.name.clone(),
-        TableFactor::Table { name, .. } => name.0.last()?.as_ident()?.clone(),
-        _ => return None,
-    };
-    Some(folded(&ident))
+        | TableFactor::UNNEST { alias: Some(a), .. } => {
+            out.push(folded(&a.name));
+            Some(())
+        }
+        TableFactor::Table { name, .. } => {
+            out.push(folded(name.0.last()?.as_ident()?));
+            Some(())
+        }
+        _ => None,
+    }
 }
 
 fn folded(id: &Ident) -> String {
@@ -114,6 +119,41 @@ fn reads_outer(e: &Expr, own: &[String]) -> bool {
     qualifiers(e).0.iter().any(|q| !own.contains(q))
 }
 
+/// Whether a query reads only its own FROM items' columns, at any depth: every qualifier
+/// it uses is the name of a FROM item somewhere inside it. (A name a nested query gives its
+/// own item counts everywhere: it only makes the check more lenient where a query reuses
+/// an inner name outside, which PostgreSQL would refuse.)
+fn self_contained(query: &Query) -> bool {
+    struct Names {
+        defined: Vec<String>,
+        used: Vec<String>,
+    }
+    impl ast::Visitor for Names {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
+            // An unnamed item (an unaliased derived table) gives no qualifier.
+            if !matches!(factor, TableFactor::NestedJoin { .. }) {
+                let _ = item_names(factor, &mut self.defined);
+            }
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            if let Expr::CompoundIdentifier(parts) = e
+                && parts.len() > 1
+            {
+                self.used.push(folded(&parts[parts.len() - 2]));
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut names = Names {
+        defined: Vec::new(),
+        used: Vec::new(),
+    };
+    let _ = ast::Visit::visit(query, &mut names);
+    names.used.iter().all(|q| names.defined.contains(q))
+}
+
 /// The conjuncts of a WHERE clause (ANDs, through parentheses).
 fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
     match e {
@@ -140,22 +180,88 @@ fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
     }
 }
 
-/// Whether `e` calls an aggregate or window function outside subqueries.
-fn aggregates(e: &Expr) -> bool {
+/// Functions that make a select list other than one row per row: aggregates (one row per
+/// group, when the LIMIT is not a per-key row limit) and set-returning functions (more
+/// rows than the numbering counts).
+const NOT_ROW_FOR_ROW: &[&str] = &[
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "array_agg",
+    "string_agg",
+    "json_agg",
+    "jsonb_agg",
+    "json_object_agg",
+    "jsonb_object_agg",
+    "bool_and",
+    "bool_or",
+    "every",
+    "bit_and",
+    "bit_or",
+    "stddev",
+    "stddev_pop",
+    "stddev_samp",
+    "variance",
+    "var_pop",
+    "var_samp",
+    "percentile_cont",
+    "percentile_disc",
+    "mode",
+    "corr",
+    "covar_pop",
+    "covar_samp",
+    "unnest",
+    "generate_series",
+    "json_array_elements",
+    "jsonb_array_elements",
+    "json_array_elements_text",
+    "jsonb_array_elements_text",
+    "json_each",
+    "jsonb_each",
+    "json_each_text",
+    "jsonb_each_text",
+    "json_object_keys",
+    "jsonb_object_keys",
+    "regexp_matches",
+    "regexp_split_to_table",
+];
+
+/// Whether `e` calls an aggregate, window or set-returning function outside subqueries.
+fn not_row_for_row(e: &Expr) -> bool {
     let mut found = false;
     crate::lateral::top_level_exprs(e, &mut |e| {
         if let Expr::Function(f) = e {
-            let name = f.name.to_string().to_ascii_lowercase();
-            found |= f.over.is_some() || AGGREGATES.contains(&name.as_str());
+            let name = f
+                .name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(folded)
+                .unwrap_or_default();
+            found |= f.over.is_some() || NOT_ROW_FOR_ROW.contains(&name.as_str());
         }
     });
     found
 }
 
+/// Whether `e` names any column (a LIMIT or OFFSET must be a constant or parameter here).
+fn names_any_column(e: &Expr) -> bool {
+    let mut found = false;
+    let _ = ast::visit_expressions(e, |e| {
+        found |= matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_));
+        ControlFlow::<()>::Continue(())
+    });
+    found
+}
+
 /// The rewritten query for a subquery that takes the top rows per outer row, or `None`.
+///
 /// `lateral`: the subquery is a LATERAL item itself, not nested in one. A key the subquery
-/// does not list is then an added column its `*` leaves out; in a nested subquery
-/// DataFusion's decorrelation reads the key above it, so the added column stays listed.
+/// does not list must then be added to its columns and left out around; nested in one,
+/// DataFusion's decorrelation reads the key above the subquery, so a key it does not list
+/// leaves the subquery as it is.
 ///
 /// The numbered rows take the subquery's own alias (`alias`): DataFusion's decorrelation
 /// reads a correlation through one more alias in between as an outer reference it cannot
@@ -173,6 +279,8 @@ fn top_rows(query: &Query, lateral: bool, alias: Option<&ast::TableAlias>) -> Op
         || query.with.is_some()
         || query.fetch.is_some()
         || !query.locks.is_empty()
+        || limit.as_ref().is_some_and(names_any_column)
+        || offset.as_ref().is_some_and(|o| names_any_column(&o.value))
     {
         return None;
     }
@@ -185,24 +293,24 @@ fn top_rows(query: &Query, lateral: bool, alias: Option<&ast::TableAlias>) -> Op
         || select.distinct.is_some()
         || select.qualify.is_some()
         || !select.named_window.is_empty()
+        || select.top.is_some()
+        || select.into.is_some()
     {
         return None;
     }
-    let own: Vec<String> = select
-        .from
-        .iter()
-        .flat_map(|t| std::iter::once(&t.relation).chain(t.joins.iter().map(|j| &j.relation)))
-        .filter_map(item_name)
-        .collect();
-    // The select list's expressions: none may read an outer item or aggregate.
-    let mut listed = Vec::new();
+    let mut own: Vec<String> = Vec::new();
+    for twj in &select.from {
+        item_names(&twj.relation, &mut own)?;
+        for join in &twj.joins {
+            item_names(&join.relation, &mut own)?;
+        }
+    }
     for item in &select.projection {
         match item {
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                if reads_outer(e, &own) || aggregates(e) {
+                if not_row_for_row(e) {
                     return None;
                 }
-                listed.push(item);
             }
             SelectItem::QualifiedWildcard(..) | SelectItem::Wildcard(_) => {}
             _ => return None,
@@ -244,6 +352,19 @@ fn top_rows(query: &Query, lateral: bool, alias: Option<&ast::TableAlias>) -> Op
     if keys.is_empty() {
         return None;
     }
+    // The numbered rows take the subquery's alias; an outer side naming it would be
+    // captured.
+    let numbered = match alias {
+        Some(alias) if alias.columns.is_empty() => alias.name.clone(),
+        Some(_) => return None,
+        None => Ident::new(ALIAS),
+    };
+    if keys
+        .iter()
+        .any(|(_, outer)| qualifiers(outer).0.contains(&folded(&numbered)))
+    {
+        return None;
+    }
     // The window's order: the subquery's ORDER BY, with output names and positions read
     // as the expressions they stand for.
     let mut order = Vec::new();
@@ -252,160 +373,156 @@ fn top_rows(query: &Query, lateral: bool, alias: Option<&ast::TableAlias>) -> Op
             return None;
         };
         for item in items {
-            if reads_outer(&item.expr, &own) {
+            if reads_outer(&item.expr, &own) || not_row_for_row(&item.expr) {
                 return None;
             }
             let mut item = item.clone();
-            if let Some(e) = output_expression(&item.expr, &listed) {
-                item.expr = e;
-            }
-            order.push(item.to_string());
+            item.expr = output_expression(&item.expr, &select.projection)?;
+            order.push(item);
         }
     }
-    let key_list: Vec<String> = keys.iter().map(|(inner, _)| inner.to_string()).collect();
-    let numbered = match alias {
-        Some(alias) if alias.columns.is_empty() => alias.name.to_string(),
-        _ => ALIAS.to_string(),
-    };
-    let mut inner = select.as_ref().clone();
-    inner.selection = None;
-    // The select list, each expression named as PostgreSQL names its column, and the
-    // names, when it lists no `*`.
-    let mut projection = Vec::new();
-    let mut names: Option<Vec<Ident>> = Some(Vec::new());
-    for item in &select.projection {
-        let name = match item {
-            SelectItem::ExprWithAlias { alias, .. } => Some(alias.clone()),
-            SelectItem::UnnamedExpr(Expr::Identifier(c)) => Some(c.clone()),
-            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => parts.last().cloned(),
-            SelectItem::UnnamedExpr(e) => {
-                let name = Ident::with_quote(
-                    '"',
-                    crate::naming::pg_column_name(e).unwrap_or_else(|| "?column?".into()),
-                );
-                projection.push(format!("{e} AS {name}"));
-                if let Some(names) = &mut names {
-                    names.push(name);
-                }
-                continue;
-            }
-            _ => None,
-        };
-        projection.push(item.to_string());
-        match (name, &mut names) {
-            (Some(name), Some(names)) => names.push(name),
-            _ => names = None,
-        }
+    // What is left must read nothing outside the subquery, at any depth: a correlated
+    // condition under the numbering would number rows it later removes.
+    let mut numbered_select = select.as_ref().clone();
+    numbered_select.selection = rest.into_iter().reduce(|a, b| Expr::BinaryOp {
+        left: Box::new(a),
+        op: BinaryOperator::And,
+        right: Box::new(b),
+    });
+    let mut check = query.clone();
+    *check.body = SetExpr::Select(Box::new(numbered_select.clone()));
+    check.order_by = None;
+    check.limit_clause = None;
+    if !self_contained(&check) {
+        return None;
     }
-    if let Some(names) = &names {
-        let mut seen: Vec<String> = names.iter().map(folded).collect();
-        seen.sort();
-        seen.dedup();
-        if seen.len() != names.len() {
-            return None;
-        }
-    }
-    // Each key as the wrapper reads it: a column the subquery lists, or one added.
+    // Each key as the rows around read it: a column the subquery lists, or one added.
     let single = select.from.len() == 1 && select.from[0].joins.is_empty();
     let mut added = Vec::new();
     let mut key_columns = Vec::new();
     for (n, (key, _)) in keys.iter().enumerate() {
         match listed_as(key, &select.projection, single) {
-            Some(name) => key_columns.push(name.to_string()),
+            Some(name) => key_columns.push(name),
             None => {
-                let name = format!("{KEY}{}", n + 1);
-                projection.push(format!("{key} AS {name}"));
+                let name = Ident::new(format!("{KEY}{}", n + 1));
+                numbered_select.projection.push(SelectItem::ExprWithAlias {
+                    expr: key.clone(),
+                    alias: name.clone(),
+                });
                 key_columns.push(name.clone());
                 added.push(name);
             }
         }
     }
-    let order = match order.is_empty() {
-        true => String::new(),
-        false => format!(" ORDER BY {}", order.join(", ")),
+    // An added key is left out around by listing the subquery's columns, which needs them
+    // named, and only a LATERAL item's own columns may drop it (see above).
+    let names = match added.is_empty() {
+        true => None,
+        false if !lateral => return None,
+        false => {
+            // Expressions without a name get PostgreSQL's, so they can be listed.
+            for item in numbered_select.projection.iter_mut() {
+                if let SelectItem::UnnamedExpr(e) = item
+                    && !matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_))
+                {
+                    let name =
+                        crate::naming::pg_column_name(e).unwrap_or_else(|| "?column?".into());
+                    *item = SelectItem::ExprWithAlias {
+                        expr: e.clone(),
+                        alias: Ident::with_quote('"', name),
+                    };
+                }
+            }
+            let mut names = output_names(&numbered_select.projection)?;
+            names.truncate(names.len() - added.len());
+            Some(names)
+        }
     };
-    projection.push(format!(
-        "row_number() OVER (PARTITION BY {}{order}) AS {ROW_NUMBER}",
-        key_list.join(", ")
-    ));
-    let from: Vec<String> = select.from.iter().map(|f| f.to_string()).collect();
-    let mut text = format!(
-        "SELECT * FROM (SELECT {} FROM {}",
-        projection.join(", "),
-        from.join(", ")
-    );
-    if !rest.is_empty() {
-        let rest: Vec<String> = rest.iter().map(|c| format!("({c})")).collect();
-        text.push_str(&format!(" WHERE {}", rest.join(" AND ")));
-    }
-    text.push_str(&format!(") AS {numbered} WHERE "));
-    let mut conditions: Vec<String> = keys
+    // The numbering, as a QUALIFY condition: no column of its own.
+    let window = |text: &str| -> Option<Expr> {
+        let partition: Vec<String> = keys.iter().map(|(inner, _)| inner.to_string()).collect();
+        let order: Vec<String> = order.iter().map(|o| o.to_string()).collect();
+        let order = match order.is_empty() {
+            true => String::new(),
+            false => format!(" ORDER BY {}", order.join(", ")),
+        };
+        let sql = text.replace(
+            ROW_NUMBER,
+            &format!(
+                "row_number() OVER (PARTITION BY {}{order})",
+                partition.join(", ")
+            ),
+        );
+        Parser::new(&PostgreSqlDialect {})
+            .try_with_sql(&sql)
+            .ok()?
+            .parse_expr()
+            .ok()
+    };
+    // NULL (and LIMIT ALL) is no limit and offset 0, as in PostgreSQL; the difference with
+    // the offset keeps a large limit from overflowing.
+    let offset = offset
+        .as_ref()
+        .map(|o| format!("coalesce(CAST(({}) AS bigint), 0)", o.value));
+    let qualify = match (limit, &offset) {
+        (Some(limit), Some(offset)) => format!(
+            "{ROW_NUMBER} > {offset} AND {ROW_NUMBER} - {offset} <= coalesce(CAST(({limit}) AS bigint), {ROW_NUMBER})"
+        ),
+        (Some(limit), None) => {
+            format!("{ROW_NUMBER} <= coalesce(CAST(({limit}) AS bigint), {ROW_NUMBER})")
+        }
+        (None, Some(offset)) => format!("{ROW_NUMBER} > {offset}"),
+        (None, None) => return None,
+    };
+    numbered_select.qualify = Some(window(&qualify)?);
+    // Around: the rows of the outer row's keys.
+    let projection = match &names {
+        Some(names) => names
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => "*".to_string(),
+    };
+    let conditions: Vec<String> = keys
         .iter()
         .zip(&key_columns)
         .map(|((_, outer), column)| format!("{numbered}.{column} = {outer}"))
         .collect();
-    let offset = offset
-        .as_ref()
-        .map(|o| format!("CAST(({}) AS bigint)", o.value));
-    if let Some(offset) = &offset {
-        conditions.push(format!("{ROW_NUMBER} > {offset}"));
-    }
-    if let Some(limit) = limit {
-        let limit = format!("CAST(({limit}) AS bigint)");
-        conditions.push(match &offset {
-            Some(offset) => format!("{ROW_NUMBER} <= {offset} + {limit}"),
-            None => format!("{ROW_NUMBER} <= {limit}"),
-        });
-    }
-    text.push_str(&conditions.join(" AND "));
-    let dialect = PostgreSqlDialect {};
-    let mut rewritten = Parser::new(&dialect)
+    let text = format!(
+        "SELECT {projection} FROM (SELECT 1) AS {numbered} WHERE {}",
+        conditions.join(" AND ")
+    );
+    let mut rewritten = Parser::new(&PostgreSqlDialect {})
         .try_with_sql(&text)
         .ok()?
         .parse_query()
         .ok()?;
-    // The added columns stay out of the subquery's own: listed by name, or `SELECT *
-    // EXCLUDE (…)` (which PostgreSQL's grammar has no words for) for a LATERAL item's `*`.
-    // Nested in one, DataFusion reads the keys above the subquery, and does not see
-    // through EXCLUDE: the added columns are listed there.
-    let SetExpr::Select(outer) = rewritten.body.as_mut() else {
+    let SetExpr::Select(around) = rewritten.body.as_mut() else {
         return None;
     };
-    let added: Vec<Ident> = added.into_iter().map(Ident::new).collect();
-    outer.projection = match names {
-        Some(mut names) => {
-            if !lateral {
-                names.extend(added);
-            }
-            names
-                .into_iter()
-                .map(|n| SelectItem::UnnamedExpr(Expr::Identifier(n)))
-                .collect()
-        }
-        None if lateral => {
-            let excluded = std::iter::once(Ident::new(ROW_NUMBER))
-                .chain(added)
-                .map(|name| ast::ObjectName::from(vec![name]))
-                .collect();
-            vec![SelectItem::Wildcard(ast::WildcardAdditionalOptions {
-                opt_exclude: Some(ast::ExcludeSelectItem::Multiple(excluded)),
-                ..Default::default()
-            })]
-        }
-        None => vec![SelectItem::Wildcard(Default::default())],
+    let TableFactor::Derived { subquery, .. } = &mut around.from.first_mut()?.relation else {
+        return None;
     };
-    // The rest of the inner select (its FROM with joins, hints, …) as it was, where the
-    // text form might read differently: only its WHERE and select list changed.
-    if let SetExpr::Select(outer) = rewritten.body.as_mut()
-        && let Some(twj) = outer.from.first_mut()
-        && let TableFactor::Derived { subquery, .. } = &mut twj.relation
-        && let SetExpr::Select(numbered) = subquery.body.as_mut()
-    {
-        inner.projection = std::mem::take(&mut numbered.projection);
-        inner.selection = numbered.selection.take();
-        **numbered = inner;
-    }
+    *subquery.body = SetExpr::Select(Box::new(numbered_select));
     Some(*rewritten)
+}
+
+/// The names of a select list's columns, when it has no `*` and they are distinct.
+fn output_names(projection: &[SelectItem]) -> Option<Vec<Ident>> {
+    let mut names = Vec::new();
+    for item in projection {
+        names.push(match item {
+            SelectItem::ExprWithAlias { alias, .. } => alias.clone(),
+            SelectItem::UnnamedExpr(Expr::Identifier(c)) => c.clone(),
+            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => parts.last()?.clone(),
+            _ => return None,
+        });
+    }
+    let mut seen: Vec<String> = names.iter().map(folded).collect();
+    seen.sort();
+    seen.dedup();
+    (seen.len() == names.len()).then_some(names)
 }
 
 /// The output column of the select list that is the key column `key` (`t.k` or `k`): an
@@ -449,28 +566,56 @@ fn listed_as(key: &Expr, projection: &[SelectItem], single: bool) -> Option<Iden
     })
 }
 
-/// The select-list expression an ORDER BY item names by its output name or position.
-fn output_expression(e: &Expr, listed: &[&SelectItem]) -> Option<Expr> {
+/// The expression an ORDER BY item sorts by: the select-list expression it names by an
+/// output name (explicit or implicit, as PostgreSQL matches output names first) or by
+/// position, or the item itself. `None` when that cannot be told (a position at or past a
+/// `*`, a name two different columns have).
+fn output_expression(e: &Expr, projection: &[SelectItem]) -> Option<Expr> {
     match e {
-        Expr::Identifier(name) => listed.iter().find_map(|item| match item {
-            SelectItem::ExprWithAlias { expr, alias } if folded(alias) == folded(name) => {
-                Some(expr.clone())
+        Expr::Identifier(name) => {
+            let mut found: Option<&Expr> = None;
+            for item in projection {
+                let (expr, output) = match item {
+                    SelectItem::ExprWithAlias { expr, alias } => (expr, Some(folded(alias))),
+                    SelectItem::UnnamedExpr(expr) => (
+                        expr,
+                        match expr {
+                            Expr::Identifier(c) => Some(folded(c)),
+                            Expr::CompoundIdentifier(parts) => parts.last().map(folded),
+                            e => crate::naming::pg_column_name(e),
+                        },
+                    ),
+                    _ => continue,
+                };
+                if output.as_deref() == Some(folded(name).as_str()) {
+                    if found.is_some_and(|f| f != expr) {
+                        return None;
+                    }
+                    found = Some(expr);
+                }
             }
-            _ => None,
-        }),
+            Some(found.cloned().unwrap_or_else(|| e.clone()))
+        }
         Expr::Value(v) => {
             let ast::Value::Number(n, _) = &v.value else {
-                return None;
+                return Some(e.clone());
             };
             let position: usize = n.parse().ok()?;
-            match listed.get(position.checked_sub(1)?)? {
+            let mut items = projection.iter();
+            for _ in 1..position {
+                match items.next()? {
+                    SelectItem::UnnamedExpr(_) | SelectItem::ExprWithAlias { .. } => {}
+                    _ => return None,
+                }
+            }
+            match items.next()? {
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
                     Some(e.clone())
                 }
                 _ => None,
             }
         }
-        _ => None,
+        e => Some(e.clone()),
     }
 }
 
@@ -503,11 +648,19 @@ mod tests {
                  OFFSET 1) b"
             ),
             "SELECT a.name, b.title FROM author a CROSS JOIN LATERAL (SELECT title, p FROM \
-             (SELECT title, pages AS p, book.author_id AS \
-             __partita_key_1, row_number() OVER (PARTITION BY book.author_id ORDER BY pages \
-             DESC) AS __partita_rn FROM book WHERE (pages > 1)) AS b WHERE \
-             b.__partita_key_1 = a.id AND __partita_rn > CAST((1) AS BIGINT) AND \
-             __partita_rn <= CAST((1) AS BIGINT) + CAST((2) AS BIGINT)) b"
+             (SELECT title, pages AS p, book.author_id AS __partita_key_1 FROM book WHERE pages \
+             > 1 QUALIFY row_number() OVER (PARTITION BY book.author_id ORDER BY pages DESC) > \
+             coalesce(CAST((1) AS BIGINT), 0) AND row_number() OVER (PARTITION BY \
+             book.author_id ORDER BY pages DESC) - coalesce(CAST((1) AS BIGINT), 0) <= \
+             coalesce(CAST((2) AS BIGINT), row_number() OVER (PARTITION BY book.author_id \
+             ORDER BY pages DESC))) AS b WHERE b.__partita_key_1 = a.id) b"
+        );
+        // A listed key needs no column of its own, nested in a LATERAL item too.
+        assert_eq!(
+            rewritten("SELECT count(*) FROM (SELECT * FROM p WHERE p.uid = u.id LIMIT 3) p"),
+            "SELECT count(*) FROM (SELECT * FROM (SELECT * FROM p QUALIFY row_number() OVER \
+             (PARTITION BY p.uid) <= coalesce(CAST((3) AS BIGINT), row_number() OVER \
+             (PARTITION BY p.uid))) AS p WHERE p.uid = u.id) p"
         );
     }
 
@@ -522,6 +675,18 @@ mod tests {
             "SELECT * FROM a, LATERAL (SELECT a.y FROM t WHERE t.k = a.k LIMIT 1) b",
             // An aggregate.
             "SELECT * FROM a, LATERAL (SELECT count(*) FROM t WHERE t.k = a.k LIMIT 1) b",
+            // An outer item read elsewhere, at any depth.
+            "SELECT * FROM a, LATERAL (SELECT x FROM t WHERE t.k = a.k AND EXISTS (SELECT 1 \
+             FROM s WHERE s.y = a.y) LIMIT 1) b",
+            "SELECT * FROM a, LATERAL (SELECT x FROM t JOIN s ON s.o = a.o WHERE t.k = a.k \
+             LIMIT 1) b",
+            // A position at a `*`; a set-returning function.
+            "SELECT * FROM a, LATERAL (SELECT *, 1 AS d FROM t WHERE t.k = a.k ORDER BY 1 \
+             LIMIT 1) b",
+            "SELECT * FROM a, LATERAL (SELECT unnest(t.tags) FROM t WHERE t.k = a.k LIMIT 1) b",
+            // An item without a name: its columns cannot be told from outer ones.
+            "SELECT * FROM (SELECT * FROM (a JOIN b ON a.id = b.aid) WHERE a.kind = 'x' \
+             ORDER BY a.id LIMIT 10) s",
         ] {
             let before = Parser::new(&PostgreSqlDialect {})
                 .try_with_sql(sql)
