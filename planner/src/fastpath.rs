@@ -970,7 +970,8 @@ fn key_order(
     Some(reverse.unwrap_or(false))
 }
 
-fn split_and<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+/// The conjuncts of a condition (ANDs, through parentheses).
+pub(crate) fn split_and<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
     match e {
         Expr::BinaryOp {
             left,

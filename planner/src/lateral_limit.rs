@@ -154,32 +154,6 @@ fn self_contained(query: &Query) -> bool {
     names.used.iter().all(|q| names.defined.contains(q))
 }
 
-/// The conjuncts of a WHERE clause (ANDs, through parentheses).
-fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
-    match e {
-        Expr::BinaryOp {
-            left,
-            op: BinaryOperator::And,
-            right,
-        } => {
-            conjuncts(*left, out);
-            conjuncts(*right, out);
-        }
-        Expr::Nested(inner)
-            if matches!(
-                inner.as_ref(),
-                Expr::BinaryOp {
-                    op: BinaryOperator::And,
-                    ..
-                }
-            ) =>
-        {
-            conjuncts(*inner, out)
-        }
-        e => out.push(e),
-    }
-}
-
 /// Functions that make a select list other than one row per row: aggregates (one row per
 /// group, when the LIMIT is not a per-key row limit) and set-returning functions (more
 /// rows than the numbering counts).
@@ -318,9 +292,10 @@ fn top_rows(query: &Query, lateral: bool, alias: Option<&ast::TableAlias>) -> Op
     }
     // Split WHERE into the correlation (inner = outer) and the rest.
     let mut all = Vec::new();
-    if let Some(selection) = select.selection.clone() {
-        conjuncts(selection, &mut all);
+    if let Some(selection) = &select.selection {
+        crate::fastpath::split_and(selection, &mut all);
     }
+    let all: Vec<Expr> = all.into_iter().cloned().collect();
     let mut keys: Vec<(Expr, Expr)> = Vec::new();
     let mut rest = Vec::new();
     for c in all {
