@@ -347,43 +347,59 @@ fn correlated_window(query: &Query, earlier: &[String]) -> bool {
         earlier: &'a [String],
         found: bool,
     }
+    /// Whether `exprs` compute window functions of their own (outside subqueries).
+    fn windowed<'e>(exprs: impl Iterator<Item = &'e Expr>) -> bool {
+        let mut windowed = false;
+        for e in exprs {
+            top_level_exprs(e, &mut |e| {
+                windowed |= matches!(e, Expr::Function(f) if f.over.is_some())
+            });
+        }
+        windowed
+    }
+    /// Whether `node` reads a column of one of `earlier`, at any depth.
+    fn reads_earlier<V: ast::Visit>(node: &V, earlier: &[String]) -> bool {
+        let mut found = false;
+        let _ = ast::visit_expressions(node, |e| {
+            if let Expr::CompoundIdentifier(parts) = e
+                && parts.len() > 1
+                && earlier.contains(&folded(&parts[0]))
+            {
+                found = true;
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        found
+    }
     impl ast::Visitor for Find<'_> {
         type Break = ();
-        fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
-            let mut own = Vec::new();
-            if let SetExpr::Select(select) = query.body.as_ref() {
-                for item in &select.projection {
-                    if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } =
-                        item
-                    {
-                        own.push(e);
+        // Each SELECT, set operations' members too: its select list and QUALIFY.
+        fn pre_visit_select(&mut self, select: &ast::Select) -> ControlFlow<()> {
+            let exprs = select
+                .projection
+                .iter()
+                .filter_map(|item| match item {
+                    SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                        Some(e)
                     }
-                }
-                own.extend(select.qualify.as_ref());
+                    _ => None,
+                })
+                .chain(select.qualify.as_ref());
+            if windowed(exprs) && reads_earlier(select, self.earlier) {
+                self.found = true;
             }
+            ControlFlow::Continue(())
+        }
+        // A query's ORDER BY.
+        fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
             if let Some(ast::OrderBy {
                 kind: ast::OrderByKind::Expressions(items),
                 ..
             }) = &query.order_by
+                && windowed(items.iter().map(|i| &i.expr))
+                && reads_earlier(query, self.earlier)
             {
-                own.extend(items.iter().map(|i| &i.expr));
-            }
-            let mut windowed = false;
-            for e in own {
-                top_level_exprs(e, &mut |e| {
-                    windowed |= matches!(e, Expr::Function(f) if f.over.is_some())
-                });
-            }
-            if windowed {
-                let _ = ast::visit_expressions(query, |e| {
-                    if let Expr::CompoundIdentifier(parts) = e
-                        && parts.len() > 1
-                        && self.earlier.contains(&folded(&parts[0]))
-                    {
-                        self.found = true;
-                    }
-                    ControlFlow::<()>::Continue(())
-                });
+                self.found = true;
             }
             ControlFlow::Continue(())
         }

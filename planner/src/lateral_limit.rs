@@ -286,7 +286,17 @@ fn top_rows(query: &Query, lateral: bool, alias: Option<&ast::TableAlias>) -> Op
                     return None;
                 }
             }
-            SelectItem::QualifiedWildcard(..) | SelectItem::Wildcard(_) => {}
+            // `u.*` of an outer item would stay under the numbering.
+            SelectItem::QualifiedWildcard(
+                ast::SelectItemQualifiedWildcardKind::ObjectName(name),
+                _,
+            ) => {
+                let qualifier = name.0.last()?.as_ident()?;
+                if !own.contains(&folded(qualifier)) {
+                    return None;
+                }
+            }
+            SelectItem::Wildcard(_) => {}
             _ => return None,
         }
     }
@@ -359,14 +369,21 @@ fn top_rows(query: &Query, lateral: bool, alias: Option<&ast::TableAlias>) -> Op
     // What is left must read nothing outside the subquery, at any depth: a correlated
     // condition under the numbering would number rows it later removes.
     let mut numbered_select = select.as_ref().clone();
-    numbered_select.selection = rest.into_iter().reduce(|a, b| Expr::BinaryOp {
-        left: Box::new(a),
-        op: BinaryOperator::And,
-        right: Box::new(b),
-    });
+    // Each condition in parentheses: printed and read again (a stored view's text), an OR
+    // inside one must stay inside.
+    numbered_select.selection =
+        rest.into_iter()
+            .map(|c| Expr::Nested(Box::new(c)))
+            .reduce(|a, b| Expr::BinaryOp {
+                left: Box::new(a),
+                op: BinaryOperator::And,
+                right: Box::new(b),
+            });
     let mut check = query.clone();
     *check.body = SetExpr::Select(Box::new(numbered_select.clone()));
-    check.order_by = None;
+    if let Some(order_by) = &mut check.order_by {
+        order_by.kind = ast::OrderByKind::Expressions(order.clone());
+    }
     check.limit_clause = None;
     if !self_contained(&check) {
         return None;
@@ -452,9 +469,10 @@ fn top_rows(query: &Query, lateral: bool, alias: Option<&ast::TableAlias>) -> Op
     numbered_select.qualify = Some(window(&qualify)?);
     // Around: the rows of the outer row's keys.
     let projection = match &names {
+        // Quoted: a bare `user` or `current_date` would read as a function.
         Some(names) => names
             .iter()
-            .map(|n| n.to_string())
+            .map(|n| Ident::with_quote('"', folded(n)).to_string())
             .collect::<Vec<_>>()
             .join(", "),
         None => "*".to_string(),
@@ -462,7 +480,10 @@ fn top_rows(query: &Query, lateral: bool, alias: Option<&ast::TableAlias>) -> Op
     let conditions: Vec<String> = keys
         .iter()
         .zip(&key_columns)
-        .map(|((_, outer), column)| format!("{numbered}.{column} = {outer}"))
+        .map(|((_, outer), column)| {
+            let column = Ident::with_quote('"', folded(column));
+            format!("{numbered}.{column} = {outer}")
+        })
         .collect();
     let text = format!(
         "SELECT {projection} FROM (SELECT 1) AS {numbered} WHERE {}",
@@ -575,7 +596,7 @@ fn output_expression(e: &Expr, projection: &[SelectItem]) -> Option<Expr> {
             let ast::Value::Number(n, _) = &v.value else {
                 return Some(e.clone());
             };
-            let position: usize = n.parse().ok()?;
+            let position: usize = n.parse().ok().filter(|&p| p > 0)?;
             let mut items = projection.iter();
             for _ in 1..position {
                 match items.next()? {
@@ -622,20 +643,20 @@ mod tests {
                  FROM book WHERE book.author_id = a.id AND pages > 1 ORDER BY p DESC LIMIT 2 \
                  OFFSET 1) b"
             ),
-            "SELECT a.name, b.title FROM author a CROSS JOIN LATERAL (SELECT title, p FROM \
-             (SELECT title, pages AS p, book.author_id AS __partita_key_1 FROM book WHERE pages \
-             > 1 QUALIFY row_number() OVER (PARTITION BY book.author_id ORDER BY pages DESC) > \
+            "SELECT a.name, b.title FROM author a CROSS JOIN LATERAL (SELECT \"title\", \"p\" \
+             FROM (SELECT title, pages AS p, book.author_id AS __partita_key_1 FROM book WHERE \
+             (pages > 1) QUALIFY row_number() OVER (PARTITION BY book.author_id ORDER BY pages DESC) > \
              coalesce(CAST((1) AS BIGINT), 0) AND row_number() OVER (PARTITION BY \
              book.author_id ORDER BY pages DESC) - coalesce(CAST((1) AS BIGINT), 0) <= \
              coalesce(CAST((2) AS BIGINT), row_number() OVER (PARTITION BY book.author_id \
-             ORDER BY pages DESC))) AS b WHERE b.__partita_key_1 = a.id) b"
+             ORDER BY pages DESC))) AS b WHERE b.\"__partita_key_1\" = a.id) b"
         );
         // A listed key needs no column of its own, nested in a LATERAL item too.
         assert_eq!(
             rewritten("SELECT count(*) FROM (SELECT * FROM p WHERE p.uid = u.id LIMIT 3) p"),
             "SELECT count(*) FROM (SELECT * FROM (SELECT * FROM p QUALIFY row_number() OVER \
              (PARTITION BY p.uid) <= coalesce(CAST((3) AS BIGINT), row_number() OVER \
-             (PARTITION BY p.uid))) AS p WHERE p.uid = u.id) p"
+             (PARTITION BY p.uid))) AS p WHERE p.\"uid\" = u.id) p"
         );
     }
 

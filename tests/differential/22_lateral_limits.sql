@@ -13,3 +13,6 @@ SELECT u.id, d.data FROM users u LEFT JOIN LATERAL (SELECT coalesce(json_agg(jso
 SELECT count(*) FROM users u, LATERAL (SELECT 1 FROM posts p WHERE p.author_id = u.id LIMIT 1) x;
 SELECT u.id, x.title FROM users u CROSS JOIN LATERAL (SELECT title FROM posts p WHERE p.author_id = u.id ORDER BY likes LIMIT NULL OFFSET 1) x ORDER BY 1, 2;
 SELECT u.id, x.likes FROM users u CROSS JOIN LATERAL (SELECT p.likes::text AS likes FROM posts p WHERE p.author_id = u.id ORDER BY likes LIMIT 1) x ORDER BY 1;
+CREATE VIEW top_post AS SELECT u.id, x.title FROM users u CROSS JOIN LATERAL (SELECT p.title FROM posts p WHERE p.author_id = u.id AND (p.likes > 8 OR p.likes < 2) AND p.id > 0 ORDER BY p.likes LIMIT 1) x;
+SELECT * FROM top_post ORDER BY 1;
+SELECT u.id, x.* FROM users u CROSS JOIN LATERAL (SELECT p.title AS "user", p.likes FROM posts p WHERE p.author_id = u.id ORDER BY 2 DESC LIMIT 1) x ORDER BY 1;
