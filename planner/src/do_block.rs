@@ -270,7 +270,7 @@ impl Reader<'_> {
 
     fn error(&self) -> Error {
         match self.token() {
-            None => Error::Syntax("syntax error at end of input".into()),
+            None => Error::InvalidStatement("syntax error at end of input".into()),
             Some(t) => Error::InvalidStatement(format!("syntax error at or near \"{t}\"")),
         }
     }
