@@ -135,6 +135,50 @@ pub(crate) fn condition(
 /// PostgreSQL's numeric and text semantics); refuses a CHECK (`condition`) that is not a
 /// boolean (42804).
 fn plan(text: &str, schema: &Arc<Schema>, condition: bool) -> Result<Arc<dyn PhysicalExpr>> {
+    let (expr, df_schema, state) = analyzed(text, schema)?;
+    let (_, field) = expr.to_field(&df_schema)?;
+    if condition && field.data_type() != &DataType::Boolean {
+        let oid = crate::pg_catalog::field_type_oid(&field);
+        return Err(Error::DatatypeMismatch(format!(
+            "argument of CHECK must be type boolean, not type {}",
+            crate::pg_catalog::format_type(i64::from(oid), None)
+        )));
+    }
+    Ok(state.create_physical_expr(simplified(expr, &df_schema), &df_schema)?)
+}
+
+/// `expr` as the optimizer simplifies a query's expressions, which some functions need
+/// before they run (`coalesce` becomes a CASE). Left as it is when it calls a function
+/// that is not immutable: the simplifier would evaluate `now()` once, and the plan is kept.
+pub(crate) fn simplified(expr: Expr, schema: &Arc<DFSchema>) -> Expr {
+    use datafusion::common::tree_node::TreeNode;
+    use datafusion::logical_expr::Volatility;
+    use datafusion::logical_expr::simplify::SimplifyContext;
+    use datafusion::optimizer::simplify_expressions::ExprSimplifier;
+    let fixed = !expr
+        .exists(|e| {
+            Ok(matches!(e, Expr::ScalarFunction(f)
+                if f.func.signature().volatility != Volatility::Immutable))
+        })
+        .unwrap_or(true);
+    if !fixed {
+        return expr;
+    }
+    let context = SimplifyContext::builder()
+        .with_schema(Arc::clone(schema))
+        .build();
+    ExprSimplifier::new(context)
+        .simplify(expr.clone())
+        .unwrap_or(expr)
+}
+
+/// Expression `text` over a table's columns (`schema`, names bare) as the analyzer leaves
+/// it (types coerced, PostgreSQL's semantics applied), with the schema and the session
+/// state it was analyzed in.
+pub(crate) fn analyzed(
+    text: &str,
+    schema: &Arc<Schema>,
+) -> Result<(Expr, Arc<DFSchema>, datafusion::execution::SessionState)> {
     // The plan is kept for later statements: `now()` in it reads the clock when it runs.
     let clock = crate::functions::TransactionStart::live();
     // The row's enum types, which a condition may cast to (`m <> 'sad'::mood`).
@@ -165,15 +209,7 @@ fn plan(text: &str, schema: &Arc<Schema>, condition: bool) -> Result<Arc<dyn Phy
         Expr::Alias(a) => *a.expr,
         e => e,
     };
-    let (_, field) = expr.to_field(&df_schema)?;
-    if condition && field.data_type() != &DataType::Boolean {
-        let oid = crate::pg_catalog::field_type_oid(&field);
-        return Err(Error::DatatypeMismatch(format!(
-            "argument of CHECK must be type boolean, not type {}",
-            crate::pg_catalog::format_type(i64::from(oid), None)
-        )));
-    }
-    Ok(state.create_physical_expr(expr, &df_schema)?)
+    Ok((expr, df_schema, state))
 }
 
 /// Checks `values` (a whole stored row of `def`) against the table's CHECK constraints.
@@ -224,7 +260,10 @@ pub(crate) fn validate(def: &TableDef) -> Result<()> {
     }
     for column in &def.columns {
         if let Some(text) = &column.generated {
-            validate_generation(def, text)?;
+            // An index's expression may read generated columns: it is computed after them.
+            if !column.hidden {
+                validate_generation(def, text)?;
+            }
             plan(&generation(text, column.ty), &schema, false)?;
         }
     }
@@ -288,20 +327,27 @@ fn validate_generation(def: &TableDef, text: &str) -> Result<()> {
 }
 
 /// Gives each generated column of `def` its expression's value over `values` (a whole row
-/// being written, its generated columns' old values ignored: no expression reads them).
+/// being written, its generated columns' old values ignored: no expression reads them),
+/// then each index expression's (hidden generated columns, which may read the others).
 pub(crate) fn generate(def: &TableDef, values: &mut [Value]) -> Result<()> {
-    if def.columns.iter().all(|c| c.generated.is_none()) {
-        return Ok(());
-    }
     let schema = row_schema(def);
-    let batch = row_batch(def, &schema, values)?;
-    for (i, column) in def.columns.iter().enumerate() {
-        let Some(text) = &column.generated else {
+    for hidden in [false, true] {
+        let mut columns = def
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.hidden == hidden && c.generated.is_some())
+            .peekable();
+        if columns.peek().is_none() {
             continue;
-        };
-        let expr = condition(Kind::Generated, &generation(text, column.ty), &schema)?;
-        let value = expr.evaluate(&batch)?.into_array(1)?;
-        values[i] = crate::convert::value_from_array(&value, 0, column.ty, &column.name)?;
+        }
+        let batch = row_batch(def, &schema, values)?;
+        for (i, column) in columns {
+            let text = column.generated.as_deref().unwrap_or_default();
+            let expr = condition(Kind::Generated, &generation(text, column.ty), &schema)?;
+            let value = expr.evaluate(&batch)?.into_array(1)?;
+            values[i] = crate::convert::value_from_array(&value, 0, column.ty, &column.name)?;
+        }
     }
     Ok(())
 }

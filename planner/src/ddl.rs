@@ -1024,7 +1024,7 @@ async fn fill_column(
 }
 
 /// Stores a new generated column's value in every row of `def` (ADD COLUMN … GENERATED).
-fn generate_column(txn: &SharedTxn, def: &TableDef) -> Result<()> {
+pub(crate) fn generate_column(txn: &SharedTxn, def: &TableDef) -> Result<()> {
     crate::provider::in_txn(txn, |t| {
         let mut rows = Vec::new();
         for row in t.scan(def.keyspace, &KeyRange::all(), Direction::Forward)? {
@@ -1229,17 +1229,20 @@ fn drop_column(
             crate::foreign::refuse_if_needed(session, txn, def, x, cascade, &object)?;
         }
     }
-    // An index over the column, or partial on a condition that reads it, goes with it.
+    // An index over the column or an expression that reads it, or partial on a condition
+    // that reads it, goes with it.
     let (kept, dropped): (Vec<_>, Vec<_>) =
         std::mem::take(&mut def.indexes).into_iter().partition(|x| {
             !x.columns.iter().any(|p| p.column == i)
                 && !x.include.contains(&i)
+                && !crate::expression_index::reads(def, x, &name)
                 && !x
                     .predicate
                     .as_deref()
                     .is_some_and(|p| reads_column(p, &name).unwrap_or(true))
         });
     def.indexes = kept;
+    crate::expression_index::release(def);
     for index in dropped {
         with_txn(txn, |t| t.drop_keyspace(index.keyspace))?;
     }

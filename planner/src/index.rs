@@ -27,7 +27,7 @@ use datafusion::datasource::MemTable;
 use datafusion::error::DataFusionError;
 use datafusion::logical_expr::Expr as DfExpr;
 use datafusion::sql::sqlparser::ast;
-use sql::catalog::{IndexDef, RowKeyPart, TableDef};
+use sql::catalog::{ColumnDef, IndexDef, RowKeyPart, TableDef};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, LazyLock, Mutex};
 use storage::{
@@ -115,10 +115,14 @@ impl IndexShape {
         TableDef {
             name: format!("index {}", index.name),
             keyspace: index.keyspace,
+            // An expression's column is named by its text, which EXPLAIN shows.
             columns: self
                 .columns
                 .iter()
-                .map(|&c| def.columns[c].clone())
+                .map(|&c| ColumnDef {
+                    name: crate::expression_index::index_column_name(def, c),
+                    ..def.columns[c].clone()
+                })
                 .collect(),
             partition_key: self.partition.iter().map(|&c| position(c)).collect(),
             row_key: self
@@ -479,10 +483,15 @@ fn taken(
 }
 
 fn unique_violation(def: &TableDef, index: &IndexDef, values: &[Value]) -> Error {
-    let names: Vec<&str> = index
+    let names: Vec<String> = index
         .columns
         .iter()
-        .map(|p| def.columns[p.column].name.as_str())
+        .map(
+            |p| match crate::expression_index::is_expression(&def.columns[p.column]) {
+                true => crate::expression_index::shown(def, p.column),
+                false => def.columns[p.column].name.clone(),
+            },
+        )
         .collect();
     let vals: Vec<String> = index
         .columns
@@ -541,15 +550,26 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
     {
         return Err(Error::Unsupported(format!("index method {method}")));
     }
+    // Expressions are kept in hidden columns of the table (`expression_index`), added to
+    // this copy of its definition.
+    let mut with_expressions = def.as_ref().clone();
+    let mut added = false;
     let mut columns = Vec::new();
     for c in &create.columns {
-        let ast::Expr::Identifier(ident) = &c.column.expr else {
-            return Err(Error::Unsupported(format!(
-                "index on an expression ({})",
-                c.column.expr
-            )));
+        let mut expr = &c.column.expr;
+        while let ast::Expr::Nested(inner) = expr {
+            expr = inner;
+        }
+        let column = match expr {
+            ast::Expr::Identifier(ident) => def.column(&sql::ddl::normalize_ident(ident))?.0,
+            expr => {
+                let (column, new) =
+                    crate::expression_index::column_for(&mut with_expressions, expr)?;
+                added |= new;
+                column
+            }
         };
-        let (column, col) = def.column(&sql::ddl::normalize_ident(ident))?;
+        let col = &with_expressions.columns[column];
         if !col.ty.scalar().is_keyable() {
             return Err(Error::Sql(sql::Error::InvalidDefinition(format!(
                 "column \"{}\" of type {} cannot be indexed",
@@ -557,7 +577,9 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
             ))));
         }
         if columns.iter().any(|p: &RowKeyPart| p.column == column) {
-            return Err(Error::Sql(sql::Error::DuplicateColumn(col.name.clone())));
+            return Err(Error::Sql(sql::Error::DuplicateColumn(
+                crate::expression_index::index_column_name(&with_expressions, column),
+            )));
         }
         columns.push(RowKeyPart {
             column,
@@ -585,24 +607,33 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
         .iter()
         .map(|i| def.column(&sql::ddl::normalize_ident(i)).map(|(c, _)| c))
         .collect::<sql::Result<Vec<_>>>()?;
-    let name = match &create.name {
-        Some(n) => sql::ddl::table_name(n)?,
-        None => {
-            let cols: Vec<&str> = columns
-                .iter()
-                .map(|p| def.columns[p.column].name.as_str())
-                .collect();
-            format!("{}_{}_idx", def.name, cols.join("_"))
-        }
-    };
     session.open_txn()?;
     let catalog = session.db.catalog.clone();
     let scope = Arc::clone(&session.scope);
-    let taken_name = {
+    let taken = |name: &str| {
         let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
-        catalog.relation_exists(&name, &scope.changes)
+        catalog.relation_exists(name, &scope.changes)
     };
-    if taken_name {
+    // PostgreSQL's name for an unnamed index: the table, its columns' names (`lower` for
+    // `lower(email)`, `expr` for another expression), `idx`, numbered when taken.
+    let name = match &create.name {
+        Some(n) => sql::ddl::table_name(n)?,
+        None => {
+            let cols: Vec<String> = columns
+                .iter()
+                .map(|p| crate::expression_index::figure_name(&with_expressions, p.column))
+                .collect();
+            let base = format!("{}_{}_idx", def.name, cols.join("_"));
+            let mut name = base.clone();
+            let mut n = 0;
+            while taken(&name) {
+                n += 1;
+                name = format!("{base}{n}");
+            }
+            name
+        }
+    };
+    if taken(&name) {
         if create.if_not_exists {
             session.notice_coded(
                 "42P07",
@@ -620,6 +651,15 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
         include,
         constraint: false,
         predicate,
+    };
+    let def = match added {
+        true => {
+            let txn = session.open_txn()?;
+            crate::conditions::validate(&with_expressions)?;
+            crate::ddl::generate_column(&txn, &with_expressions)?;
+            Arc::new(with_expressions)
+        }
+        false => def,
     };
     add_index(session, &def, index)?;
     Ok(WriteResult::command("CREATE INDEX"))
@@ -831,6 +871,7 @@ pub async fn drop_indexes(
             )?;
         }
         let index = new_def.indexes.remove(position);
+        crate::expression_index::release(&mut new_def);
         in_txn(&txn, |t| {
             t.drop_keyspace(index.keyspace)?;
             let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
@@ -917,12 +958,16 @@ pub struct CheckReport {
 }
 
 /// Recomputes every index and materialized view of `def` from its base rows in one
-/// snapshot and compares.
+/// snapshot and compares. Generated values, index expressions' among them, are computed
+/// again from the rows' other columns, not taken as stored.
 pub fn check_table(view: &storage::ReadView, def: &TableDef) -> Result<Vec<CheckReport>> {
-    let rows: Vec<Vec<Value>> = view
+    let mut rows: Vec<Vec<Value>> = view
         .scan(def.keyspace, &KeyRange::all(), Direction::Forward)?
         .map(|row| stored_values(def, &row?.value))
         .collect::<storage::Result<_>>()?;
+    for values in &mut rows {
+        crate::conditions::generate(def, values)?;
+    }
     let mut reports = Vec::new();
     for index in &def.indexes {
         let shape = IndexShape::of(def, index)?;

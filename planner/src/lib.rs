@@ -23,6 +23,7 @@ mod enums;
 pub mod error;
 pub mod executor;
 pub mod explain;
+mod expression_index;
 pub mod fastpath;
 mod foreign;
 pub mod functions;

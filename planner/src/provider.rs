@@ -328,31 +328,41 @@ impl PartitaTable {
             a.class < b.class || (a.class == b.class && consumed(a) > consumed(b))
         };
         let ext = |e: Error| DataFusionError::External(Box::new(e));
-        let mut best: Option<(TableDef, ScanSpec)> = None;
+        // Each candidate index with the filters as they read it: an indexed expression in
+        // them becomes the index's column for it.
+        let mut best: Option<(TableDef, ScanSpec, Vec<Expr>)> = None;
         for index in &self.def.indexes {
             if !crate::index::predicate_implied(&self.def, index, filters) {
                 continue;
             }
             let shape = crate::index::IndexShape::of(&self.def, index).map_err(ext)?;
             let table = shape.table(&self.def, index);
-            let ispec = classify(&table, filters);
-            if !narrower(&ispec, spec) || best.as_ref().is_some_and(|(_, b)| !narrower(&ispec, b)) {
+            let substituted = crate::expression_index::substitute(&self.def, index, filters);
+            let ispec = classify(&table, &substituted);
+            if !narrower(&ispec, spec)
+                || best.as_ref().is_some_and(|(_, b, _)| !narrower(&ispec, b))
+            {
                 continue;
             }
             let constrained = |name: &str| {
-                filters.iter().zip(&ispec.consumed).any(|(f, consumed)| {
-                    *consumed && f.column_refs().iter().any(|c| c.name == name)
-                })
+                substituted
+                    .iter()
+                    .zip(&ispec.consumed)
+                    .any(|(f, consumed)| {
+                        *consumed && f.column_refs().iter().any(|c| c.name == name)
+                    })
             };
             let sparse_safe = index.columns.iter().all(|p| {
-                let col = &self.def.columns[p.column];
-                !col.nullable || constrained(&col.name)
+                !self.def.columns[p.column].nullable
+                    || constrained(&crate::expression_index::index_column_name(
+                        &self.def, p.column,
+                    ))
             });
             if sparse_safe {
-                best = Some((table, ispec));
+                best = Some((table, ispec, substituted));
             }
         }
-        let Some((table, ispec)) = best else {
+        let Some((table, ispec, substituted)) = best else {
             return Ok(None);
         };
         if ispec.class > max_class {
@@ -378,24 +388,28 @@ impl PartitaTable {
             ReaderSource::Fixed(reader.clone()),
             access,
         );
-        let covering =
-            wanted_names.iter().all(|n| in_index(n)) && filters.iter().all(filter_columns_in_index);
+        let covering = wanted_names.iter().all(|n| in_index(n))
+            && substituted.iter().all(filter_columns_in_index);
         if covering {
             let projection = wanted_names
                 .iter()
                 .map(|n| index_table.schema.index_of(n))
                 .collect::<Result<Vec<_>, _>>()?;
             return index_table
-                .scan(state, Some(&projection), filters, limit)
+                .scan(state, Some(&projection), &substituted, limit)
                 .await
                 .map(Some);
         }
         // The index yields base keys (and filters on what it holds); the base rows are
-        // looked up and the remaining filters applied to them.
-        let (index_filters, base_filters): (Vec<Expr>, Vec<Expr>) = filters
-            .iter()
-            .cloned()
-            .partition(|f| filter_columns_in_index(f));
+        // looked up and the remaining filters, as the query wrote them, applied to them.
+        let mut index_filters = Vec::new();
+        let mut base_filters = Vec::new();
+        for (original, read) in filters.iter().zip(substituted) {
+            match filter_columns_in_index(&read) {
+                true => index_filters.push(read),
+                false => base_filters.push(original.clone()),
+            }
+        }
         let key_columns: Vec<usize> = self
             .def
             .partition_key

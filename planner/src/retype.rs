@@ -65,10 +65,12 @@ pub(crate) async fn alter_column_types(
         refuse_if_views_use(session, def, r.i, &r.name)?;
         // As in PostgreSQL; a generated column itself may change type (its values are
         // computed again, as every row is written again).
+        // An index expression's column is computed again, with the type it then has.
         if let Some(g) = def.columns.iter().find(|c| {
-            c.generated
-                .as_deref()
-                .is_some_and(|g| crate::ddl::reads_column(g, &r.name).unwrap_or(true))
+            !crate::expression_index::is_expression(c)
+                && c.generated
+                    .as_deref()
+                    .is_some_and(|g| crate::ddl::reads_column(g, &r.name).unwrap_or(true))
         }) {
             return Err(Error::NotSupported {
                 message: "cannot alter type of a column used by a generated column".into(),
@@ -111,6 +113,7 @@ pub(crate) async fn alter_column_types(
             });
         }
     }
+    crate::expression_index::retype(&mut retyped)?;
     // Rows stored before a column was added are written whole again.
     retyped.missing_values.clear();
     retyped.schema_version += 1;
@@ -150,6 +153,12 @@ pub(crate) async fn alter_column_types(
     for (mut row, new) in rows.into_iter().zip(values) {
         for (r, value) in resolved.iter().zip(new) {
             row[r.i] = value;
+        }
+        // Index expressions are computed again, maybe of another type now.
+        for (value, column) in row.iter_mut().zip(&fresh.columns) {
+            if crate::expression_index::is_expression(column) {
+                *value = storage::Value::Null;
+            }
         }
         crate::dml::insert_new(&writer, &layout, txn, &mut row, false).map_err(|e| match e {
             Error::NotNull { table, column, .. } => Error::NullsInColumn { table, column },

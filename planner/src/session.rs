@@ -943,7 +943,7 @@ fn current_setting_function(settings: Settings) -> datafusion::logical_expr::Sca
 }
 
 /// The SQL type of values of Arrow type `t`, for the types a parameter can be read as.
-fn sql_type_of(t: &datafusion::arrow::datatypes::DataType) -> Option<SqlType> {
+pub(crate) fn sql_type_of(t: &datafusion::arrow::datatypes::DataType) -> Option<SqlType> {
     use datafusion::arrow::datatypes::DataType as D;
     Some(match t {
         D::Boolean => SqlType::Bool,

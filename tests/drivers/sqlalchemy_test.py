@@ -1,5 +1,6 @@
 """SQLAlchemy 2 Core against Partita: reflection through the inspector (tables, columns,
-primary key, indexes, foreign keys), then insert and select with reflected tables."""
+primary key, indexes and an expression index, foreign keys), then insert and select with
+reflected tables, and a unique expression index refusing a duplicate."""
 
 import sys
 
@@ -20,6 +21,12 @@ with engine.begin() as conn:
         "CREATE TABLE refunds (id int PRIMARY KEY, card text, device int, "
         "FOREIGN KEY (card, device) REFERENCES purchases ON DELETE CASCADE)"))
 
+# An expression index as SQLAlchemy writes it (case-insensitive items per card).
+with engine.begin() as conn:
+    table = sa.Table("purchases", sa.MetaData(), autoload_with=conn)
+    sa.Index("purchases_item_lower", table.c.card, sa.func.lower(table.c.item),
+             unique=True).create(conn)
+
 inspector = sa.inspect(engine)
 assert "purchases" in inspector.get_table_names(), inspector.get_table_names()
 columns = {c["name"]: c for c in inspector.get_columns("purchases")}
@@ -36,6 +43,10 @@ assert indexes["purchases_by_item"]["column_names"] == ["item"], indexes
 assert indexes["purchases_by_item"]["unique"] is False
 assert indexes["purchases_card_item"]["column_names"] == ["card", "item"]
 assert indexes["purchases_card_item"]["unique"] is True
+lower = indexes["purchases_item_lower"]
+assert lower["column_names"] == ["card", None], lower
+assert lower["expressions"] == ["card", "lower(item)"], lower
+assert lower["unique"] is True
 [fk] = inspector.get_foreign_keys("refunds")
 assert fk["name"] == "refunds_card_device_fkey", fk
 assert fk["constrained_columns"] == ["card", "device"], fk
@@ -55,6 +66,12 @@ with engine.connect() as conn:
         .order_by(purchases.c.device)
     ).all()
 assert [(r.device, float(r.price)) for r in rows] == [(15, 22.5), (16, 24.0), (17, 25.5)], rows
+try:
+    with engine.begin() as conn:
+        conn.execute(purchases.insert(), [{"card": "c1", "device": 200, "item": "ITEM 15"}])
+    raise AssertionError("a duplicate of lower(item) was taken")
+except sa.exc.IntegrityError as e:
+    assert e.orig.sqlstate == "23505" and "purchases_item_lower" in str(e.orig), e
 refunds = sa.Table("refunds", metadata, autoload_with=engine)
 with engine.begin() as conn:
     conn.execute(refunds.insert(), [{"id": 1, "card": "c1", "device": 15}])

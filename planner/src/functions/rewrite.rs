@@ -1,6 +1,6 @@
 //! PostgreSQL functions written in terms of what DataFusion plans, on the parsed statement:
 //!
-//! - `mod(a, b)` is `a % b`, `sign(x)` `signum(x)`, `every(x)` `bool_and(x)`,
+//! - `date(x)` is `x::date`, `mod(a, b)` is `a % b`, `sign(x)` `signum(x)`, `every(x)` `bool_and(x)`,
 //!   `variance(x)` `var_samp(x)`, `ceiling(x)` `ceil(x)`, `array_remove` `array_remove_all`,
 //!   `a && b` `array_has_any(a, b)`, `gen_random_uuid()` `uuid()::uuid`;
 //! - `num_nulls(…)` and `num_nonnulls(…)` count with CASE;
@@ -615,6 +615,10 @@ impl VisitorMut for Rewriter {
                         with_fill: None,
                     },
                 ]));
+            }
+            // date(x): PostgreSQL's function for the cast to date.
+            ("date", Some(args)) if args.len() == 1 => {
+                *e = cast(args[0].clone(), DataType::Date);
             }
             ("every", _) => rename(f, "bool_and"),
             ("variance", _) => rename(f, "var_samp"),

@@ -3,7 +3,7 @@
 //! OID-alias casts are rewritten into (`'t'::regclass` is `partita_regclass('t')`).
 
 use super::tables::{
-    Relation, Snapshot, builtin_type, builtin_type_oid, catalog_table_oid, index_definition,
+    Relation, Snapshot, builtin_type, builtin_type_oid, catalog_table_oid, index_definition_shown,
     namespace_named, plain_view_definition, plain_view_oid, shown_condition, view_definition,
 };
 use super::*;
@@ -505,14 +505,19 @@ pub fn register(
                 return Ok(ScalarValue::Utf8(None));
             };
             match int(a.get(1)).unwrap_or(0) {
-                0 => Ok(utf8(index_definition(r))),
+                0 => Ok(utf8(index_definition_shown(
+                    r,
+                    matches!(a.get(2), Some(ScalarValue::Boolean(Some(true)))),
+                ))),
                 n => {
                     let columns = r.attributes();
-                    Ok(utf8(
-                        columns
-                            .get(n as usize - 1)
-                            .map(|&c| r.table().columns[c].name.clone()),
-                    ))
+                    let t = r.table();
+                    Ok(utf8(columns.get(n as usize - 1).map(|&c| {
+                        match crate::expression_index::is_expression(&t.columns[c]) {
+                            true => crate::expression_index::shown(t, c),
+                            false => t.columns[c].name.clone(),
+                        }
+                    })))
                 }
             }
         }),

@@ -410,6 +410,44 @@ struct Normalizer {
     catalog_query: bool,
 }
 
+/// The catalog columns of PostgreSQL's vector types (int2vector, oidvector), whose
+/// subscripts start at 0 where an array's start at 1.
+const VECTOR_COLUMNS: &[&str] = &[
+    "indkey",
+    "indclass",
+    "indcollation",
+    "indoption",
+    "proargtypes",
+];
+
+/// The subscript of a vector column's element (`indkey[0]`, `i.indkey[0]`).
+fn vector_subscript<'a>(root: &Expr, chain: &'a [ast::AccessExpr]) -> Option<&'a Expr> {
+    let (ast::AccessExpr::Subscript(ast::Subscript::Index { index }), before) =
+        chain.split_last()?
+    else {
+        return None;
+    };
+    let vector = match before {
+        [] => is_vector(root),
+        [ast::AccessExpr::Dot(column)] => matches!(root, Expr::Identifier(_)) && is_vector(column),
+        _ => false,
+    };
+    vector.then_some(index)
+}
+
+/// Whether `e` names one of the catalogs' vector columns (`i.indkey`).
+fn is_vector(e: &Expr) -> bool {
+    let name = match e {
+        Expr::Identifier(id) => id,
+        Expr::CompoundIdentifier(parts) => match parts.last() {
+            Some(last) => last,
+            None => return false,
+        },
+        _ => return false,
+    };
+    VECTOR_COLUMNS.contains(&name.value.to_ascii_lowercase().as_str())
+}
+
 /// `EXISTS (SELECT … FROM … WHERE …)` in a select list (DataFusion plans EXISTS only in
 /// conditions) as `(SELECT count(*) > 0 FROM … WHERE …)`; any other query (no FROM, GROUP
 /// BY, LIMIT, a set operation) as `(SELECT count(*) > 0 FROM (query) AS e)`.
@@ -550,7 +588,20 @@ impl VisitorMut for Normalizer {
                 {
                     let length = call("array_length", vec![array.clone(), dim.clone()]);
                     let one = Expr::value(Value::Number("1".into(), false));
-                    *e = call("unnest", vec![call("generate_series", vec![one, length])]);
+                    // A vector's subscripts start at 0 (SQLAlchemy reads an index's
+                    // expressions by them).
+                    let (first, last) = match self.catalog_query && is_vector(array) {
+                        true => (
+                            Expr::value(Value::Number("0".into(), false)),
+                            Expr::BinaryOp {
+                                left: Box::new(length),
+                                op: BinaryOperator::Minus,
+                                right: Box::new(one),
+                            },
+                        ),
+                        false => (one, length),
+                    };
+                    *e = call("unnest", vec![call("generate_series", vec![first, last])]);
                     return ControlFlow::Continue(());
                 }
                 // nextval('s'::regclass): the sequence functions read a name as regclass
@@ -589,6 +640,20 @@ impl VisitorMut for Normalizer {
                     } else if let Some(array) = text_array(left) {
                         **left = array;
                     }
+                }
+            }
+            // `indkey[0]`, `i.indkey[0]`: a vector's first element (arrays here start at 1).
+            Expr::CompoundFieldAccess { root, access_chain }
+                if self.catalog_query && vector_subscript(root, access_chain).is_some() =>
+            {
+                if let Some(ast::AccessExpr::Subscript(ast::Subscript::Index { index })) =
+                    access_chain.last_mut()
+                {
+                    *index = Expr::Nested(Box::new(Expr::BinaryOp {
+                        left: Box::new(index.clone()),
+                        op: BinaryOperator::Plus,
+                        right: Box::new(Expr::value(Value::Number("1".into(), false))),
+                    }));
                 }
             }
             Expr::CompoundFieldAccess { root, access_chain }

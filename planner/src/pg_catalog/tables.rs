@@ -2,6 +2,7 @@
 //! each table built from a `Snapshot` of Partita's catalog when a statement resolves it.
 
 use super::*;
+use crate::expression_index::is_expression;
 use crate::schema::StatementScope;
 use datafusion::arrow::array::{ArrayRef, RecordBatch, new_empty_array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -578,6 +579,12 @@ pub fn shown_condition(predicate: &str) -> String {
 /// `pg_get_indexdef(oid, 0)`: the statement that creates the index. A primary key shows
 /// Partita's key, with its partition key, as `USING partita ((a, b), c DESC)`.
 pub fn index_definition(r: &Relation) -> Option<String> {
+    index_definition_shown(r, false)
+}
+
+/// `pg_get_indexdef(oid, 0, pretty)`: pretty (psql's `\d`) leaves off the parentheses an
+/// expression that is not a function call has of its own (`(a + b)`, not `((a + b))`).
+pub fn index_definition_shown(r: &Relation, pretty: bool) -> Option<String> {
     // Names quoted where they need it (`"authorId"`), as PostgreSQL prints them.
     let quote = crate::functions::text::quote_ident;
     match r {
@@ -594,7 +601,10 @@ pub fn index_definition(r: &Relation) -> Option<String> {
                 .columns
                 .iter()
                 .map(|p| {
-                    let name = quote(&t.columns[p.column].name);
+                    let name = match pretty {
+                        true => crate::expression_index::shown(t, p.column),
+                        false => crate::expression_index::in_definition(t, p.column),
+                    };
                     if p.desc { format!("{name} DESC") } else { name }
                 })
                 .collect();
@@ -929,6 +939,14 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                     let t = r.table();
                     let rel = r.oid();
                     let is_table = matches!(r, Relation::Table(_));
+                    // An index's columns are named as PostgreSQL names them (`lower` for
+                    // `lower(email)`).
+                    let names = match r {
+                        Relation::Index(t, i) => {
+                            crate::expression_index::attribute_names(t, &t.indexes[*i])
+                        }
+                        _ => Vec::new(),
+                    };
                     r.attributes()
                         .into_iter()
                         .enumerate()
@@ -937,7 +955,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                             let num = if is_table { attnum(t, c) } else { n as i16 + 1 };
                             let mut row = attribute_row(
                                 rel,
-                                &col.name,
+                                names.get(n).unwrap_or(&col.name),
                                 col.ty,
                                 num,
                                 !col.nullable,
@@ -1064,11 +1082,25 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                         boolean(true),
                         boolean(true),
                         boolean(false),
-                        i16_array(all.iter().map(|&c| attnum(t, c))),
+                        // An expression is attribute 0, its text in indexprs.
+                        i16_array(all.iter().map(|&c| match is_expression(&t.columns[c]) {
+                            true => 0,
+                            false => attnum(t, c),
+                        })),
                         oid_array(all.iter().map(|&c| collation(t.columns[c].ty))),
                         oid_array(all.iter().map(|_| 0)),
                         i16_array(desc.iter().map(|&d| if d { 3 } else { 0 })),
-                        null(),
+                        {
+                            let expressions: Vec<String> = all
+                                .iter()
+                                .filter(|&&c| is_expression(&t.columns[c]))
+                                .map(|&c| crate::expression_index::shown(t, c))
+                                .collect();
+                            match expressions.is_empty() {
+                                true => null(),
+                                false => text(expressions.join(", ")),
+                            }
+                        },
                         match r {
                             Relation::Index(t, i) => t.indexes[*i]
                                 .predicate

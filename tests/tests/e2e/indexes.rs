@@ -1,7 +1,7 @@
 //! Index tables and views under concurrency: several sessions insert, update (indexed
 //! columns and keys), delete and upsert, in transactions that conflict and roll back, while
-//! another session creates an index; afterwards `partita_check` finds every index and the
-//! materialized view exact.
+//! another session creates indexes (one over expressions); afterwards `partita_check`
+//! finds every index and the materialized view exact.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -74,6 +74,7 @@ async fn concurrent_writes_keep_every_index_exact() {
             "CREATE TABLE reg (tenant int, id int, email text, age int, PRIMARY KEY ((tenant), id));
              CREATE INDEX reg_by_age ON reg (age) INCLUDE (email);
              CREATE UNIQUE INDEX reg_by_email ON reg (email);
+             CREATE UNIQUE INDEX reg_by_lower_email ON reg (lower(email));
              CREATE MATERIALIZED VIEW reg_young WITH (primary_key = '((age), tenant, id)') \
                AS SELECT age, tenant, id, email FROM reg WHERE age < 24;",
         )
@@ -84,21 +85,31 @@ async fn concurrent_writes_keep_every_index_exact() {
         let client = server.connect().await;
         tasks.push(tokio::spawn(worker(client, seed.wrapping_add(w), 150)));
     }
-    // An index created while the others write: its backfill and their writes must agree.
+    // Indexes created while the others write: their backfill (and for an expression, its
+    // values stored in every row) and the others' writes must agree.
     let creator = server.connect().await;
     let create = tokio::spawn(async move {
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-        for _ in 0..20 {
-            match creator
-                .batch_execute("CREATE INDEX reg_local ON reg (tenant, age DESC)")
-                .await
-            {
-                Ok(()) => return true,
-                Err(e) if expected(&e) => continue,
-                Err(e) => panic!("CREATE INDEX: {e:?}"),
+        let mut created = 0;
+        for (delay, index) in [
+            (300, "CREATE INDEX reg_local ON reg (tenant, age DESC)"),
+            (
+                200,
+                "CREATE INDEX reg_expr ON reg (upper(email), (age + tenant))",
+            ),
+        ] {
+            tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+            for _ in 0..20 {
+                match creator.batch_execute(index).await {
+                    Ok(()) => {
+                        created += 1;
+                        break;
+                    }
+                    Err(e) if expected(&e) => continue,
+                    Err(e) => panic!("{index}: {e:?}"),
+                }
             }
         }
-        false
+        created == 2
     });
     let mut failures = 0;
     for t in tasks {
@@ -114,7 +125,7 @@ async fn concurrent_writes_keep_every_index_exact() {
         .iter()
         .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
         .collect();
-    assert_eq!(report.len(), 4, "{report:?}");
+    assert_eq!(report.len(), 6, "{report:?}");
     for (object, expected, missing, stray, different) in &report {
         assert_eq!(
             (*missing, *stray, *different),

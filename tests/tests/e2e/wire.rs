@@ -1594,3 +1594,56 @@ async fn top_rows_per_outer_row_with_parameters() {
     let got: Vec<(i32, Option<i32>)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
     assert_eq!(got, vec![(1, Some(2)), (1, Some(3)), (2, Some(4))]);
 }
+
+/// An expression index through a driver: a parameter compared with the indexed expression
+/// finds the row through the index, and a unique violation names the index, the table
+/// and the expression's value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expression_index_with_parameters() {
+    let server = TestServer::start();
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE users (id int PRIMARY KEY, email text);
+             CREATE UNIQUE INDEX users_email ON users (lower(email));
+             INSERT INTO users VALUES (1, 'Ann@X.com'), (2, 'bob@x.com');",
+        )
+        .await
+        .unwrap();
+    let found = client
+        .query(
+            "SELECT id FROM users WHERE lower(email) = lower($1)",
+            &[&"ANN@x.COM"],
+        )
+        .await
+        .unwrap();
+    assert_eq!(found.iter().map(|r| r.get(0)).collect::<Vec<i32>>(), [1]);
+    let plan: Vec<String> = client
+        .query(
+            "EXPLAIN SELECT id FROM users WHERE lower(email) = $1",
+            &[&"bob@x.com"],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(
+        plan.iter().any(|l| l.contains("on index users_email")),
+        "{plan:?}"
+    );
+    let err = client
+        .execute("INSERT INTO users VALUES ($1, $2)", &[&3i32, &"BOB@X.COM"])
+        .await
+        .unwrap_err();
+    let db = err.as_db_error().expect("a server error");
+    assert_eq!(
+        (db.code().code(), db.table(), db.constraint(), db.detail()),
+        (
+            "23505",
+            Some("users"),
+            Some("users_email"),
+            Some("Key (lower(email))=(bob@x.com) already exists.")
+        )
+    );
+}

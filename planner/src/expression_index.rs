@@ -1,0 +1,409 @@
+//! Expression indexes: `CREATE INDEX ON users (lower(email))`.
+//!
+//! Each indexed expression is kept as a hidden stored generated column of its table
+//! (`hidden` and `generated` both set), computed for every row written after the table's
+//! own generated columns (`conditions::generate`). The index is an ordinary index over that
+//! column: its entries, its uniqueness checks and its backfill are those of any index.
+//! Indexes over the same expression share its column; when the last of them is dropped,
+//! the column is dropped too (`release`).
+//!
+//! A query reads such an index when its conditions compare the expression: the scan's
+//! filters have each occurrence of it replaced by the index's column (`substitute`) and are
+//! then classified against the index like any other. The replacement is exact, not a
+//! guess: the column holds the expression's value as the same analysis computes it, and an
+//! occurrence is replaced only when it is that analyzed expression (qualifiers and literal
+//! types aside). An expression whose value depends on the session (the time zone, the
+//! clock) is refused when the index is made, as PostgreSQL refuses what is not IMMUTABLE.
+
+use crate::error::{Error, Result};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::logical_expr::{Expr as DfExpr, ExprSchemable};
+use datafusion::sql::sqlparser::ast;
+use sql::catalog::{ColumnDef, IndexDef, TableDef};
+use sql::types::SqlType;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+/// Whether `column` holds an index expression.
+pub(crate) fn is_expression(column: &ColumnDef) -> bool {
+    column.hidden && column.generated.is_some()
+}
+
+/// The column of `def` that holds index key expression `expr`, added (hidden, generated,
+/// nullable) unless an index over the same expression has one. Says whether it was added:
+/// the caller then stores its value in every row. Refuses what PostgreSQL refuses in an
+/// index expression: a subquery (0A000), an aggregate (42803), a window function (42P20),
+/// a function whose value is not fixed by its arguments (42P17), an unknown column (42703).
+pub(crate) fn column_for(def: &mut TableDef, expr: &ast::Expr) -> Result<(usize, bool)> {
+    refuse(expr)?;
+    let mut expr = expr.clone();
+    while let ast::Expr::Nested(inner) = expr {
+        expr = *inner;
+    }
+    // Function names as PostgreSQL shows them (`lower(email)`, whatever was typed).
+    let _ = ast::visit_expressions_mut(&mut expr, |e| {
+        if let ast::Expr::Function(f) = e {
+            for part in f.name.0.iter_mut() {
+                if let ast::ObjectNamePart::Identifier(id) = part
+                    && id.quote_style.is_none()
+                {
+                    id.value = id.value.to_lowercase();
+                }
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    let text = sql::ddl::bare_condition(&expr);
+    let ty = value_type(def, &text)?;
+    let existing = def
+        .columns
+        .iter()
+        .position(|c| is_expression(c) && c.generated.as_deref() == Some(&text) && c.ty == ty);
+    if let Some(i) = existing {
+        return Ok((i, false));
+    }
+    def.columns.push(ColumnDef {
+        // A name no SQL text names, as a dropped column's.
+        name: format!("........pg.expression.{}........", def.columns.len() + 1),
+        ty,
+        nullable: true,
+        default: None,
+        hidden: true,
+        identity: None,
+        sequence_column: None,
+        sequence: None,
+        sequence_options: None,
+        generated: Some(text),
+        comment: None,
+    });
+    def.schema_version += 1;
+    Ok((def.columns.len() - 1, true))
+}
+
+/// The type of index expression `text`'s values over `def`'s rows, refusing an expression
+/// whose value depends on the session (42P17) or whose type cannot be in a key.
+fn value_type(def: &TableDef, text: &str) -> Result<SqlType> {
+    let schema = crate::conditions::row_schema(def);
+    let (analyzed, df_schema, _) = crate::conditions::analyzed(text, &schema)?;
+    if let Some(reason) = session_dependent(&analyzed, &df_schema) {
+        return Err(Error::InvalidObjectDefinition(format!(
+            "functions in index expression must be marked IMMUTABLE ({reason})"
+        )));
+    }
+    let (_, field) = analyzed.to_field(&df_schema)?;
+    sql::types::enum_type(&field)
+        .or_else(|| crate::casts::declared(&field))
+        .or_else(|| crate::session::sql_type_of(field.data_type()))
+        .filter(|ty| ty.scalar().is_keyable())
+        .ok_or_else(|| {
+            let oid = crate::pg_catalog::field_type_oid(&field);
+            Error::Sql(sql::Error::InvalidDefinition(format!(
+                "an expression of type {} cannot be indexed",
+                crate::pg_catalog::format_type(i64::from(oid), None)
+            )))
+        })
+}
+
+/// Gives each expression column of `def` the type of its expression's values again, after
+/// ALTER COLUMN … TYPE changed a column it reads (PostgreSQL rebuilds such an index).
+pub(crate) fn retype(def: &mut TableDef) -> Result<()> {
+    for i in 0..def.columns.len() {
+        if is_expression(&def.columns[i]) {
+            let text = def.columns[i].generated.clone().unwrap_or_default();
+            def.columns[i].ty = value_type(def, &text)?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a subquery, an aggregate, a window function or a volatile function in `expr`.
+fn refuse(expr: &ast::Expr) -> Result<()> {
+    let aggregates = crate::dml::scratch_context("UTC", None).state();
+    let mut refused = None;
+    let _ = ast::visit_expressions(expr, |e| {
+        refused = match e {
+            ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::InSubquery { .. } => {
+                Some(Error::NotSupported {
+                    message: "cannot use subquery in index expression".into(),
+                    detail: None,
+                })
+            }
+            ast::Expr::Function(f) => {
+                let name = f.name.to_string().to_ascii_lowercase();
+                let name = name.trim_start_matches("pg_catalog.");
+                if f.over.is_some() {
+                    Some(Error::Windowing(
+                        "window functions are not allowed in index expressions".into(),
+                    ))
+                } else if aggregates.aggregate_functions().contains_key(name) {
+                    Some(Error::Grouping(
+                        "aggregate functions are not allowed in index expressions".into(),
+                    ))
+                } else if crate::index::VOLATILE.contains(&name) || STABLE.contains(&name) {
+                    Some(Error::InvalidObjectDefinition(
+                        "functions in index expression must be marked IMMUTABLE".into(),
+                    ))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        match refused {
+            Some(_) => std::ops::ControlFlow::Break(()),
+            None => std::ops::ControlFlow::Continue(()),
+        }
+    });
+    refused.map_or(Ok(()), Err)
+}
+
+/// Functions PostgreSQL marks STABLE: their value follows settings (the time zone,
+/// DateStyle) or the database, so an index may not hold it.
+const STABLE: &[&str] = &[
+    "to_char",
+    "age",
+    "to_timestamp",
+    "current_setting",
+    "current_user",
+    "session_user",
+    "current_database",
+    "current_schema",
+    "version",
+];
+
+/// Why analyzed expression `e` has a value that depends on the session: a timestamp with
+/// time zone anywhere in it (its date, its fields, its text all follow the time zone), or
+/// a date or time turned into text (which follows DateStyle).
+fn session_dependent(e: &DfExpr, schema: &datafusion::common::DFSchema) -> Option<String> {
+    let temporal = |t: &DataType| {
+        matches!(
+            t,
+            DataType::Timestamp(..)
+                | DataType::Date32
+                | DataType::Date64
+                | DataType::Time64(_)
+                | DataType::Time32(_)
+                | DataType::Interval(_)
+        )
+    };
+    let mut reason = None;
+    let _ = e.apply(|node| {
+        let Ok(ty) = node.get_type(schema) else {
+            return Ok(TreeNodeRecursion::Continue);
+        };
+        if matches!(ty, DataType::Timestamp(_, Some(_))) {
+            reason = Some("timestamp with time zone".to_string());
+        } else if matches!(
+            ty,
+            DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+        ) {
+            let inputs: Vec<&DfExpr> = match node {
+                DfExpr::Cast(c) => vec![c.expr.as_ref()],
+                DfExpr::TryCast(c) => vec![c.expr.as_ref()],
+                DfExpr::ScalarFunction(f) => f.args.iter().collect(),
+                _ => Vec::new(),
+            };
+            if inputs
+                .iter()
+                .any(|i| i.get_type(schema).is_ok_and(|t| temporal(&t)))
+            {
+                reason = Some("a date or time as text".to_string());
+            }
+        }
+        Ok(match reason {
+            Some(_) => TreeNodeRecursion::Stop,
+            None => TreeNodeRecursion::Continue,
+        })
+    });
+    reason
+}
+
+/// Drops the expression columns of `def` no index reads any more (DROP INDEX, DROP COLUMN):
+/// they become dropped columns, whose stored values are never read again.
+pub(crate) fn release(def: &mut TableDef) {
+    for i in 0..def.columns.len() {
+        let used = def
+            .indexes
+            .iter()
+            .any(|x| x.columns.iter().any(|p| p.column == i) || x.include.contains(&i));
+        if is_expression(&def.columns[i]) && !used {
+            let column = &mut def.columns[i];
+            column.name = format!("........pg.dropped.{}........", i + 1);
+            column.generated = None;
+        }
+    }
+}
+
+/// Whether `index` of `def` holds an expression that reads column `name`.
+pub(crate) fn reads(def: &TableDef, index: &IndexDef, name: &str) -> bool {
+    index.columns.iter().any(|p| {
+        let column = &def.columns[p.column];
+        is_expression(column)
+            && column
+                .generated
+                .as_deref()
+                .is_some_and(|g| crate::ddl::reads_column(g, name).unwrap_or(true))
+    })
+}
+
+/// How an index shows key column `column` of `def`: its quoted name, or the expression as
+/// `pg_get_indexdef` shows one column (`lower(email)`, `(a + b)`).
+pub(crate) fn shown(def: &TableDef, column: usize) -> String {
+    let col = &def.columns[column];
+    match col.generated.as_deref().filter(|_| col.hidden) {
+        Some(text) => match crate::dml::parse_expr(text) {
+            Ok(ast::Expr::Function(_)) => text.to_string(),
+            _ => format!("({text})"),
+        },
+        None => crate::functions::text::quote_ident(&col.name),
+    }
+}
+
+/// How the index's statement shows key column `column` (`pg_get_indexdef(index)`): an
+/// expression that is not a function call in parentheses of its own, as PostgreSQL writes
+/// it (`((a + b))`), so that the statement runs again.
+pub(crate) fn in_definition(def: &TableDef, column: usize) -> String {
+    let text = shown(def, column);
+    match is_expression(&def.columns[column]) && text.starts_with('(') {
+        true => format!("({text})"),
+        false => text,
+    }
+}
+
+/// The name of the index table's column for base column `column`: the column's own, or
+/// for an expression its text (which EXPLAIN then shows in the index's conditions).
+pub(crate) fn index_column_name(def: &TableDef, column: usize) -> String {
+    let col = &def.columns[column];
+    match col.generated.as_deref().filter(|_| col.hidden) {
+        Some(text) => text.to_string(),
+        None => col.name.clone(),
+    }
+}
+
+/// The names of `index`'s columns as `pg_attribute` gives them: a column's own, `lower`
+/// for a function call, `expr` for any other expression, numbered when taken (`lower1`), as
+/// PostgreSQL chooses them.
+pub(crate) fn attribute_names(def: &TableDef, index: &IndexDef) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for c in index
+        .columns
+        .iter()
+        .map(|p| p.column)
+        .chain(index.include.iter().copied())
+    {
+        let base = figure_name(def, c);
+        let mut name = base.clone();
+        let mut n = 0;
+        while names.contains(&name) {
+            n += 1;
+            name = format!("{base}{n}");
+        }
+        names.push(name);
+    }
+    names
+}
+
+/// PostgreSQL's name for an index column over column `column` of `def` (FigureColname).
+pub(crate) fn figure_name(def: &TableDef, column: usize) -> String {
+    let col = &def.columns[column];
+    let Some(text) = col.generated.as_deref().filter(|_| col.hidden) else {
+        return col.name.clone();
+    };
+    fn figure(e: &ast::Expr) -> Option<String> {
+        match e {
+            ast::Expr::Function(f) => f.name.0.last()?.as_ident().map(|i| i.value.clone()),
+            ast::Expr::Identifier(id) => Some(id.value.clone()),
+            ast::Expr::CompoundIdentifier(parts) => parts.last().map(|i| i.value.clone()),
+            ast::Expr::Nested(inner) => figure(inner),
+            ast::Expr::Cast { expr, .. } => figure(expr),
+            ast::Expr::Case { .. } => Some("case".into()),
+            _ => None,
+        }
+    }
+    crate::dml::parse_expr(text)
+        .ok()
+        .and_then(|e| figure(&e))
+        .unwrap_or_else(|| "expr".into())
+}
+
+type Matchers = HashMap<(String, Vec<(String, String)>), Option<DfExpr>>;
+static MATCHERS: LazyLock<Mutex<Matchers>> = LazyLock::new(Default::default);
+
+/// Expression column `column` of `def` as a scan's filters hold it: analyzed, simplified
+/// as the optimizer simplifies, in `canonical` form. Kept per text and table columns.
+fn matcher(def: &TableDef, column: usize) -> Option<DfExpr> {
+    let text = def.columns[column].generated.clone()?;
+    let key = (
+        text.clone(),
+        def.columns
+            .iter()
+            .map(|c| (c.name.clone(), c.ty.to_string()))
+            .collect(),
+    );
+    if let Some(kept) = MATCHERS.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return kept.clone();
+    }
+    let schema = crate::conditions::row_schema(def);
+    let made = crate::conditions::analyzed(&text, &schema)
+        .ok()
+        .map(|(expr, df_schema, _)| canonical(crate::conditions::simplified(expr, &df_schema)));
+    let mut kept = MATCHERS.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() >= 1024 {
+        kept.clear();
+    }
+    kept.insert(key, made.clone());
+    made
+}
+
+/// `e` without what does not change its value: qualifiers, aliases, the types of literals.
+fn canonical(e: DfExpr) -> DfExpr {
+    e.transform_up(|e| {
+        Ok(match e {
+            DfExpr::Column(c) => Transformed::yes(DfExpr::Column(c.name.as_str().into())),
+            DfExpr::Alias(a) => Transformed::yes(*a.expr),
+            DfExpr::Literal(v, _) if !v.is_null() => Transformed::yes(DfExpr::Literal(
+                ScalarValue::Utf8(Some(v.to_string())),
+                None,
+            )),
+            other => Transformed::no(other),
+        })
+    })
+    .map(|t| t.data)
+    .unwrap_or_else(|e| DfExpr::Literal(ScalarValue::Utf8(Some(e.to_string())), None))
+}
+
+/// `filters` (a scan's, over `def`'s columns) with each occurrence of one of `index`'s key
+/// expressions replaced by the index table's column for it (`index_column_name`). Filters
+/// that hold none come back as they were.
+pub(crate) fn substitute(def: &TableDef, index: &IndexDef, filters: &[DfExpr]) -> Vec<DfExpr> {
+    let targets: Vec<(DfExpr, String)> = index
+        .columns
+        .iter()
+        .filter(|p| is_expression(&def.columns[p.column]))
+        .filter_map(|p| Some((matcher(def, p.column)?, index_column_name(def, p.column))))
+        .collect();
+    if targets.is_empty() {
+        return filters.to_vec();
+    }
+    filters
+        .iter()
+        .map(|f| {
+            f.clone()
+                .transform_down(|e| {
+                    let shape = canonical(e.clone());
+                    Ok(match targets.iter().find(|(t, _)| *t == shape) {
+                        Some((_, name)) => Transformed::new(
+                            DfExpr::Column(datafusion::common::Column::new_unqualified(name)),
+                            true,
+                            TreeNodeRecursion::Jump,
+                        ),
+                        None => Transformed::no(e),
+                    })
+                })
+                .map(|t| t.data)
+                .unwrap_or_else(|_| f.clone())
+        })
+        .collect()
+}
