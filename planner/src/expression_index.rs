@@ -17,8 +17,8 @@
 
 use crate::error::{Error, Result};
 use datafusion::arrow::datatypes::DataType;
-use datafusion::common::ScalarValue;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::logical_expr::{Expr as DfExpr, ExprSchemable};
 use datafusion::sql::sqlparser::ast;
 use sql::catalog::{ColumnDef, IndexDef, TableDef};
@@ -176,7 +176,7 @@ const STABLE: &[&str] = &[
 /// Why analyzed expression `e` has a value that depends on the session: a timestamp with
 /// time zone anywhere in it (its date, its fields, its text all follow the time zone), or
 /// a date or time turned into text (which follows DateStyle).
-fn session_dependent(e: &DfExpr, schema: &datafusion::common::DFSchema) -> Option<String> {
+fn session_dependent(e: &DfExpr, schema: &DFSchema) -> Option<String> {
     let temporal = |t: &DataType| {
         matches!(
             t,
@@ -348,7 +348,9 @@ fn matcher(def: &TableDef, column: usize) -> Option<DfExpr> {
     let schema = crate::conditions::row_schema(def);
     let made = crate::conditions::analyzed(&text, &schema)
         .ok()
-        .map(|(expr, df_schema, _)| canonical(crate::conditions::simplified(expr, &df_schema)));
+        .map(|(expr, df_schema, _)| {
+            canonical(crate::conditions::simplified(expr, &df_schema), &df_schema)
+        });
     let mut kept = MATCHERS.lock().unwrap_or_else(|e| e.into_inner());
     if kept.len() >= 1024 {
         kept.clear();
@@ -357,12 +359,27 @@ fn matcher(def: &TableDef, column: usize) -> Option<DfExpr> {
     made
 }
 
-/// `e` without what does not change its value: qualifiers, aliases, the types of literals.
-fn canonical(e: DfExpr) -> DfExpr {
+/// `e` (over the columns of `schema`) without what does not change its value: qualifiers,
+/// aliases, the types of literals, casts to the type a value has (`email::text` of a
+/// varchar, as pg_dump and Rails' schema write an index over it).
+fn canonical(e: DfExpr, schema: &DFSchema) -> DfExpr {
+    // Text is text in any of Arrow's string layouts.
+    let family = |t: &DataType| match t {
+        DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => DataType::Utf8,
+        other => other.clone(),
+    };
+    let same_type = |c: &datafusion::logical_expr::Cast| {
+        let declared = sql::types::declared_type_name(&c.field);
+        declared.is_none_or(|t| t == "text" || t == "character varying")
+            && c.expr
+                .get_type(schema)
+                .is_ok_and(|t| family(&t) == family(c.field.data_type()))
+    };
     e.transform_up(|e| {
         Ok(match e {
             DfExpr::Column(c) => Transformed::yes(DfExpr::Column(c.name.as_str().into())),
             DfExpr::Alias(a) => Transformed::yes(*a.expr),
+            DfExpr::Cast(c) if same_type(&c) => Transformed::yes(*c.expr),
             DfExpr::Literal(v, _) if !v.is_null() => Transformed::yes(DfExpr::Literal(
                 ScalarValue::Utf8(Some(v.to_string())),
                 None,
@@ -387,12 +404,16 @@ pub(crate) fn substitute(def: &TableDef, index: &IndexDef, filters: &[DfExpr]) -
     if targets.is_empty() {
         return filters.to_vec();
     }
+    let schema = crate::conditions::row_schema(def);
+    let Ok(schema) = DFSchema::try_from(schema.as_ref().clone()) else {
+        return filters.to_vec();
+    };
     filters
         .iter()
         .map(|f| {
             f.clone()
                 .transform_down(|e| {
-                    let shape = canonical(e.clone());
+                    let shape = canonical(e.clone(), &schema);
                     Ok(match targets.iter().find(|(t, _)| *t == shape) {
                         Some((_, name)) => Transformed::new(
                             DfExpr::Column(datafusion::common::Column::new_unqualified(name)),
