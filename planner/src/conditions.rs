@@ -179,6 +179,15 @@ pub(crate) fn analyzed(
     text: &str,
     schema: &Arc<Schema>,
 ) -> Result<(Expr, Arc<DFSchema>, datafusion::execution::SessionState)> {
+    analyzed_in(text, schema, "UTC")
+}
+
+/// [`analyzed`] as a session in time zone `zone` would analyze it.
+pub(crate) fn analyzed_in(
+    text: &str,
+    schema: &Arc<Schema>,
+    zone: &str,
+) -> Result<(Expr, Arc<DFSchema>, datafusion::execution::SessionState)> {
     // The plan is kept for later statements: `now()` in it reads the clock when it runs.
     let clock = crate::functions::TransactionStart::live();
     // The row's enum types, which a condition may cast to (`m <> 'sad'::mood`).
@@ -187,7 +196,7 @@ pub(crate) fn analyzed(
         .iter()
         .filter_map(|f| sql::types::enum_type(f))
         .collect();
-    let ctx = crate::dml::scratch_context_with("UTC", Some(&clock), user);
+    let ctx = crate::dml::scratch_context_with(zone, Some(&clock), user);
     let state = ctx.state();
     let df_schema = Arc::new(DFSchema::try_from(schema.as_ref().clone())?);
     let expr = state
@@ -330,8 +339,23 @@ fn validate_generation(def: &TableDef, text: &str) -> Result<()> {
 /// being written, its generated columns' old values ignored: no expression reads them),
 /// then each index expression's (hidden generated columns, which may read the others).
 pub(crate) fn generate(def: &TableDef, values: &mut [Value]) -> Result<()> {
+    generate_where(def, values, &[false, true])
+}
+
+/// Gives each index expression of `def` (a hidden generated column) its value over
+/// `values`, the row's own generated columns as they are.
+pub(crate) fn generate_expressions(def: &TableDef, values: &mut [Value]) -> Result<()> {
+    generate_where(def, values, &[true])
+}
+
+/// The generated columns of `def` whose `hidden` is each of `passes` in turn, computed over
+/// `values` as the earlier passes left them.
+fn generate_where(def: &TableDef, values: &mut [Value], passes: &[bool]) -> Result<()> {
+    if def.columns.iter().all(|c| c.generated.is_none()) {
+        return Ok(());
+    }
     let schema = row_schema(def);
-    for hidden in [false, true] {
+    for &hidden in passes {
         let mut columns = def
             .columns
             .iter()

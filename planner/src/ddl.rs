@@ -1024,7 +1024,7 @@ async fn fill_column(
 }
 
 /// Stores a new generated column's value in every row of `def` (ADD COLUMN … GENERATED).
-pub(crate) fn generate_column(txn: &SharedTxn, def: &TableDef) -> Result<()> {
+fn generate_column(txn: &SharedTxn, def: &TableDef) -> Result<()> {
     crate::provider::in_txn(txn, |t| {
         let mut rows = Vec::new();
         for row in t.scan(def.keyspace, &KeyRange::all(), Direction::Forward)? {

@@ -1,19 +1,22 @@
 //! Expression indexes: `CREATE INDEX ON users (lower(email))`.
 //!
-//! Each indexed expression is kept as a hidden stored generated column of its table
-//! (`hidden` and `generated` both set), computed for every row written after the table's
-//! own generated columns (`conditions::generate`). The index is an ordinary index over that
-//! column: its entries, its uniqueness checks and its backfill are those of any index.
+//! Each indexed expression is a hidden generated column of its table (`hidden` and
+//! `generated` both set), and the index is an ordinary index over that column: its
+//! entries, its uniqueness checks and its backfill are those of any index. Index
+//! maintenance computes the expression from the row's other columns for the old row as for
+//! the new one (`computed`), so the value a row stores there is never read: CREATE INDEX
+//! writes no row (rows keep their `_etag`), and rows stored before it read NULL there.
 //! Indexes over the same expression share its column; when the last of them is dropped,
 //! the column is dropped too (`release`).
 //!
 //! A query reads such an index when its conditions compare the expression: the scan's
 //! filters have each occurrence of it replaced by the index's column (`substitute`) and are
 //! then classified against the index like any other. The replacement is exact, not a
-//! guess: the column holds the expression's value as the same analysis computes it, and an
-//! occurrence is replaced only when it is that analyzed expression (qualifiers and literal
-//! types aside). An expression whose value depends on the session (the time zone, the
-//! clock) is refused when the index is made, as PostgreSQL refuses what is not IMMUTABLE.
+//! guess: the index holds the expression's value as the same analysis computes it, and an
+//! occurrence is replaced only when it is that analyzed expression (qualifiers, literal
+//! types and casts between text types aside). An expression whose value is not fixed by
+//! the row (a volatile or stable function, the time zone, DateStyle) is refused when the
+//! index is made, as PostgreSQL refuses what is not IMMUTABLE.
 
 use crate::error::{Error, Result};
 use datafusion::arrow::datatypes::DataType;
@@ -25,6 +28,7 @@ use sql::catalog::{ColumnDef, IndexDef, TableDef};
 use sql::types::SqlType;
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
+use storage::Value;
 
 /// Whether `column` holds an index expression.
 pub(crate) fn is_expression(column: &ColumnDef) -> bool {
@@ -32,12 +36,12 @@ pub(crate) fn is_expression(column: &ColumnDef) -> bool {
 }
 
 /// The column of `def` that holds index key expression `expr`, added (hidden, generated,
-/// nullable) unless an index over the same expression has one. Says whether it was added:
-/// the caller then stores its value in every row. Refuses what PostgreSQL refuses in an
-/// index expression: a subquery (0A000), an aggregate (42803), a window function (42P20),
-/// a function whose value is not fixed by its arguments (42P17), an unknown column (42703).
-pub(crate) fn column_for(def: &mut TableDef, expr: &ast::Expr) -> Result<(usize, bool)> {
-    refuse(expr)?;
+/// nullable) unless an index over the same expression has one. Refuses what PostgreSQL
+/// refuses in an index expression: a subquery (0A000), an aggregate (42803), a window
+/// function (42P20), a function whose value is not fixed by its arguments (42P17), a
+/// column of another table (42P01) or none (42703).
+pub(crate) fn column_for(def: &mut TableDef, expr: &ast::Expr) -> Result<usize> {
+    refuse(def, expr)?;
     let mut expr = expr.clone();
     while let ast::Expr::Nested(inner) = expr {
         expr = *inner;
@@ -62,7 +66,7 @@ pub(crate) fn column_for(def: &mut TableDef, expr: &ast::Expr) -> Result<(usize,
         .iter()
         .position(|c| is_expression(c) && c.generated.as_deref() == Some(&text) && c.ty == ty);
     if let Some(i) = existing {
-        return Ok((i, false));
+        return Ok(i);
     }
     def.columns.push(ColumnDef {
         // A name no SQL text names, as a dropped column's.
@@ -79,7 +83,21 @@ pub(crate) fn column_for(def: &mut TableDef, expr: &ast::Expr) -> Result<(usize,
         comment: None,
     });
     def.schema_version += 1;
-    Ok((def.columns.len() - 1, true))
+    Ok(def.columns.len() - 1)
+}
+
+/// `values` (a whole stored row of `def`) with its index expressions computed from its
+/// other columns: what index maintenance reads, whatever the row stored there.
+pub(crate) fn computed<'a>(
+    def: &TableDef,
+    values: &'a [Value],
+) -> Result<std::borrow::Cow<'a, [Value]>> {
+    if !def.columns.iter().any(is_expression) {
+        return Ok(std::borrow::Cow::Borrowed(values));
+    }
+    let mut values = values.to_vec();
+    crate::conditions::generate_expressions(def, &mut values)?;
+    Ok(std::borrow::Cow::Owned(values))
 }
 
 /// The type of index expression `text`'s values over `def`'s rows, refusing an expression
@@ -87,13 +105,29 @@ pub(crate) fn column_for(def: &mut TableDef, expr: &ast::Expr) -> Result<(usize,
 fn value_type(def: &TableDef, text: &str) -> Result<SqlType> {
     let schema = crate::conditions::row_schema(def);
     let (analyzed, df_schema, _) = crate::conditions::analyzed(text, &schema)?;
-    if let Some(reason) = session_dependent(&analyzed, &df_schema) {
+    // Analyzed in another time zone, an expression that reads the session's zone (a
+    // timestamptz cast to a date) comes out another expression.
+    let elsewhere = crate::conditions::analyzed_in(text, &schema, "Asia/Kathmandu")?.0;
+    let reason = match canonical(elsewhere, &df_schema) == canonical(analyzed.clone(), &df_schema) {
+        true => session_dependent(&analyzed, &df_schema),
+        false => Some("it follows the time zone".to_string()),
+    };
+    if let Some(reason) = reason {
         return Err(Error::InvalidObjectDefinition(format!(
             "functions in index expression must be marked IMMUTABLE ({reason})"
         )));
     }
     let (_, field) = analyzed.to_field(&df_schema)?;
+    // A decimal keeps its scale: the values are stored as the expression computes them.
+    let decimal = match field.data_type() {
+        DataType::Decimal128(p, s) if *s >= 0 => Some(SqlType::Numeric {
+            precision: Some(*p),
+            scale: Some(*s as u8),
+        }),
+        _ => None,
+    };
     sql::types::enum_type(&field)
+        .or(decimal)
         .or_else(|| crate::casts::declared(&field))
         .or_else(|| crate::session::sql_type_of(field.data_type()))
         .filter(|ty| ty.scalar().is_keyable())
@@ -118,12 +152,21 @@ pub(crate) fn retype(def: &mut TableDef) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a subquery, an aggregate, a window function or a volatile function in `expr`.
-fn refuse(expr: &ast::Expr) -> Result<()> {
+/// Refuses a subquery, an aggregate, a window function, a volatile function or a column
+/// of another table in `expr`.
+fn refuse(def: &TableDef, expr: &ast::Expr) -> Result<()> {
     let aggregates = crate::dml::scratch_context("UTC", None).state();
     let mut refused = None;
     let _ = ast::visit_expressions(expr, |e| {
         refused = match e {
+            ast::Expr::CompoundIdentifier(parts)
+                if parts.len() > 1
+                    && sql::ddl::normalize_ident(&parts[parts.len() - 2]) != def.name =>
+            {
+                Some(Error::Sql(sql::Error::UnknownTable(
+                    parts[parts.len() - 2].value.clone(),
+                )))
+            }
             ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::InSubquery { .. } => {
                 Some(Error::NotSupported {
                     message: "cannot use subquery in index expression".into(),
@@ -173,10 +216,12 @@ const STABLE: &[&str] = &[
     "version",
 ];
 
-/// Why analyzed expression `e` has a value that depends on the session: a timestamp with
-/// time zone anywhere in it (its date, its fields, its text all follow the time zone), or
-/// a date or time turned into text (which follows DateStyle).
+/// Why analyzed expression `e` has a value that the row alone does not fix: a function
+/// that is not immutable, a timestamp with time zone (its date, its fields, its text all
+/// follow the session's time zone) unless read in a zone named by a constant or only tested
+/// for NULL, or a date or time turned into text (which follows DateStyle).
 fn session_dependent(e: &DfExpr, schema: &DFSchema) -> Option<String> {
+    use datafusion::logical_expr::Volatility;
     let temporal = |t: &DataType| {
         matches!(
             t,
@@ -190,6 +235,27 @@ fn session_dependent(e: &DfExpr, schema: &DFSchema) -> Option<String> {
     };
     let mut reason = None;
     let _ = e.apply(|node| {
+        // `at AT TIME ZONE 'UTC'`, `at IS NULL`: fixed by the row.
+        let fixed = match node {
+            DfExpr::ScalarFunction(f) => {
+                f.name() == "timezone"
+                    && matches!(f.args.first(), Some(DfExpr::Literal(..)))
+                    && node
+                        .get_type(schema)
+                        .is_ok_and(|t| matches!(t, DataType::Timestamp(_, None)))
+            }
+            DfExpr::IsNull(_) | DfExpr::IsNotNull(_) => true,
+            _ => false,
+        };
+        if let DfExpr::ScalarFunction(f) = node
+            && f.func.signature().volatility != Volatility::Immutable
+        {
+            reason = Some(format!("{} is not immutable", f.name()));
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        if fixed {
+            return Ok(TreeNodeRecursion::Jump);
+        }
         let Ok(ty) = node.get_type(schema) else {
             return Ok(TreeNodeRecursion::Continue);
         };
@@ -277,8 +343,9 @@ pub(crate) fn in_definition(def: &TableDef, column: usize) -> String {
 pub(crate) fn index_column_name(def: &TableDef, column: usize) -> String {
     let col = &def.columns[column];
     match col.generated.as_deref().filter(|_| col.hidden) {
-        Some(text) => text.to_string(),
-        None => col.name.clone(),
+        // Unless a column of the table has that name (`"lower(email)"`).
+        Some(text) if !def.columns.iter().any(|c| c.name == text) => text.to_string(),
+        _ => col.name.clone(),
     }
 }
 
@@ -328,28 +395,39 @@ pub(crate) fn figure_name(def: &TableDef, column: usize) -> String {
         .unwrap_or_else(|| "expr".into())
 }
 
-type Matchers = HashMap<(String, Vec<(String, String)>), Option<DfExpr>>;
+/// An index expression as a scan's filters hold it (`matcher`), and whether it can be NULL.
+type Matcher = (DfExpr, bool);
+type Matchers = HashMap<(String, Vec<(String, String, bool)>), Option<Matcher>>;
 static MATCHERS: LazyLock<Mutex<Matchers>> = LazyLock::new(Default::default);
 
 /// Expression column `column` of `def` as a scan's filters hold it: analyzed, simplified
-/// as the optimizer simplifies, in `canonical` form. Kept per text and table columns.
-fn matcher(def: &TableDef, column: usize) -> Option<DfExpr> {
+/// as the optimizer simplifies, in `canonical` form; with whether its value can be NULL
+/// (a row with a NULL there has no entry). Kept per text and table columns.
+fn matcher(def: &TableDef, column: usize) -> Option<Matcher> {
     let text = def.columns[column].generated.clone()?;
     let key = (
         text.clone(),
         def.columns
             .iter()
-            .map(|c| (c.name.clone(), c.ty.to_string()))
+            .map(|c| (c.name.clone(), c.ty.to_string(), c.nullable))
             .collect(),
     );
     if let Some(kept) = MATCHERS.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return kept.clone();
     }
-    let schema = crate::conditions::row_schema(def);
+    // Declared nullability, which the row schema conditions are planned over leaves out.
+    let schema = std::sync::Arc::new(datafusion::arrow::datatypes::Schema::new(
+        def.columns
+            .iter()
+            .map(|c| c.ty.field(&c.name, c.nullable))
+            .collect::<Vec<_>>(),
+    ));
     let made = crate::conditions::analyzed(&text, &schema)
         .ok()
         .map(|(expr, df_schema, _)| {
-            canonical(crate::conditions::simplified(expr, &df_schema), &df_schema)
+            let nullable = !never_null(&expr, &df_schema);
+            let shape = canonical(crate::conditions::simplified(expr, &df_schema), &df_schema);
+            (shape, nullable)
         });
     let mut kept = MATCHERS.lock().unwrap_or_else(|e| e.into_inner());
     if kept.len() >= 1024 {
@@ -399,7 +477,7 @@ pub(crate) fn substitute(def: &TableDef, index: &IndexDef, filters: &[DfExpr]) -
         .columns
         .iter()
         .filter(|p| is_expression(&def.columns[p.column]))
-        .filter_map(|p| Some((matcher(def, p.column)?, index_column_name(def, p.column))))
+        .filter_map(|p| Some((matcher(def, p.column)?.0, index_column_name(def, p.column))))
         .collect();
     if targets.is_empty() {
         return filters.to_vec();
@@ -427,4 +505,79 @@ pub(crate) fn substitute(def: &TableDef, index: &IndexDef, filters: &[DfExpr]) -
                 .unwrap_or_else(|_| f.clone())
         })
         .collect()
+}
+
+/// Whether column `column` of `def` can be NULL: a nullable column, or an expression over
+/// one (that cannot be shown otherwise). A NULL has no index entry, so an index over such a
+/// column serves only conditions that exclude it.
+pub(crate) fn nullable(def: &TableDef, column: usize) -> bool {
+    match is_expression(&def.columns[column]) {
+        true => matcher(def, column).is_none_or(|(_, nullable)| nullable),
+        false => def.columns[column].nullable,
+    }
+}
+
+/// Functions whose value is not NULL when no argument is.
+const STRICT: &[&str] = &[
+    "lower",
+    "upper",
+    "btrim",
+    "ltrim",
+    "rtrim",
+    "trim",
+    "md5",
+    "abs",
+    "length",
+    "char_length",
+    "character_length",
+    "octet_length",
+    "initcap",
+    "reverse",
+    "left",
+    "right",
+    "lpad",
+    "rpad",
+    "replace",
+    "concat",
+    "concat_ws",
+    "substr",
+    "round",
+    "trunc",
+    "floor",
+    "ceil",
+    "date_trunc",
+    "date_part",
+    "partita_extract",
+];
+
+/// Whether analyzed expression `e` is never NULL: its columns are NOT NULL and nothing in
+/// it makes a NULL of values (DataFusion takes any function call as nullable).
+fn never_null(e: &DfExpr, schema: &DFSchema) -> bool {
+    match e {
+        DfExpr::Column(_) | DfExpr::Literal(..) => !e.nullable(schema).unwrap_or(true),
+        DfExpr::Alias(a) => never_null(&a.expr, schema),
+        DfExpr::Cast(c) => never_null(&c.expr, schema),
+        DfExpr::BinaryExpr(b) => {
+            use datafusion::logical_expr::Operator as O;
+            matches!(
+                b.op,
+                O::Plus
+                    | O::Minus
+                    | O::Multiply
+                    | O::StringConcat
+                    | O::Eq
+                    | O::NotEq
+                    | O::Lt
+                    | O::LtEq
+                    | O::Gt
+                    | O::GtEq
+            ) && never_null(&b.left, schema)
+                && never_null(&b.right, schema)
+        }
+        DfExpr::IsNull(_) | DfExpr::IsNotNull(_) => true,
+        DfExpr::ScalarFunction(f) => {
+            STRICT.contains(&f.name()) && f.args.iter().all(|a| never_null(a, schema))
+        }
+        _ => false,
+    }
 }

@@ -345,6 +345,11 @@ pub fn maintain(
     if def.indexes.is_empty() && def.views.is_empty() {
         return Ok(());
     }
+    // The old row's index expressions as its columns give them, not as it stored them.
+    let old = old
+        .map(|v| crate::expression_index::computed(def, v))
+        .transpose()?;
+    let old = old.as_deref();
     in_txn(txn, |t| {
         for index in &def.indexes {
             maintain_one(def, index, t, old, new)?;
@@ -553,7 +558,6 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
     // Expressions are kept in hidden columns of the table (`expression_index`), added to
     // this copy of its definition.
     let mut with_expressions = def.as_ref().clone();
-    let mut added = false;
     let mut columns = Vec::new();
     for c in &create.columns {
         let mut expr = &c.column.expr;
@@ -562,12 +566,7 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
         }
         let column = match expr {
             ast::Expr::Identifier(ident) => def.column(&sql::ddl::normalize_ident(ident))?.0,
-            expr => {
-                let (column, new) =
-                    crate::expression_index::column_for(&mut with_expressions, expr)?;
-                added |= new;
-                column
-            }
+            expr => crate::expression_index::column_for(&mut with_expressions, expr)?,
         };
         let col = &with_expressions.columns[column];
         if !col.ty.scalar().is_keyable() {
@@ -619,10 +618,18 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
     let name = match &create.name {
         Some(n) => sql::ddl::table_name(n)?,
         None => {
-            let cols: Vec<String> = columns
-                .iter()
-                .map(|p| crate::expression_index::figure_name(&with_expressions, p.column))
-                .collect();
+            let cols = crate::expression_index::attribute_names(
+                &with_expressions,
+                &IndexDef {
+                    name: String::new(),
+                    keyspace: 0,
+                    unique: false,
+                    columns: columns.clone(),
+                    include: Vec::new(),
+                    constraint: false,
+                    predicate: None,
+                },
+            );
             let base = format!("{}_{}_idx", def.name, cols.join("_"));
             let mut name = base.clone();
             let mut n = 0;
@@ -652,16 +659,11 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
         constraint: false,
         predicate,
     };
-    let def = match added {
-        true => {
-            let txn = session.open_txn()?;
-            crate::conditions::validate(&with_expressions)?;
-            crate::ddl::generate_column(&txn, &with_expressions)?;
-            Arc::new(with_expressions)
-        }
-        false => def,
-    };
-    add_index(session, &def, index)?;
+    // No row is written: maintenance and the backfill compute the expressions.
+    if with_expressions.columns.len() != def.columns.len() {
+        crate::conditions::validate(&with_expressions)?;
+    }
+    add_index(session, &Arc::new(with_expressions), index)?;
     Ok(WriteResult::command("CREATE INDEX"))
 }
 
@@ -809,11 +811,14 @@ fn add_index(session: &mut Session, def: &Arc<TableDef>, mut index: IndexDef) ->
 /// Writes the entries of every row of the table the transaction sees.
 fn backfill(def: &TableDef, index: &IndexDef, shape: &IndexShape, txn: &SharedTxn) -> Result<()> {
     in_txn(txn, |t| {
-        let rows: Vec<Vec<Value>> = t
+        let mut rows: Vec<Vec<Value>> = t
             .scan(def.keyspace, &KeyRange::all(), Direction::Forward)?
             .map(|row| stored_values(def, &row?.value))
             .collect::<storage::Result<_>>()?;
         let mut written = BTreeSet::new();
+        for values in &mut rows {
+            crate::conditions::generate_expressions(def, values)?;
+        }
         for values in &rows {
             let Some((key, value)) = shape.entry(def, index, values)? else {
                 continue;

@@ -353,7 +353,7 @@ impl PartitaTable {
                     })
             };
             let sparse_safe = index.columns.iter().all(|p| {
-                !self.def.columns[p.column].nullable
+                !crate::expression_index::nullable(&self.def, p.column)
                     || constrained(&crate::expression_index::index_column_name(
                         &self.def, p.column,
                     ))

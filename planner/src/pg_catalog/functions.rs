@@ -512,9 +512,11 @@ pub fn register(
                 n => {
                     let columns = r.attributes();
                     let t = r.table();
+                    let pretty = matches!(a.get(2), Some(ScalarValue::Boolean(Some(true))));
                     Ok(utf8(columns.get(n as usize - 1).map(|&c| {
                         match crate::expression_index::is_expression(&t.columns[c]) {
-                            true => crate::expression_index::shown(t, c),
+                            true if pretty => crate::expression_index::shown(t, c),
+                            true => crate::expression_index::in_definition(t, c),
                             false => t.columns[c].name.clone(),
                         }
                     })))

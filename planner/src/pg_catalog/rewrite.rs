@@ -418,6 +418,8 @@ const VECTOR_COLUMNS: &[&str] = &[
     "indcollation",
     "indoption",
     "proargtypes",
+    // pgjdbc's getIndexInfo names indoption so in a derived table.
+    "i_indoption",
 ];
 
 /// The subscript of a vector column's element (`indkey[0]`, `i.indkey[0]`).
@@ -438,6 +440,7 @@ fn vector_subscript<'a>(root: &Expr, chain: &'a [ast::AccessExpr]) -> Option<&'a
 /// Whether `e` names one of the catalogs' vector columns (`i.indkey`).
 fn is_vector(e: &Expr) -> bool {
     let name = match e {
+        Expr::Nested(inner) => return is_vector(inner),
         Expr::Identifier(id) => id,
         Expr::CompoundIdentifier(parts) => match parts.last() {
             Some(last) => last,
@@ -602,6 +605,30 @@ impl VisitorMut for Normalizer {
                         false => (one, length),
                     };
                     *e = call("unnest", vec![call("generate_series", vec![first, last])]);
+                    return ControlFlow::Continue(());
+                }
+                // array_lower/array_upper of a vector: its subscripts run from 0.
+                if self.catalog_query
+                    && let [name] = idents(&f.name).as_slice()
+                    && (name == "array_lower" || name == "array_upper")
+                    && let FunctionArguments::List(list) = &f.args
+                    && let [
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(array)),
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(dim)),
+                    ] = list.args.as_slice()
+                    && is_vector(array)
+                {
+                    // NULL for an empty one, as for an array.
+                    let length = call("array_length", vec![array.clone(), dim.clone()]);
+                    let (op, by) = match name.as_str() {
+                        "array_lower" => (BinaryOperator::Multiply, "0"),
+                        _ => (BinaryOperator::Minus, "1"),
+                    };
+                    *e = Expr::Nested(Box::new(Expr::BinaryOp {
+                        left: Box::new(length),
+                        op,
+                        right: Box::new(Expr::value(Value::Number(by.into(), false))),
+                    }));
                     return ControlFlow::Continue(());
                 }
                 // nextval('s'::regclass): the sequence functions read a name as regclass

@@ -1596,8 +1596,8 @@ async fn top_rows_per_outer_row_with_parameters() {
 }
 
 /// An expression index through a driver: a parameter compared with the indexed expression
-/// finds the row through the index, and a unique violation names the index, the table
-/// and the expression's value.
+/// finds the row through the index, a unique violation names the index, the table and the
+/// expression's value, and creating an index leaves rows' `_etag` as they were.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expression_index_with_parameters() {
     let server = TestServer::start();
@@ -1646,4 +1646,27 @@ async fn expression_index_with_parameters() {
             Some("Key (lower(email))=(bob@x.com) already exists.")
         )
     );
+    // CREATE INDEX writes no row: an edit in progress keeps the version it read.
+    let etag: String = client
+        .query_one("SELECT _etag FROM users WHERE id = 1", &[])
+        .await
+        .unwrap()
+        .get(0);
+    client
+        .batch_execute("CREATE INDEX users_name ON users (upper(email), (id * 2))")
+        .await
+        .unwrap();
+    let updated = client
+        .execute(
+            "UPDATE users SET email = 'ann@y.com' WHERE id = 1 AND _etag = $1",
+            &[&etag],
+        )
+        .await
+        .unwrap();
+    assert_eq!(updated, 1);
+    let found = client
+        .query("SELECT id FROM users WHERE upper(email) = 'ANN@Y.COM'", &[])
+        .await
+        .unwrap();
+    assert_eq!(found.iter().map(|r| r.get(0)).collect::<Vec<i32>>(), [1]);
 }
