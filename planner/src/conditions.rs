@@ -367,6 +367,10 @@ fn generate_where(def: &TableDef, values: &mut [Value], passes: &[bool]) -> Resu
         }
         let batch = row_batch(def, &schema, values)?;
         for (i, column) in columns {
+            if hidden && !crate::expression_index::needed(def, i, values)? {
+                values[i] = Value::Null;
+                continue;
+            }
             let text = column.generated.as_deref().unwrap_or_default();
             let expr = condition(Kind::Generated, &generation(text, column.ty), &schema)?;
             let value = expr.evaluate(&batch)?.into_array(1)?;

@@ -68,22 +68,30 @@ pub(crate) fn column_for(def: &mut TableDef, expr: &ast::Expr) -> Result<usize> 
     if let Some(i) = existing {
         return Ok(i);
     }
+    // A name no SQL text names, as a dropped column's.
+    let name = format!("........pg.expression.{}........", def.columns.len() + 1);
     def.columns.push(ColumnDef {
-        // A name no SQL text names, as a dropped column's.
-        name: format!("........pg.expression.{}........", def.columns.len() + 1),
-        ty,
-        nullable: true,
-        default: None,
         hidden: true,
-        identity: None,
-        sequence_column: None,
-        sequence: None,
-        sequence_options: None,
         generated: Some(text),
-        comment: None,
+        ..ColumnDef::new(name, ty)
     });
     def.schema_version += 1;
     Ok(def.columns.len() - 1)
+}
+
+/// Whether the row `values` of `def` needs index expression column `column`: an index over
+/// it covers the row (a partial index's condition holds). Others are not computed, as
+/// PostgreSQL computes no expression for a row a partial index leaves out (`(v::int)
+/// WHERE kind = 'num'` over a row of another kind).
+pub(crate) fn needed(def: &TableDef, column: usize, values: &[Value]) -> Result<bool> {
+    for index in &def.indexes {
+        let over =
+            index.columns.iter().any(|p| p.column == column) || index.include.contains(&column);
+        if over && crate::index::covers(def, index, values)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// `values` (a whole stored row of `def`) with its index expressions computed from its
@@ -236,10 +244,12 @@ fn session_dependent(e: &DfExpr, schema: &DFSchema) -> Option<String> {
     let mut reason = None;
     let _ = e.apply(|node| {
         // `at AT TIME ZONE 'UTC'`, `at IS NULL`: fixed by the row.
+        // Only a column read in the zone: anything computed on the timestamptz before it
+        // (`date_trunc('day', at)`, `at + interval '1 day'`) follows the session's zone.
         let fixed = match node {
             DfExpr::ScalarFunction(f) => {
                 f.name() == "timezone"
-                    && matches!(f.args.first(), Some(DfExpr::Literal(..)))
+                    && matches!(f.args.as_slice(), [DfExpr::Literal(..), DfExpr::Column(_)])
                     && node
                         .get_type(schema)
                         .is_ok_and(|t| matches!(t, DataType::Timestamp(_, None)))
@@ -360,13 +370,7 @@ pub(crate) fn attribute_names(def: &TableDef, index: &IndexDef) -> Vec<String> {
         .map(|p| p.column)
         .chain(index.include.iter().copied())
     {
-        let base = figure_name(def, c);
-        let mut name = base.clone();
-        let mut n = 0;
-        while names.contains(&name) {
-            n += 1;
-            name = format!("{base}{n}");
-        }
+        let name = crate::index::free_name(&figure_name(def, c), |n| names.iter().any(|x| x == n));
         names.push(name);
     }
     names
@@ -478,6 +482,9 @@ pub(crate) fn substitute(def: &TableDef, index: &IndexDef, filters: &[DfExpr]) -
         .iter()
         .filter(|p| is_expression(&def.columns[p.column]))
         .filter_map(|p| Some((matcher(def, p.column)?.0, index_column_name(def, p.column))))
+        // One that simplifies to a constant (`a IS NULL` of a NOT NULL column) would take
+        // the place of every equal constant.
+        .filter(|(m, _)| !matches!(m, DfExpr::Literal(..)))
         .collect();
     if targets.is_empty() {
         return filters.to_vec();

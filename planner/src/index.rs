@@ -630,14 +630,7 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
                     predicate: None,
                 },
             );
-            let base = format!("{}_{}_idx", def.name, cols.join("_"));
-            let mut name = base.clone();
-            let mut n = 0;
-            while taken(&name) {
-                n += 1;
-                name = format!("{base}{n}");
-            }
-            name
+            free_name(&format!("{}_{}_idx", def.name, cols.join("_")), taken)
         }
     };
     if taken(&name) {
@@ -665,6 +658,18 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
     }
     add_index(session, &Arc::new(with_expressions), index)?;
     Ok(WriteResult::command("CREATE INDEX"))
+}
+
+/// `base`, or `base` numbered from 1 (`t_a_idx1`) when `taken`, as PostgreSQL chooses a
+/// name it makes up.
+pub(crate) fn free_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut name = base.to_string();
+    let mut n = 0;
+    while taken(&name) {
+        n += 1;
+        name = format!("{base}{n}");
+    }
+    name
 }
 
 /// Functions whose value changes from call to call or with the clock: an index predicate
@@ -764,16 +769,10 @@ pub(crate) fn add_unique_constraint(
             return Err(Error::Sql(sql::Error::DuplicateTable(name.clone())));
         }
         Some(name) => name.clone(),
-        None => {
-            let base = format!("{}_{}_key", def.name, constraint.columns.join("_"));
-            let mut name = base.clone();
-            let mut n = 0;
-            while taken(&name) {
-                n += 1;
-                name = format!("{base}{n}");
-            }
-            name
-        }
+        None => free_name(
+            &format!("{}_{}_key", def.name, constraint.columns.join("_")),
+            taken,
+        ),
     };
     let index = IndexDef {
         name,
@@ -798,9 +797,10 @@ fn add_index(session: &mut Session, def: &Arc<TableDef>, mut index: IndexDef) ->
         catalog.track_read(t, &def.name).map_err(sql_to_storage)?;
         t.create_keyspace(KeyspaceKind::Index, &index.name, shape.layout.clone())
     })?;
-    backfill(def, &index, &shape, &txn)?;
+    // The backfill computes the index's expressions with the index in the definition.
     let mut new_def = def.as_ref().clone();
-    new_def.indexes.push(index);
+    new_def.indexes.push(index.clone());
+    backfill(&new_def, &index, &shape, &txn)?;
     in_txn(&txn, |t| {
         let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
         catalog.write(t, &mut scope.changes, new_def)?;

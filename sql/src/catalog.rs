@@ -62,6 +62,23 @@ pub struct ColumnDef {
 }
 
 impl ColumnDef {
+    /// A nullable column with nothing else declared.
+    pub fn new(name: impl Into<String>, ty: SqlType) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            ty,
+            nullable: true,
+            default: None,
+            hidden: false,
+            identity: None,
+            sequence_column: None,
+            sequence: None,
+            sequence_options: None,
+            generated: None,
+            comment: None,
+        }
+    }
+
     /// The name of the sequence a serial or identity column owns in table `table`.
     /// The options of the column's sequence (when it has one).
     pub fn sequence_options(&self) -> SequenceOptions {

@@ -112,17 +112,9 @@ pub fn column_from_ast(table: &str, col: &ast::ColumnDef, user: &[SqlType]) -> R
         "serial" | "serial2" | "serial4" | "serial8" | "smallserial" | "bigserial"
     ));
     let mut def = ColumnDef {
-        name: col_name.clone(),
-        ty,
         nullable: !serial,
         default: serial.then(|| crate::catalog::serial_default(table, &col_name)),
-        hidden: false,
-        identity: None,
-        sequence_column: None,
-        sequence: None,
-        sequence_options: None,
-        generated: None,
-        comment: None,
+        ..ColumnDef::new(col_name.clone(), ty)
     };
     for opt in &col.options {
         match &opt.option {
@@ -299,17 +291,9 @@ pub fn table_def_from_create(create: &ast::CreateTable, user: &[SqlType]) -> Res
                 ));
             }
             columns.push(ColumnDef {
-                name: ROW_ID_COLUMN.to_string(),
-                ty: SqlType::Int8,
                 nullable: false,
-                default: None,
                 hidden: true,
-                identity: None,
-                sequence_column: None,
-                sequence: None,
-                sequence_options: None,
-                generated: None,
-                comment: None,
+                ..ColumnDef::new(ROW_ID_COLUMN, SqlType::Int8)
             });
             partition_key.push(columns.len() - 1);
             hash_buckets = DEFAULT_HASH_BUCKETS;

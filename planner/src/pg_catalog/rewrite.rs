@@ -422,6 +422,26 @@ const VECTOR_COLUMNS: &[&str] = &[
     "i_indoption",
 ];
 
+/// What a vector's subscript is moved by: `1::smallint`, which no query writes there, so
+/// that a statement normalized and printed (a view's, a rewritten subquery's) and parsed
+/// again is not moved twice.
+fn shift() -> Expr {
+    Expr::Cast {
+        kind: ast::CastKind::DoubleColon,
+        expr: Box::new(Expr::value(Value::Number("1".into(), false))),
+        data_type: ast::DataType::SmallInt(None),
+        array: false,
+        format: None,
+    }
+}
+
+/// Whether a vector's subscript was moved already (`(i + 1::smallint)`).
+fn shifted(index: &Expr) -> bool {
+    matches!(index, Expr::Nested(inner)
+        if matches!(inner.as_ref(), Expr::BinaryOp { op: BinaryOperator::Plus, right, .. }
+            if right.as_ref() == &shift()))
+}
+
 /// The subscript of a vector column's element (`indkey[0]`, `i.indkey[0]`).
 fn vector_subscript<'a>(root: &Expr, chain: &'a [ast::AccessExpr]) -> Option<&'a Expr> {
     let (ast::AccessExpr::Subscript(ast::Subscript::Index { index }), before) =
@@ -675,11 +695,12 @@ impl VisitorMut for Normalizer {
             {
                 if let Some(ast::AccessExpr::Subscript(ast::Subscript::Index { index })) =
                     access_chain.last_mut()
+                    && !shifted(index)
                 {
                     *index = Expr::Nested(Box::new(Expr::BinaryOp {
                         left: Box::new(index.clone()),
                         op: BinaryOperator::Plus,
-                        right: Box::new(Expr::value(Value::Number("1".into(), false))),
+                        right: Box::new(shift()),
                     }));
                 }
             }
