@@ -359,17 +359,12 @@ pub(crate) fn index_column_name(def: &TableDef, column: usize) -> String {
     }
 }
 
-/// The names of `index`'s columns as `pg_attribute` gives them: a column's own, `lower`
-/// for a function call, `expr` for any other expression, numbered when taken (`lower1`), as
-/// PostgreSQL chooses them.
-pub(crate) fn attribute_names(def: &TableDef, index: &IndexDef) -> Vec<String> {
+/// The names of an index's columns (base columns `columns`, key then INCLUDE) as
+/// `pg_attribute` gives them: a column's own, `lower` for a function call, `expr` for any
+/// other expression, numbered when taken (`lower1`), as PostgreSQL chooses them.
+pub(crate) fn attribute_names(def: &TableDef, columns: &[usize]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
-    for c in index
-        .columns
-        .iter()
-        .map(|p| p.column)
-        .chain(index.include.iter().copied())
-    {
+    for &c in columns {
         let name = crate::index::free_name(&figure_name(def, c), |n| names.iter().any(|x| x == n));
         names.push(name);
     }
@@ -459,14 +454,8 @@ fn canonical(e: DfExpr, schema: &DFSchema) -> DfExpr {
     };
     e.transform_up(|e| {
         Ok(match e {
-            DfExpr::Column(c) => Transformed::yes(DfExpr::Column(c.name.as_str().into())),
-            DfExpr::Alias(a) => Transformed::yes(*a.expr),
             DfExpr::Cast(c) if same_type(&c) => Transformed::yes(*c.expr),
-            DfExpr::Literal(v, _) if !v.is_null() => Transformed::yes(DfExpr::Literal(
-                ScalarValue::Utf8(Some(v.to_string())),
-                None,
-            )),
-            other => Transformed::no(other),
+            other => crate::index::bare(other),
         })
     })
     .map(|t| t.data)

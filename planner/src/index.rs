@@ -275,15 +275,8 @@ fn canonical(e: DfExpr) -> DfExpr {
     use datafusion::logical_expr::{BinaryExpr, Operator};
     e.transform_up(|e| {
         Ok(match e {
-            DfExpr::Column(c) => Transformed::yes(DfExpr::Column(c.name.as_str().into())),
-            DfExpr::Alias(a) => Transformed::yes(*a.expr),
             DfExpr::Cast(c) => Transformed::yes(*c.expr),
             DfExpr::TryCast(c) => Transformed::yes(*c.expr),
-            // A literal's value, whatever its type: Utf8 and Utf8View, Int32 and Int64 alike.
-            DfExpr::Literal(v, _) if !v.is_null() => Transformed::yes(DfExpr::Literal(
-                ScalarValue::Utf8(Some(v.to_string())),
-                None,
-            )),
             DfExpr::BinaryExpr(BinaryExpr { left, op, right })
                 if op == Operator::Eq
                     && matches!(right.as_ref(), DfExpr::Literal(ScalarValue::Utf8(Some(b)), _)
@@ -297,11 +290,27 @@ fn canonical(e: DfExpr) -> DfExpr {
                     _ => DfExpr::Not(left),
                 })
             }
-            other => Transformed::no(other),
+            other => bare(other),
         })
     })
     .map(|t| t.data)
     .unwrap_or_else(|e| DfExpr::Literal(ScalarValue::Utf8(Some(e.to_string())), None))
+}
+
+/// Node `e` without its qualifier (a column), its alias, or its type (a literal's value,
+/// whatever its type: Utf8 and Utf8View, Int32 and Int64 alike), for comparing expressions
+/// bottom up.
+pub(crate) fn bare(e: DfExpr) -> datafusion::common::tree_node::Transformed<DfExpr> {
+    use datafusion::common::tree_node::Transformed;
+    match e {
+        DfExpr::Column(c) => Transformed::yes(DfExpr::Column(c.name.as_str().into())),
+        DfExpr::Alias(a) => Transformed::yes(*a.expr),
+        DfExpr::Literal(v, _) if !v.is_null() => Transformed::yes(DfExpr::Literal(
+            ScalarValue::Utf8(Some(v.to_string())),
+            None,
+        )),
+        other => Transformed::no(other),
+    }
 }
 
 /// Whether canonical filter `f` compares `column` with a constant, which no NULL passes.
@@ -618,18 +627,8 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
     let name = match &create.name {
         Some(n) => sql::ddl::table_name(n)?,
         None => {
-            let cols = crate::expression_index::attribute_names(
-                &with_expressions,
-                &IndexDef {
-                    name: String::new(),
-                    keyspace: 0,
-                    unique: false,
-                    columns: columns.clone(),
-                    include: Vec::new(),
-                    constraint: false,
-                    predicate: None,
-                },
-            );
+            let keys: Vec<usize> = columns.iter().map(|p| p.column).collect();
+            let cols = crate::expression_index::attribute_names(&with_expressions, &keys);
             free_name(&format!("{}_{}_idx", def.name, cols.join("_")), taken)
         }
     };

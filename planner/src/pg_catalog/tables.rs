@@ -942,8 +942,8 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                     // An index's columns are named as PostgreSQL names them (`lower` for
                     // `lower(email)`).
                     let names = match r {
-                        Relation::Index(t, i) => {
-                            crate::expression_index::attribute_names(t, &t.indexes[*i])
+                        Relation::Index(t, _) => {
+                            crate::expression_index::attribute_names(t, &r.attributes())
                         }
                         _ => Vec::new(),
                     };
