@@ -37,7 +37,8 @@ use pgwire::messages::extendedquery::{
     PortalSuspended, Sync as PgSync, TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
 };
 use pgwire::messages::response::{
-    CommandComplete, EmptyQueryResponse, NoticeResponse, ReadyForQuery, TransactionStatus,
+    CommandComplete, EmptyQueryResponse, NoticeResponse, NotificationResponse, ReadyForQuery,
+    TransactionStatus,
 };
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::startup::ParameterStatus;
@@ -62,11 +63,16 @@ pub struct Connection {
     /// statement holds).
     interrupt: Interrupt,
     cancels: Arc<Cancels>,
+    /// Where the session's notifications arrive (LISTEN), until they are sent.
+    notifications: std::sync::Mutex<Option<Notifications>>,
 }
+
+type Notifications = planner::notify::Queue;
 
 impl Connection {
     pub fn new(session: Session, cancels: Arc<Cancels>) -> Connection {
         Connection {
+            notifications: std::sync::Mutex::new(session.notifications()),
             interrupt: session.interrupt(),
             session: tokio::sync::Mutex::new(session),
             copy: Default::default(),
@@ -75,6 +81,57 @@ impl Connection {
             cancels,
         }
     }
+
+    /// The notifications that have arrived, as NotificationResponse messages.
+    pub(crate) fn arrived(&self) -> Vec<PgWireBackendMessage> {
+        let mut queue = self.notifications.lock().unwrap_or_else(|e| e.into_inner());
+        let mut arrived = Vec::new();
+        if let Some(queue) = queue.as_mut() {
+            while let Some(n) = queue.try_next() {
+                arrived.push(notification(n));
+            }
+        }
+        arrived
+    }
+
+    /// Waits for a notification to arrive (while the connection is idle).
+    pub(crate) async fn next_notification(&self) -> Option<PgWireBackendMessage> {
+        std::future::poll_fn(|cx| {
+            let mut queue = self.notifications.lock().unwrap_or_else(|e| e.into_inner());
+            match queue.as_mut() {
+                Some(queue) => queue.poll_next(cx),
+                None => std::task::Poll::Pending,
+            }
+        })
+        .await
+        .map(notification)
+    }
+}
+
+fn notification(n: planner::notify::Notification) -> PgWireBackendMessage {
+    PgWireBackendMessage::NotificationResponse(NotificationResponse::new(
+        n.pid, n.channel, n.payload,
+    ))
+}
+
+/// Sends the notifications that have arrived when the session is outside a transaction
+/// block: PostgreSQL sends them just before ReadyForQuery, and holds them during a block.
+async fn send_arrived<C>(
+    client: &mut C,
+    conn: &Connection,
+    status: TransactionStatus,
+) -> PgWireResult<()>
+where
+    C: Sink<PgWireBackendMessage> + Unpin,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    if !matches!(status, TransactionStatus::Idle) {
+        return Ok(());
+    }
+    for message in conn.arrived() {
+        client.feed(message).await?;
+    }
+    Ok(())
 }
 
 /// The write that opened the extended protocol's implicit transaction (the Executes up to
@@ -263,6 +320,7 @@ impl StartupHandler for Handler {
             };
             let (pid, secret_key) = PIDS.generate(client);
             client.set_pid_and_secret_key(pid, secret_key.clone());
+            self.conn.session.lock().await.set_backend_pid(pid);
             let cancels = &self.conn.cancels;
             let key = (pid, secret_key.to_bytes());
             cancels
@@ -426,10 +484,13 @@ impl SimpleQueryHandler for Handler {
         };
         let session = self.conn.session.lock().await;
         if result.is_ok() {
+            let status = status(&session);
+            drop(session);
+            send_arrived(client, &self.conn, status).await?;
             client.set_state(PgWireConnectionState::ReadyForQuery);
             client
                 .send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(
-                    status(&session),
+                    status,
                 )))
                 .await?;
         }
@@ -520,9 +581,12 @@ async fn execute_guarded(
 async fn rerun_alone(session: &mut Session, portal: &Portal<Prepared>) -> PgWireResult<Output> {
     let params = bind_params(portal)?;
     let prepared = &portal.statement.statement;
-    guarded(session.execute_prepared(&prepared.stmt, &params, &prepared.fast))
-        .await
-        .map_err(|e| to_pg_error(&e))
+    let output = guarded(session.execute_prepared(&prepared.stmt, &params, &prepared.fast)).await;
+    // It ran as an autocommit statement after the implicit block ended: its notifications
+    // (RETURNING pg_notify(…)) go now. Its write has committed, so a full queue cannot fail
+    // it any more.
+    let _ = session.end_implicit(output.is_ok()).await;
+    output.map_err(|e| to_pg_error(&e))
 }
 
 /// Runs a statement's future; a panic inside it becomes an error for this session only.
@@ -1303,6 +1367,7 @@ impl Handler {
         drop(session);
         client.set_transaction_status(status);
         client.portal_store().rm_portal(DEFAULT_NAME);
+        send_arrived(client, &self.conn, status).await?;
         client
             .send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(
                 status,

@@ -52,10 +52,9 @@ pub async fn serve(
                 };
                 let _ = socket.set_nodelay(true);
                 let conn = Arc::new(Connection::new(db.session(), Arc::clone(&cancels)));
-                let handlers = Arc::new(Handlers::new(conn));
                 let stop = stop_rx.clone();
                 let alive = alive_tx.clone();
-                if let Err(e) = spawn_connection(socket, handlers, stop, alive) {
+                if let Err(e) = spawn_connection(socket, conn, stop, alive) {
                     eprintln!("partita: cannot start a connection thread: {e}");
                 }
             }
@@ -70,7 +69,7 @@ pub async fn serve(
 /// Runs one connection on a thread of its own until the client leaves or `stop` turns true.
 fn spawn_connection(
     socket: TcpStream,
-    handlers: Arc<Handlers>,
+    conn: Arc<Connection>,
     mut stop: watch::Receiver<bool>,
     alive: mpsc::Sender<()>,
 ) -> std::io::Result<()> {
@@ -99,7 +98,7 @@ fn spawn_connection(
                     }
                 };
                 tokio::select! {
-                    ended = pgwire::tokio::process_socket(socket, None, handlers) => {
+                    ended = process_socket(socket, conn) => {
                         if let Err(e) = ended {
                             eprintln!("partita: connection ended with an error: {e}");
                         }
@@ -108,5 +107,102 @@ fn spawn_connection(
                 }
             });
         })?;
+    Ok(())
+}
+
+/// How long a client has to finish its startup, as pgwire gives it.
+const STARTUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// One connection's messages, as pgwire's `process_socket` handles them, and one thing
+/// more: while the client waits between statements outside a transaction block, the
+/// notifications its LISTENs receive are sent at once (NotificationResponse), as
+/// PostgreSQL sends them to an idle backend's client.
+async fn process_socket(socket: TcpStream, conn: Arc<Connection>) -> std::io::Result<()> {
+    use futures::{SinkExt, StreamExt};
+    use pgwire::api::{ClientInfo, ErrorHandler, PgWireConnectionState, PgWireServerHandlers};
+    use pgwire::messages::PgWireFrontendMessage;
+    use pgwire::messages::response::TransactionStatus;
+    use pgwire::tokio::server::{negotiate_tls, process_error, process_message};
+
+    let handlers = Handlers::new(Arc::clone(&conn));
+    let startup = handlers.startup_handler();
+    let simple = handlers.simple_query_handler();
+    let extended = handlers.extended_query_handler();
+    let copy = handlers.copy_handler();
+    let cancel = handlers.cancel_handler();
+    let errors = handlers.error_handler();
+    let deadline = tokio::time::sleep(STARTUP_TIMEOUT);
+    tokio::pin!(deadline);
+    let socket = tokio::select! {
+        _ = &mut deadline => return Ok(()),
+        socket = negotiate_tls(socket, None) => socket?,
+    };
+    let Some(mut socket) = socket else {
+        return Ok(());
+    };
+    // Whether the last message ended with ReadyForQuery: the client waits for the next
+    // statement.
+    let mut ready = false;
+    loop {
+        let starting = matches!(
+            socket.state(),
+            PgWireConnectionState::AwaitingStartup
+                | PgWireConnectionState::AuthenticationInProgress
+        );
+        let idle = ready && socket.transaction_status() == TransactionStatus::Idle;
+        let message = tokio::select! {
+            _ = &mut deadline, if starting => None,
+            message = socket.next() => message,
+            Some(notification) = conn.next_notification(), if idle => {
+                socket.feed(notification).await?;
+                for more in conn.arrived() {
+                    socket.feed(more).await?;
+                }
+                socket.flush().await?;
+                continue;
+            }
+        };
+        let Some(Ok(message)) = message else {
+            break;
+        };
+        // A Terminate ends the connection (asyncpg waits for the server to close it).
+        if matches!(message, PgWireFrontendMessage::Terminate(_)) {
+            break;
+        }
+        let extended_protocol = match socket.state() {
+            PgWireConnectionState::CopyInProgress(extended) => extended,
+            _ => message.is_extended_query(),
+        };
+        let ends_with_ready = matches!(
+            message,
+            PgWireFrontendMessage::Query(_)
+                | PgWireFrontendMessage::Sync(_)
+                | PgWireFrontendMessage::CopyDone(_)
+                | PgWireFrontendMessage::CopyFail(_)
+        ) || starting;
+        let cancel_request = matches!(message, PgWireFrontendMessage::CancelRequest(_));
+        let processed = process_message(
+            message,
+            &mut socket,
+            startup.clone(),
+            simple.clone(),
+            extended.clone(),
+            copy.clone(),
+            cancel.clone(),
+        )
+        .await;
+        if let Err(mut e) = processed {
+            errors.on_error(&socket, &mut e);
+            let fatal = e.is_fatal();
+            process_error(&mut socket, e, extended_protocol).await?;
+            if fatal {
+                break;
+            }
+        }
+        if cancel_request {
+            break;
+        }
+        ready = ends_with_ready && matches!(socket.state(), PgWireConnectionState::ReadyForQuery);
+    }
     Ok(())
 }

@@ -51,6 +51,8 @@ struct Returning {
     clock: crate::functions::TransactionStart,
     /// The session's names (`current_user` in RETURNING).
     identity: crate::schema::Identity,
+    /// The functions of the session's own state (`currval`, `pg_notify`).
+    functions: Vec<Arc<datafusion::logical_expr::ScalarUDF>>,
     /// UPDATE … FROM and DELETE … USING: each FROM (USING) item's name and its columns in
     /// the row each written row was joined with, in the order of `rows`.
     sources: Vec<(String, RecordBatch)>,
@@ -157,6 +159,9 @@ impl WriteResult {
         let batch = returning_batch(returning, commit)?;
         let ctx = scratch_context(&returning.zone, Some(&returning.clock));
         crate::pg_catalog::register_identity(&ctx, &returning.identity);
+        for function in &returning.functions {
+            ctx.register_udf(function.as_ref().clone());
+        }
         let name = returning
             .alias
             .clone()
@@ -1208,6 +1213,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             zone: session.zone().arrow.clone(),
             clock: session.clock().clone(),
             identity: session.identity(),
+            functions: session.own_functions(),
             sources: vec![],
             xid,
         }),
@@ -1762,6 +1768,7 @@ pub async fn update(session: &mut Session, update: &ast::Update) -> Result<Write
             zone: session.zone().arrow.clone(),
             clock: session.clock().clone(),
             identity: session.identity(),
+            functions: session.own_functions(),
             sources,
             xid,
         }),
@@ -1947,6 +1954,7 @@ pub async fn delete(session: &mut Session, delete: &ast::Delete) -> Result<Write
             zone: session.zone().arrow.clone(),
             clock: session.clock().clone(),
             identity: session.identity(),
+            functions: session.own_functions(),
             sources,
             xid,
         }),

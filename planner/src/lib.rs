@@ -36,6 +36,7 @@ mod lateral;
 mod lateral_limit;
 pub mod literals;
 pub mod naming;
+pub mod notify;
 pub mod numeric;
 pub mod objects;
 pub mod output;

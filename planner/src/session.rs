@@ -42,6 +42,8 @@ pub struct Database {
     pub executor: Arc<Executor>,
     /// The sessions' advisory locks.
     pub advisory: Arc<crate::advisory::AdvisoryLocks>,
+    /// The sessions' LISTENs, which NOTIFY sends to.
+    pub channels: Arc<crate::notify::Channels>,
 }
 
 impl Database {
@@ -55,6 +57,7 @@ impl Database {
             catalog,
             executor,
             advisory: Arc::default(),
+            channels: Arc::default(),
         })
     }
 
@@ -131,6 +134,7 @@ pub(crate) type SavepointState = (
     storage::Savepoint,
     CatalogChanges,
     Vec<(String, String)>,
+    crate::notify::Mark,
 );
 
 pub(crate) struct OpenTxn {
@@ -213,7 +217,31 @@ pub struct Session {
     advisory: Arc<crate::advisory::AdvisoryOwner>,
     /// What `currval` and `lastval` answer.
     sequence_values: crate::sequences::SessionValues,
+    /// The session's LISTENs and its transaction's NOTIFYs.
+    listener: Arc<crate::notify::Listener>,
 }
+
+/// The functions `Session::own_functions` hands out.
+const SESSION_FUNCTIONS: &[&str] = &[
+    "pg_backend_pid",
+    "pg_notify",
+    "nextval",
+    "currval",
+    "setval",
+    "lastval",
+    "current_setting",
+    "pg_advisory_lock",
+    "pg_advisory_lock_shared",
+    "pg_advisory_xact_lock",
+    "pg_advisory_xact_lock_shared",
+    "pg_try_advisory_lock",
+    "pg_try_advisory_lock_shared",
+    "pg_try_advisory_xact_lock",
+    "pg_try_advisory_xact_lock_shared",
+    "pg_advisory_unlock",
+    "pg_advisory_unlock_shared",
+    "pg_advisory_unlock_all",
+];
 
 /// A prepared query's plan with its placeholders, valid while the catalog is unchanged.
 struct KeptPlan {
@@ -1101,6 +1129,8 @@ impl Session {
             ctx.register_udf(clock);
         }
         let sequence_values = crate::sequences::register(&ctx, &db.catalog, &db.store, &scope);
+        let listener = Arc::new(db.channels.listener());
+        crate::functions::register_notify(&ctx, &listener);
         ctx.register_udtf(
             "partita_check",
             Arc::new(crate::index::CheckFunction {
@@ -1130,6 +1160,7 @@ impl Session {
             transaction_start,
             advisory,
             sequence_values,
+            listener,
         };
         session.set_zone(Zone::utc());
         session.reported.clear();
@@ -1242,10 +1273,14 @@ impl Session {
     pub async fn end_implicit(&mut self, commit: bool) -> Result<Option<storage::CommitInfo>> {
         self.implicit_block = false;
         let Some(open) = self.txn.take_if(|t| t.implicit) else {
-            // Statements that opened no transaction: its advisory locks end with them.
+            // Statements that opened no transaction: its advisory locks end with them, and
+            // their notifications go unless one of them failed.
             if self.txn.is_none() {
                 self.advisory
                     .release_all(Some(crate::advisory::Scope::Transaction));
+                let room = self.listener.check_room();
+                self.listener.end(commit && room.is_ok());
+                room?;
             }
             return Ok(None);
         };
@@ -1253,7 +1288,7 @@ impl Session {
         // that block's would (SET LOCAL's always, the others if it rolls back).
         let saved = !self.saved_settings.is_empty();
         if commit && !open.failed {
-            let committed = self.commit_open(open).await;
+            let committed = self.commit_notifying(open).await;
             if saved {
                 self.end_settings(committed.is_ok());
             }
@@ -1270,6 +1305,7 @@ impl Session {
             self.end_settings(false);
         }
         self.end_scope();
+        self.listener.end(false);
         Ok(None)
     }
 
@@ -1638,9 +1674,23 @@ impl Session {
                 name, direction, ..
             } => self.fetch(&name, direction).await,
             Statement::Close { cursor } => self.close_cursor(cursor),
-            // Partita has no LISTEN, so a session listens to nothing (asyncpg's pool resets
-            // each connection with UNLISTEN *).
-            Statement::UNLISTEN { .. } => Ok(Output::Command("UNLISTEN".into())),
+            Statement::LISTEN { channel } => {
+                self.listener.listen(sql::ddl::normalize_ident(&channel));
+                Ok(Output::Command("LISTEN".into()))
+            }
+            Statement::UNLISTEN { channel } => {
+                // `UNLISTEN *` (a quoted "*" is a channel of that name).
+                let all = channel.quote_style.is_none() && channel.value == "*";
+                self.listener
+                    .unlisten((!all).then(|| sql::ddl::normalize_ident(&channel)));
+                Ok(Output::Command("UNLISTEN".into()))
+            }
+            Statement::NOTIFY { channel, payload } => {
+                let channel = sql::ddl::normalize_ident(&channel);
+                self.listener
+                    .notify(&channel, payload.as_deref().unwrap_or(""))?;
+                Ok(Output::Command("NOTIFY".into()))
+            }
             Statement::Discard { object_type } => self.discard(object_type),
             Statement::ShowVariable { variable } => self.show(&variable).await,
             other => Err(Error::Unsupported(format!(
@@ -1703,9 +1753,10 @@ impl Session {
         if open.failed {
             self.end_scope();
             self.end_settings(false);
+            self.listener.end(false);
             return Ok(Output::Command("ROLLBACK".into()));
         }
-        let committed = self.commit_open(open).await;
+        let committed = self.commit_notifying(open).await;
         self.end_settings(committed.is_ok());
         committed?;
         Ok(Output::Command("COMMIT".into()))
@@ -1852,6 +1903,29 @@ impl Session {
         Ok(Output::Command("SET CONSTRAINTS".into()))
     }
 
+    /// Commits `open` as `commit_open` does, then sends its notifications (or drops them
+    /// if it failed). A transaction with notifications commits after the notifying ones
+    /// before it have sent theirs, so listeners see transactions in commit order; it rolls
+    /// back instead when the listeners' queues have no room for them (54000).
+    async fn commit_notifying(&mut self, open: OpenTxn) -> Result<storage::CommitInfo> {
+        let channels = Arc::clone(&self.db.channels);
+        let _order = match self.listener.notifying() {
+            true => Some(channels.commit_order().await),
+            false => None,
+        };
+        if let Err(e) = self.listener.check_room() {
+            if let Some(txn) = open.txn.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                txn.rollback();
+            }
+            self.end_scope();
+            self.listener.end(false);
+            return Err(e);
+        }
+        let committed = self.commit_open(open).await;
+        self.listener.end(committed.is_ok());
+        committed
+    }
+
     /// Commits `open` durably and publishes its catalog changes. Its deferred foreign key
     /// checks run first; one that fails rolls it back (23503 from COMMIT).
     pub(crate) async fn commit_open(&mut self, open: OpenTxn) -> Result<storage::CommitInfo> {
@@ -1895,6 +1969,7 @@ impl Session {
                     txn.rollback();
                 }
                 self.end_scope();
+                self.listener.end(false);
             }
             None => self.warning("25P01", "there is no transaction in progress"),
         }
@@ -1920,7 +1995,8 @@ impl Session {
             .into_iter()
             .map(|(name, value, _)| (name, value))
             .collect();
-        open.savepoints.push((name, point, changes, settings));
+        open.savepoints
+            .push((name, point, changes, settings, self.listener.mark()));
         Ok(Output::Command("SAVEPOINT".into()))
     }
 
@@ -1954,8 +2030,9 @@ impl Session {
             return Err(Error::NoTransaction("ROLLBACK TO SAVEPOINT".into()));
         };
         open.savepoints.truncate(at + 1);
-        let (_, point, changes, settings) = &open.savepoints[at];
+        let (_, point, changes, settings, mark) = &open.savepoints[at];
         crate::provider::with_txn(&open.txn, |t| t.rollback_to(point))?;
+        self.listener.rollback_to(*mark);
         open.failed = false;
         let settings = settings.clone();
         self.scope.lock().unwrap_or_else(|e| e.into_inner()).changes = changes.clone();
@@ -2463,8 +2540,9 @@ impl Session {
 
     /// `DISCARD ALL | PLANS | SEQUENCES | TEMP`. ALL, outside a transaction block only,
     /// closes the cursors, resets every setting, forgets the statements PREPARE made (the
-    /// wire layer forgets the protocol's), the kept plans and `currval`, and releases the
-    /// session's advisory locks, as PostgreSQL's does. Partita has no temporary tables.
+    /// wire layer forgets the protocol's), the kept plans and `currval`, releases the
+    /// session's advisory locks and stops its LISTENs, as PostgreSQL's does. Partita has no
+    /// temporary tables.
     fn discard(&mut self, object: ast::DiscardObject) -> Result<Output> {
         match object {
             ast::DiscardObject::ALL => {
@@ -2479,6 +2557,7 @@ impl Session {
                 self.kept_plans.clear();
                 self.sequence_values.forget();
                 self.advisory.release_all(None);
+                self.listener.unlisten(None);
             }
             ast::DiscardObject::PLANS => self.kept_plans.clear(),
             ast::DiscardObject::SEQUENCES => self.sequence_values.forget(),
@@ -2713,6 +2792,31 @@ impl Session {
         self.settings
             .insert("session_authorization".into(), user.to_string());
         scope.identity = crate::schema::Identity { user, database };
+    }
+
+    /// The process ID the wire layer gave the session (its BackendKeyData): what
+    /// `pg_backend_pid()` answers and the session's notifications carry.
+    pub fn set_backend_pid(&mut self, pid: i32) {
+        self.listener.set_pid(pid);
+        crate::functions::register_backend_pid(&self.ctx, pid);
+    }
+
+    /// The functions over the session's own state, which expressions evaluated outside
+    /// its context (RETURNING's) need too: `pg_backend_pid`, `pg_notify`, the sequences'
+    /// `currval` and friends, the advisory locks, `current_setting`.
+    pub(crate) fn own_functions(&self) -> Vec<Arc<datafusion::logical_expr::ScalarUDF>> {
+        let state = self.ctx.state();
+        let functions = state.scalar_functions();
+        SESSION_FUNCTIONS
+            .iter()
+            .filter_map(|name| functions.get(*name).cloned())
+            .collect()
+    }
+
+    /// The queue the session's notifications arrive in (see `notify`); `None` after the
+    /// first call.
+    pub fn notifications(&self) -> Option<crate::notify::Queue> {
+        self.listener.take_queue()
     }
 
     /// Applies the startup packet's `options` (`-c name=value …`, as PGOPTIONS sends).

@@ -6,8 +6,8 @@
 //! - in FROM, `f(…) AS a(…)` is a derived table of the unnested lists (several zip, as
 //!   `json_each`'s keys and values).
 //!
-//! The functions: the JSON ones (`json::set_returning`), `regexp_matches` and
-//! `regexp_split_to_table`.
+//! The functions: the JSON ones (`json::set_returning`), `regexp_matches`,
+//! `regexp_split_to_table` and `pg_listening_channels`.
 //!
 //! FROM functions take constants or outer columns DataFusion can plan in a derived table;
 //! a lateral reference to a column of an earlier FROM item is not supported. Any FROM
@@ -35,6 +35,12 @@ pub(crate) fn set_returning(name: &str, args: &[Expr]) -> Option<Vec<(Expr, &'st
         && let Some(lists) = crate::json::set_returning(name, arg)
     {
         return Some(lists);
+    }
+    if name == "pg_listening_channels" && args.is_empty() {
+        return Some(vec![(
+            call(crate::functions::LISTENING_CHANNELS, vec![]),
+            "pg_listening_channels",
+        )]);
     }
     let (helper, column) = match name {
         "regexp_matches" => (MATCHES, "regexp_matches"),
@@ -140,9 +146,21 @@ impl VisitorMut for Rewriter {
         let Some(lists) = set_returning(&function, &args) else {
             return ControlFlow::Continue(());
         };
+        // A function of one unnamed column (`regexp_split_to_table`, not `json_each`'s
+        // `value`) names it by the FROM item's alias, as PostgreSQL does for functions
+        // returning a base type.
+        let named_by_alias = match (lists.as_slice(), alias.as_ref()) {
+            ([(_, column)], Some(alias)) if *column == function && alias.columns.is_empty() => {
+                Some(alias.name.to_string())
+            }
+            _ => None,
+        };
         let columns: Vec<String> = lists
             .iter()
-            .map(|(list, column)| format!("{} AS {column}", unnest(list.clone())))
+            .map(|(list, column)| {
+                let column = named_by_alias.clone().unwrap_or_else(|| column.to_string());
+                format!("{} AS {column}", unnest(list.clone()))
+            })
             .collect();
         debug_assert!(!*with_ordinality, "rewritten by with_ordinality");
         let alias = alias.clone().unwrap_or_else(|| ast::TableAlias {

@@ -179,6 +179,20 @@ async def main():
     assert notices == [("42P07", 'relation "shifts" already exists, skipping'),
                        ("00000", 'table "nosuch" does not exist, skipping')], notices
 
+    # LISTEN/NOTIFY as job queues use them: add_listener's callback gets what another
+    # connection's committed transaction sent, with the sender's process ID.
+    got = asyncio.Queue()
+    await conn.add_listener("jobs", lambda _c, pid, channel, payload: got.put_nowait((pid, channel, payload)))
+    other = await asyncpg.connect(host=host, port=port, user="partita", database="partita")
+    sender = await other.fetchval("SELECT pg_backend_pid()")
+    async with other.transaction():
+        await other.execute("SELECT pg_notify('jobs', $1)", "job 1")
+        await other.execute("NOTIFY jobs, 'job 2'")
+    assert await asyncio.wait_for(got.get(), 10) == (sender, "jobs", "job 1")
+    assert await asyncio.wait_for(got.get(), 10) == (sender, "jobs", "job 2")
+    await conn.remove_listener("jobs", lambda *_: None)
+    await other.close()
+
     await conn.close()
     print("asyncpg ok")
 

@@ -167,6 +167,16 @@ try:
 except psycopg.errors.InvalidTextRepresentation:
     pass
 
+# LISTEN/NOTIFY: notifies() yields what another connection sent while this one waits idle.
+conn.execute("LISTEN jobs")
+with psycopg.connect(host=host, port=port, user="partita", dbname="partita") as other:
+    other.execute("NOTIFY jobs, 'job 1'")
+    sender = other.execute("SELECT pg_backend_pid()").fetchone()[0]
+    other.commit()
+got = [(n.pid, n.channel, n.payload) for n in conn.notifies(timeout=10, stop_after=1)]
+assert got == [(sender, "jobs", "job 1")], got
+conn.execute("UNLISTEN jobs")
+
 cur = conn.execute("SHOW TimeZone")
 assert cur.description[0].name == "TimeZone", cur.description
 

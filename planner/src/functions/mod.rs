@@ -56,10 +56,7 @@ pub fn register(ctx: &SessionContext) {
         "current_schema",
         ScalarValue::Utf8(Some("public".into())),
     ));
-    ctx.register_udf(constant(
-        "pg_backend_pid",
-        ScalarValue::Int32(Some(std::process::id() as i32)),
-    ));
+    register_backend_pid(ctx, std::process::id() as i32);
     ctx.register_udaf(AggregateUDF::new_from_impl(crate::numeric::PgAvg::new()));
     ctx.register_udaf(AggregateUDF::new_from_impl(crate::numeric::PgSum::new()));
     ctx.register_udf(ScalarUDF::new_from_impl(
@@ -103,6 +100,80 @@ pub fn register(ctx: &SessionContext) {
         &mut ctx.clone(),
         Arc::new(crate::params::UnknownOperands),
     );
+}
+
+/// `pg_backend_pid()`: the session's process ID, which the wire layer sets once it has
+/// given the session its BackendKeyData.
+pub fn register_backend_pid(ctx: &SessionContext, pid: i32) {
+    ctx.register_udf(create_udf(
+        "pg_backend_pid",
+        vec![],
+        DataType::Int32,
+        Volatility::Stable,
+        Arc::new(move |_args: &[ColumnarValue]| {
+            Ok(ColumnarValue::Scalar(ScalarValue::Int32(Some(pid))))
+        }),
+    ));
+}
+
+/// The helper `pg_listening_channels()` unnests (see `srf`): the session's channels.
+pub(crate) const LISTENING_CHANNELS: &str = "partita_listening_channels";
+
+/// `pg_notify(channel, payload)`, `pg_notification_queue_usage()` and the helper of
+/// `pg_listening_channels()`, over the session's `listener` (see `notify`).
+pub(crate) fn register_notify(ctx: &SessionContext, listener: &Arc<crate::notify::Listener>) {
+    let notifying = Arc::clone(listener);
+    ctx.register_udf(RowFunction::lenient(
+        "pg_notify",
+        Signature::exact(vec![DataType::Utf8, DataType::Utf8], Volatility::Volatile),
+        // PostgreSQL's void, whose text is empty.
+        DataType::Utf8,
+        move |args| {
+            let text = |v: &ScalarValue| match v {
+                ScalarValue::Utf8(Some(s)) => s.clone(),
+                _ => String::new(),
+            };
+            notifying
+                .notify(&text(&args[0]), &text(&args[1]))
+                .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+            Ok(ScalarValue::Utf8(Some(String::new())))
+        },
+    ));
+    let listening = Arc::clone(listener);
+    let item = Arc::new(datafusion::arrow::datatypes::Field::new_list_field(
+        DataType::Utf8,
+        true,
+    ));
+    let list_type = DataType::List(Arc::clone(&item));
+    ctx.register_udf(create_udf(
+        LISTENING_CHANNELS,
+        vec![],
+        list_type,
+        Volatility::Volatile,
+        Arc::new(move |_args: &[ColumnarValue]| {
+            let channels = listening.listening();
+            let values = datafusion::arrow::array::StringArray::from(channels);
+            let list = datafusion::arrow::array::ListArray::try_new(
+                Arc::clone(&item),
+                datafusion::arrow::buffer::OffsetBuffer::from_lengths([
+                    datafusion::arrow::array::Array::len(&values),
+                ]),
+                Arc::new(values),
+                None,
+            )?;
+            Ok(ColumnarValue::Scalar(ScalarValue::List(Arc::new(list))))
+        }),
+    ));
+    // Notifications go to sessions as they are sent, so the queue never holds any.
+    ctx.register_udf(create_udf(
+        "pg_notification_queue_usage",
+        vec![],
+        DataType::Float64,
+        Volatility::Volatile,
+        Arc::new(|_args: &[ColumnarValue]| {
+            Ok(ColumnarValue::Scalar(ScalarValue::Float64(Some(0.0))))
+        }),
+    ));
 }
 
 /// The function `mode() WITHIN GROUP (ORDER BY x)` is planned as, over the sorted non-NULL

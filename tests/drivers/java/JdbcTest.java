@@ -130,6 +130,23 @@ public class JdbcTest {
             check(exported.equals(List.of("late_fees.store", "late_fees.movie", "late_fees.copy_no")),
                     "getExportedKeys " + exported);
         }
+        // LISTEN/NOTIFY: getNotifications waits for what another connection sent.
+        try (Connection listener = DriverManager.getConnection(url);
+             Connection sender = DriverManager.getConnection(url)) {
+            try (Statement s = listener.createStatement()) {
+                s.execute("LISTEN jobs");
+            }
+            try (PreparedStatement ps = sender.prepareStatement("SELECT pg_notify('jobs', ?)")) {
+                ps.setString(1, "job 1");
+                ps.execute();
+            }
+            org.postgresql.PGNotification[] got =
+                    listener.unwrap(org.postgresql.PGConnection.class).getNotifications(10000);
+            int senderPid = sender.unwrap(org.postgresql.PGConnection.class).getBackendPID();
+            check(got != null && got.length == 1 && got[0].getName().equals("jobs")
+                    && got[0].getParameter().equals("job 1") && got[0].getPID() == senderPid,
+                    "notification " + Arrays.toString(got));
+        }
         System.out.println("pgjdbc ok");
     }
 }

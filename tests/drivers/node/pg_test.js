@@ -66,6 +66,16 @@ async function main() {
   await assert.rejects(client.query('SELECT $1::int AS x', [1, 2]), (e) => e.code === '08P01');
   res = await client.query('SELECT 1 AS one');
   assert.strictEqual(res.rows[0].one, 1);
+  // LISTEN/NOTIFY: the 'notification' event brings what another client sent.
+  const other = new Client({ host, port: Number(port), user: 'partita', database: 'partita' });
+  await other.connect();
+  const arrived = new Promise((resolve) => client.once('notification', resolve));
+  await client.query('LISTEN jobs');
+  await other.query("SELECT pg_notify('jobs', $1)", ['job 1']);
+  const sender = (await other.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+  const note = await arrived;
+  assert.deepStrictEqual([note.channel, note.payload, note.processId], ['jobs', 'job 1', sender]);
+  await other.end();
   await client.end();
   console.log('node-postgres ok');
 }

@@ -67,7 +67,13 @@ fn pgjdbc() {
     let dir = drivers_dir().join("java");
     let build = tempfile::tempdir().unwrap();
     let javac = Command::new("javac")
-        .args(["-d", &build.path().display().to_string(), "JdbcTest.java"])
+        .args([
+            "-cp",
+            jar,
+            "-d",
+            &build.path().display().to_string(),
+            "JdbcTest.java",
+        ])
         .current_dir(&dir)
         .output()
         .expect("javac (a JDK) must be installed");

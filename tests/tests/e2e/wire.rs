@@ -1670,3 +1670,132 @@ async fn expression_index_with_parameters() {
         .unwrap();
     assert_eq!(found.iter().map(|r| r.get(0)).collect::<Vec<i32>>(), [1]);
 }
+
+/// A connection whose notifications (LISTEN) arrive on a channel, read as tokio-postgres's
+/// documentation shows.
+async fn listening_client(
+    server: &TestServer,
+) -> (
+    tokio_postgres::Client,
+    tokio::sync::mpsc::UnboundedReceiver<tokio_postgres::Notification>,
+) {
+    let (client, mut connection) =
+        tokio_postgres::connect(&server.conn_string(), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+            match message {
+                Ok(tokio_postgres::AsyncMessage::Notification(n)) => {
+                    let _ = sender.send(n);
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    });
+    (client, receiver)
+}
+
+/// The next notification, waiting at most `wait`.
+async fn next_notification(
+    queue: &mut tokio::sync::mpsc::UnboundedReceiver<tokio_postgres::Notification>,
+    wait: Duration,
+) -> Option<(String, String, i32)> {
+    let n = tokio::time::timeout(wait, queue.recv()).await.ok()??;
+    Some((
+        n.channel().to_string(),
+        n.payload().to_string(),
+        n.process_id(),
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_reach_listening_sessions_at_commit() {
+    let server = TestServer::start();
+    let (worker, mut inbox) = listening_client(&server).await;
+    let (producer, mut own) = listening_client(&server).await;
+    let pid = |row: tokio_postgres::Row| row.get::<_, i32>(0);
+    let worker_pid = pid(worker
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .unwrap());
+    let producer_pid = pid(producer
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .unwrap());
+    assert_ne!(worker_pid, producer_pid);
+    worker.batch_execute("LISTEN jobs").await.unwrap();
+    let quick = Duration::from_millis(300);
+    let long = Duration::from_secs(10);
+
+    // A rolled-back NOTIFY sends nothing; a committed one reaches the idle worker, which
+    // sends no query to receive it.
+    producer
+        .batch_execute("BEGIN; NOTIFY jobs, 'lost'; ROLLBACK")
+        .await
+        .unwrap();
+    producer
+        .batch_execute(
+            "BEGIN; NOTIFY jobs, 'first'; NOTIFY jobs, 'second'; NOTIFY jobs, 'first'; COMMIT",
+        )
+        .await
+        .unwrap();
+    let first = next_notification(&mut inbox, long).await;
+    assert_eq!(first, Some(("jobs".into(), "first".into(), producer_pid)));
+    let second = next_notification(&mut inbox, long).await;
+    assert_eq!(second, Some(("jobs".into(), "second".into(), producer_pid)));
+    assert_eq!(next_notification(&mut inbox, quick).await, None);
+
+    // pg_notify with parameters (extended protocol), as job queues call it; the channel is
+    // taken as written, where NOTIFY's identifier is lowercased.
+    producer
+        .execute("SELECT pg_notify($1, $2)", &[&"jobs", &"42"])
+        .await
+        .unwrap();
+    producer
+        .execute("SELECT pg_notify($1, $2)", &[&"JOBS", &"not ours"])
+        .await
+        .unwrap();
+    let got = next_notification(&mut inbox, long).await;
+    assert_eq!(got, Some(("jobs".into(), "42".into(), producer_pid)));
+    assert_eq!(next_notification(&mut inbox, quick).await, None);
+
+    // While the worker is inside a transaction block, notifications wait for its end.
+    worker.batch_execute("BEGIN").await.unwrap();
+    producer
+        .batch_execute("NOTIFY jobs, 'later'")
+        .await
+        .unwrap();
+    assert_eq!(next_notification(&mut inbox, quick).await, None);
+    worker.batch_execute("COMMIT").await.unwrap();
+    let later = next_notification(&mut inbox, long).await;
+    assert_eq!(later, Some(("jobs".into(), "later".into(), producer_pid)));
+
+    // A session hears its own notifications, before its statement's ReadyForQuery.
+    producer
+        .batch_execute("LISTEN jobs; NOTIFY jobs, 'self'")
+        .await
+        .unwrap();
+    let mine = next_notification(&mut own, long).await;
+    assert_eq!(mine, Some(("jobs".into(), "self".into(), producer_pid)));
+    let theirs = next_notification(&mut inbox, long).await;
+    assert_eq!(theirs, Some(("jobs".into(), "self".into(), producer_pid)));
+
+    // UNLISTEN stops them; a statement that fails sends nothing.
+    worker.batch_execute("UNLISTEN *").await.unwrap();
+    let failed = producer
+        .batch_execute("SELECT pg_notify('jobs', 'x'); SELECT 1 / 0")
+        .await;
+    assert_eq!(failed.unwrap_err().code().unwrap().code(), "22012");
+    producer.batch_execute("NOTIFY jobs, 'end'").await.unwrap();
+    let end = next_notification(&mut own, long).await;
+    assert_eq!(end, Some(("jobs".into(), "end".into(), producer_pid)));
+    assert_eq!(next_notification(&mut inbox, quick).await, None);
+    let bad = producer
+        .execute("SELECT pg_notify('jobs', repeat('x', 8000))", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code().unwrap().code(), "22023");
+}
