@@ -1,5 +1,5 @@
 //! Real client programs against the real server: psycopg 3, asyncpg, SQLAlchemy 2 Core,
-//! node-postgres and pgjdbc (tests/drivers). Each prints "<driver> ok" when all its checks
+//! Django 5 (its migrations and ORM), node-postgres and pgjdbc (tests/drivers). Each prints "<driver> ok" when all its checks
 //! pass. The drivers must be installed: `.ci/run` installs them (pip, npm, apt-get).
 
 use std::path::{Path, PathBuf};
@@ -43,6 +43,17 @@ fn asyncpg() {
 fn sqlalchemy() {
     let server = TestServer::start();
     run(&server, "python3", &["sqlalchemy_test.py"], &drivers_dir());
+}
+
+#[test]
+fn django() {
+    let server = TestServer::start();
+    run(
+        &server,
+        "python3",
+        &["django_test.py"],
+        &drivers_dir().join("django"),
+    );
 }
 
 #[test]
