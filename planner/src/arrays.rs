@@ -449,6 +449,78 @@ mod tests {
 /// `partita_array_set(tags, 2, 'x')`.
 pub(crate) const ARRAY_SET: &str = "partita_array_set";
 
+/// The SQL standard's array types, `text ARRAY` and `int ARRAY[4]` (TypeORM writes them),
+/// as PostgreSQL's `text[]` and `int[4]`, which sqlparser reads: an ARRAY after a type's
+/// name (a type keyword, a word that is no keyword, a quoted name, or the `)` of `(n)`).
+pub(crate) fn standard_array_types(tokens: &mut Vec<TokenWithSpan>) {
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    const TYPE_WORDS: &[&str] = &[
+        "bigint",
+        "bool",
+        "boolean",
+        "bytea",
+        "char",
+        "character",
+        "date",
+        "decimal",
+        "double",
+        "float",
+        "float4",
+        "float8",
+        "int",
+        "int2",
+        "int4",
+        "int8",
+        "integer",
+        "interval",
+        "json",
+        "jsonb",
+        "numeric",
+        "precision",
+        "real",
+        "smallint",
+        "text",
+        "time",
+        "timestamp",
+        "timestamptz",
+        "uuid",
+        "varchar",
+        "varying",
+        "zone",
+    ];
+    let mut i = 0;
+    while i < tokens.len() {
+        let is_array = matches!(&tokens[i].token,
+            Token::Word(w) if w.keyword == Keyword::ARRAY && w.quote_style.is_none());
+        let before = (0..i)
+            .rev()
+            .find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)));
+        let after_type = before.is_some_and(|j| match &tokens[j].token {
+            Token::Word(w) => {
+                w.quote_style.is_some()
+                    || w.keyword == Keyword::NoKeyword
+                    || TYPE_WORDS.contains(&w.value.to_ascii_lowercase().as_str())
+            }
+            Token::RParen => true,
+            _ => false,
+        });
+        if !(is_array && after_type) {
+            i += 1;
+            continue;
+        }
+        let next =
+            (i + 1..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)));
+        let span = tokens[i].span;
+        if next.is_some_and(|j| tokens[j].token == Token::LBracket) {
+            tokens.remove(i);
+        } else {
+            tokens[i] = TokenWithSpan::new(Token::LBracket, span);
+            tokens.insert(i + 1, TokenWithSpan::new(Token::RBracket, span));
+            i += 2;
+        }
+    }
+}
+
 /// Rewrites `col[i] = value` in the SET lists of UPDATE and of ON CONFLICT DO UPDATE, which
 /// sqlparser does not read, into `col = partita_array_set(col, (i), (value))`.
 pub(crate) fn subscript_assignments(tokens: &mut Vec<TokenWithSpan>) {

@@ -142,6 +142,15 @@ impl WriteResult {
         let Some(returning) = &self.returning else {
             return Ok(());
         };
+        if returning.shows_system_columns() && returning.calls_own_function() {
+            // Evaluated twice, `nextval` would take two values and `pg_notify` send twice.
+            return Err(Error::Unsupported(
+                "RETURNING a system column (_etag, _timestamp) beside a function of the \
+                 session's state (nextval, pg_notify, advisory locks) outside a transaction \
+                 block"
+                    .into(),
+            ));
+        }
         let rows = self.returning_rows(None).await?;
         if !returning.shows_system_columns() {
             self.evaluated = rows;
@@ -254,6 +263,22 @@ impl Returning {
     fn shows_system_columns(&self) -> bool {
         let query = select_query(self.items.clone(), vec![], None);
         crate::session::mentions_system_column(&ast::Statement::Query(Box::new(query)))
+    }
+
+    /// Whether RETURNING calls a function of the session's state (`Session::own_functions`).
+    fn calls_own_function(&self) -> bool {
+        use std::ops::ControlFlow;
+        let query = select_query(self.items.clone(), vec![], None);
+        let found = ast::visit_expressions(&query, |e| match e {
+            Expr::Function(f)
+                if crate::json::function_name(&f.name)
+                    .is_some_and(|n| crate::session::SESSION_FUNCTIONS.contains(&n.as_str())) =>
+            {
+                ControlFlow::Break(())
+            }
+            _ => ControlFlow::Continue(()),
+        });
+        found.is_break()
     }
 }
 

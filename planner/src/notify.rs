@@ -35,6 +35,20 @@ pub const PAYLOAD_MAX: usize = 7999;
 /// What the sessions' queues may hold together, in bytes (see [`Notification::bytes`]).
 pub const QUEUE_BYTES_MAX: usize = 1 << 30;
 
+/// The channel an identifier names (LISTEN, UNLISTEN, NOTIFY): folded to lower case unless
+/// quoted, and cut to 63 bytes as PostgreSQL cuts identifiers.
+pub(crate) fn channel_name(ident: &datafusion::sql::sqlparser::ast::Ident) -> String {
+    let mut name = sql::ddl::normalize_ident(ident);
+    if name.len() > CHANNEL_MAX {
+        let mut end = CHANNEL_MAX;
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        name.truncate(end);
+    }
+    name
+}
+
 /// One notification as a listening session receives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notification {

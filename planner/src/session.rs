@@ -222,7 +222,7 @@ pub struct Session {
 }
 
 /// The functions `Session::own_functions` hands out.
-const SESSION_FUNCTIONS: &[&str] = &[
+pub(crate) const SESSION_FUNCTIONS: &[&str] = &[
     "pg_backend_pid",
     "pg_notify",
     "nextval",
@@ -329,6 +329,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     drop_index_concurrently(&mut tokens);
     crate::ddl::mark_drop_expression(&mut tokens);
     crate::arrays::subscript_assignments(&mut tokens);
+    crate::arrays::standard_array_types(&mut tokens);
     crate::query_forms::mark_symmetric_between(&mut tokens);
     crate::cursor::name_cursor_after_from(&mut tokens);
     let overrides = crate::dml::take_overriding(&mut tokens);
@@ -452,6 +453,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         crate::query_forms::symmetric_between(&mut statement);
         crate::query_forms::parenthesize_distinct(&mut statement);
         crate::pg_catalog::normalize(&mut statement);
+        crate::wildcard::qualify_by_from(&mut statement);
         crate::literals::normalize(&mut statement)?;
         crate::json::rewrite(&mut statement)?;
         crate::srf::rewrite(&mut statement)?;
@@ -1276,11 +1278,7 @@ impl Session {
             // Statements that opened no transaction: its advisory locks end with them, and
             // their notifications go unless one of them failed.
             if self.txn.is_none() {
-                self.advisory
-                    .release_all(Some(crate::advisory::Scope::Transaction));
-                let room = self.listener.check_room();
-                self.listener.end(commit && room.is_ok());
-                room?;
+                self.end_without_transaction(commit)?;
             }
             return Ok(None);
         };
@@ -1675,18 +1673,18 @@ impl Session {
             } => self.fetch(&name, direction).await,
             Statement::Close { cursor } => self.close_cursor(cursor),
             Statement::LISTEN { channel } => {
-                self.listener.listen(sql::ddl::normalize_ident(&channel));
+                self.listener.listen(crate::notify::channel_name(&channel));
                 Ok(Output::Command("LISTEN".into()))
             }
             Statement::UNLISTEN { channel } => {
                 // `UNLISTEN *` (a quoted "*" is a channel of that name).
                 let all = channel.quote_style.is_none() && channel.value == "*";
                 self.listener
-                    .unlisten((!all).then(|| sql::ddl::normalize_ident(&channel)));
+                    .unlisten((!all).then(|| crate::notify::channel_name(&channel)));
                 Ok(Output::Command("UNLISTEN".into()))
             }
             Statement::NOTIFY { channel, payload } => {
-                let channel = sql::ddl::normalize_ident(&channel);
+                let channel = crate::notify::channel_name(&channel);
                 self.listener
                     .notify(&channel, payload.as_deref().unwrap_or(""))?;
                 Ok(Output::Command("NOTIFY".into()))
@@ -1744,6 +1742,8 @@ impl Session {
     pub(crate) async fn commit(&mut self) -> Result<Output> {
         let Some(open) = self.txn.take() else {
             self.warning("25P01", "there is no transaction in progress");
+            // What the statements before it queued (`NOTIFY c; COMMIT`) is committed.
+            self.end_without_transaction(true)?;
             return Ok(Output::Command("COMMIT".into()));
         };
         if open.implicit {
@@ -1903,6 +1903,20 @@ impl Session {
         Ok(Output::Command("SET CONSTRAINTS".into()))
     }
 
+    /// Ends what statements that opened no transaction began: their transaction-level
+    /// advisory locks go, and their notifications are sent when `commit` is true (54000
+    /// when the queues have no room: they are dropped then) or dropped.
+    fn end_without_transaction(&mut self, commit: bool) -> Result<()> {
+        self.advisory
+            .release_all(Some(crate::advisory::Scope::Transaction));
+        let room = match commit {
+            true => self.listener.check_room(),
+            false => Ok(()),
+        };
+        self.listener.end(commit && room.is_ok());
+        room
+    }
+
     /// Commits `open` as `commit_open` does, then sends its notifications (or drops them
     /// if it failed). A transaction with notifications commits after the notifying ones
     /// before it have sent theirs, so listeners see transactions in commit order; it rolls
@@ -1971,7 +1985,11 @@ impl Session {
                 self.end_scope();
                 self.listener.end(false);
             }
-            None => self.warning("25P01", "there is no transaction in progress"),
+            None => {
+                self.warning("25P01", "there is no transaction in progress");
+                // What the statements before it queued (`NOTIFY c; ROLLBACK`) is dropped.
+                self.listener.end(false);
+            }
         }
         Output::Command("ROLLBACK".into())
     }
@@ -2259,9 +2277,12 @@ impl Session {
             return result.finish(None).await;
         }
         let mut attempt = 0u32;
+        // What a try's RETURNING queued (`pg_notify`) goes with the try.
+        let notified = self.listener.mark();
         loop {
             // What a failed try would have dropped is told by the try that succeeds.
             self.cascaded.clear();
+            self.listener.rollback_to(notified);
             self.txn = Some(OpenTxn::begin(&self.db, false));
             let result = self.exec_write(&stmt).await;
             let open = self.txn.take().expect("set above");
@@ -2270,7 +2291,7 @@ impl Session {
                 Err(e) => Err(e),
             };
             let outcome = match result {
-                Ok(done) => match self.commit_open(open).await {
+                Ok(done) => match self.commit_notifying(open).await {
                     Ok(info) => return done.finish(Some(info)).await,
                     Err(e) => e,
                 },
@@ -2638,7 +2659,12 @@ impl Session {
                 self.set_in_block(&name, value, local)?;
             }
             ast::Set::SetTimeZone { value, local } => {
-                self.set_in_block("timezone", setting_text(&value), local)?
+                let text = match &value {
+                    // Sequelize's `SET TIME ZONE INTERVAL '+00:00' HOUR TO MINUTE`.
+                    Expr::Interval(interval) => zone_interval_hours(interval)?,
+                    value => setting_text(value),
+                };
+                self.set_in_block("timezone", text, local)?
             }
             ast::Set::SetNames { charset_name, .. } => {
                 self.set_setting("client_encoding", charset_name.to_string())?
@@ -2805,11 +2831,10 @@ impl Session {
     /// its context (RETURNING's) need too: `pg_backend_pid`, `pg_notify`, the sequences'
     /// `currval` and friends, the advisory locks, `current_setting`.
     pub(crate) fn own_functions(&self) -> Vec<Arc<datafusion::logical_expr::ScalarUDF>> {
-        let state = self.ctx.state();
-        let functions = state.scalar_functions();
+        use datafusion::execution::FunctionRegistry;
         SESSION_FUNCTIONS
             .iter()
-            .filter_map(|name| functions.get(*name).cloned())
+            .filter_map(|name| self.ctx.udf(name).ok())
             .collect()
     }
 
@@ -3158,6 +3183,45 @@ pub(crate) fn show_column(name: &str) -> &str {
         "transaction isolation level" => "transaction_isolation",
         other => other,
     }
+}
+
+/// `SET TIME ZONE INTERVAL '…' [HOUR TO MINUTE]`: the interval's hours east of Greenwich,
+/// as the setting text `SET TIME ZONE <hours>` takes. Days and months are refused, as
+/// PostgreSQL refuses them (22023).
+fn zone_interval_hours(interval: &ast::Interval) -> Result<String> {
+    let text = match interval.value.as_ref() {
+        Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => s.clone(),
+            other => other.to_string(),
+        },
+        other => other.to_string(),
+    };
+    let invalid = || Error::InvalidSettingValue {
+        name: "TimeZone".into(),
+        value: format!("INTERVAL '{text}'"),
+    };
+    // `INTERVAL '-8' HOUR` counts hours; otherwise the text reads as an interval does.
+    let hours_only = matches!(interval.leading_field, Some(ast::DateTimeField::Hour))
+        && interval.last_field.is_none();
+    if hours_only && let Ok(hours) = text.trim().parse::<f64>() {
+        return Ok(hours.to_string());
+    }
+    // Parsing leaves interval literals as `<m> months <d> days <n> nanoseconds`.
+    let (months, days, nanoseconds) = match text.split_whitespace().collect::<Vec<_>>()[..] {
+        [m, "months", d, "days", n, "nanoseconds"] => (
+            m.parse::<i32>().map_err(|_| invalid())?,
+            d.parse::<i32>().map_err(|_| invalid())?,
+            n.parse::<i64>().map_err(|_| invalid())?,
+        ),
+        _ => {
+            let value = crate::interval_input::parse(&text).ok_or_else(invalid)?;
+            (value.months, value.days, value.nanoseconds)
+        }
+    };
+    if months != 0 || days != 0 {
+        return Err(invalid());
+    }
+    Ok((nanoseconds as f64 / 3.6e12).to_string())
 }
 
 /// The parameter SHOW names: `time zone` is two words, `partita.fast_path` one dotted name.

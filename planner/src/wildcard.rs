@@ -155,3 +155,66 @@ fn items_of(source: &Source) -> Vec<SelectItem> {
         )],
     }
 }
+
+/// Gives `t.*` the name its FROM item is written with, as PostgreSQL matches it:
+/// `SELECT columns.* FROM information_schema.columns` (TypeORM's) and `SELECT public.t.*
+/// FROM t` name the same table, where DataFusion matches a wildcard's qualifier only when
+/// it is written the same way.
+pub fn qualify_by_from(stmt: &mut Statement) {
+    struct Qualifier;
+    impl VisitorMut for Qualifier {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+            if let SetExpr::Select(s) = q.body.as_mut() {
+                qualify_select(s);
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Qualifier);
+}
+
+fn qualify_select(s: &mut Select) {
+    let parts = |name: &ObjectName| -> Vec<String> {
+        name.0
+            .iter()
+            .filter_map(|p| p.as_ident().map(normalize_ident))
+            .collect()
+    };
+    // The FROM items named by their table's name (no alias), with the name's parts.
+    let named: Vec<(Vec<String>, ObjectName)> = s
+        .from
+        .iter()
+        .flat_map(|twj| std::iter::once(&twj.relation).chain(twj.joins.iter().map(|j| &j.relation)))
+        .filter_map(|relation| match relation {
+            TableFactor::Table {
+                name,
+                alias: None,
+                args: None,
+                ..
+            } => Some((parts(name), name.clone())),
+            _ => None,
+        })
+        .collect();
+    if named.is_empty() {
+        return;
+    }
+    for item in &mut s.projection {
+        let SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), _) =
+            item
+        else {
+            continue;
+        };
+        let written = parts(name);
+        if written.is_empty() || named.iter().any(|(p, _)| *p == written) {
+            continue;
+        }
+        let suffix = |long: &[String], short: &[String]| long.ends_with(short);
+        let mut matching = named
+            .iter()
+            .filter(|(p, _)| suffix(p, &written) || suffix(&written, p));
+        if let (Some((_, from)), None) = (matching.next(), matching.next()) {
+            *name = from.clone();
+        }
+    }
+}

@@ -57,8 +57,13 @@ impl Zone {
             return None;
         }
         let minutes = (hours * 60.0).round() as i32;
-        let text = |m: i32| {
-            let sign = if m < 0 { '-' } else { '+' };
+        // PostgreSQL shows the offset west with a sign of its own: `<+00>-00` for 0.
+        let text = |m: i32, zero: char| {
+            let sign = match m {
+                0 => zero,
+                m if m < 0 => '-',
+                _ => '+',
+            };
             match m.abs() % 60 {
                 0 => format!("{sign}{:02}", m.abs() / 60),
                 rest => format!("{sign}{:02}:{rest:02}", m.abs() / 60),
@@ -66,7 +71,7 @@ impl Zone {
         };
         let sign = if minutes < 0 { '-' } else { '+' };
         Some(Zone {
-            shown: format!("<{}>{}", text(minutes), text(-minutes)),
+            shown: format!("<{}>{}", text(minutes, '+'), text(-minutes, '-')),
             arrow: format!("{sign}{:02}:{:02}", minutes.abs() / 60, minutes.abs() % 60),
         })
     }

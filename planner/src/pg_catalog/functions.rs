@@ -117,6 +117,33 @@ impl ScalarUDFImpl for CatalogFunction {
 }
 
 /// `name::regclass`: the OID of the relation `name` names; 42P01 when none does.
+/// A type's name as `'…'::regtype` reads it: dotted parts, each folded to lower case unless
+/// double-quoted (TypeORM's `'"pg_catalog"."int4"'`), without the schema when it is
+/// `pg_catalog` or `public`, the only ones types live in.
+fn type_name_text(text: &str) -> String {
+    let mut parts = Vec::new();
+    let mut part = String::new();
+    let mut quoted = false;
+    let mut chars = text.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                part.push('"');
+            }
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(std::mem::take(&mut part)),
+            c if quoted => part.push(c),
+            c => part.extend(c.to_lowercase()),
+        }
+    }
+    parts.push(part);
+    if parts.len() == 2 && (parts[0] == "pg_catalog" || parts[0] == "public") {
+        parts.remove(0);
+    }
+    parts.join(".")
+}
+
 fn regclass_oid(s: &Snapshot, a: &[ScalarValue]) -> DfResult<ScalarValue> {
     let Some(name) = string(a.first()) else {
         return Ok(ScalarValue::Int32(None));
@@ -647,7 +674,7 @@ pub fn register(
             let Some(name) = string(a.first()) else {
                 return Ok(ScalarValue::Int32(None));
             };
-            let bare = name.trim_start_matches("pg_catalog.").to_string();
+            let bare = type_name_text(&name);
             match builtin_type_oid(&bare).or_else(|| s.user_type_oid(&bare)) {
                 Some(o) => Ok(ScalarValue::Int32(Some(o))),
                 None => Err(DataFusionError::External(Box::new(
@@ -672,10 +699,9 @@ pub fn register(
         "to_regtype",
         Int32,
         Box::new(|s, a| {
-            let name = string(a.first()).unwrap_or_default();
-            let bare = name.trim_start_matches("pg_catalog.");
+            let bare = type_name_text(&string(a.first()).unwrap_or_default());
             Ok(ScalarValue::Int32(
-                builtin_type_oid(bare).or_else(|| s.user_type_oid(bare)),
+                builtin_type_oid(&bare).or_else(|| s.user_type_oid(&bare)),
             ))
         }),
     );
@@ -683,7 +709,31 @@ pub fn register(
         "partita_typname",
         Utf8,
         Box::new(|s, a| {
-            Ok(utf8(int(a.first()).map(|o| {
+            // A type's name as text (`(udt_schema || '.' || udt_name)::regtype`, TypeORM's)
+            // is read as `'…'::regtype` reads it, then shown by its name.
+            let text = match a.first() {
+                Some(
+                    ScalarValue::Utf8(Some(name))
+                    | ScalarValue::LargeUtf8(Some(name))
+                    | ScalarValue::Utf8View(Some(name)),
+                ) => Some(name.clone()),
+                _ => None,
+            };
+            let oid = match text {
+                Some(name) => {
+                    let bare = type_name_text(&name);
+                    match builtin_type_oid(&bare).or_else(|| s.user_type_oid(&bare)) {
+                        Some(o) => Some(i64::from(o)),
+                        None => {
+                            return Err(DataFusionError::External(Box::new(
+                                crate::error::Error::Sql(sql::Error::UnknownType(bare)),
+                            )));
+                        }
+                    }
+                }
+                None => int(a.first()),
+            };
+            Ok(utf8(oid.map(|o| {
                 user_type(s, o).unwrap_or_else(|| format_type(o, None))
             })))
         }),

@@ -758,6 +758,24 @@ impl VisitorMut for Normalizer {
                     *e = Expr::value(Value::SingleQuotedString(name.to_string()));
                 }
             }
+            // `'int4'::regtype::text`, `'users'::regclass::text`: the OID the literal names,
+            // shown by name.
+            Expr::Cast {
+                expr, data_type, ..
+            } if matches!(plain_type(data_type), Some(DataType::Text))
+                && matches!(expr.as_ref(), Expr::Function(f)
+                    if matches!(idents(&f.name).as_slice(), [n] if n == "partita_regtype" || n == "partita_regclass")) =>
+            {
+                let Expr::Function(f) = expr.as_ref() else {
+                    return ControlFlow::Continue(());
+                };
+                let shown = match idents(&f.name).as_slice() {
+                    [n] if n == "partita_regtype" => "partita_typname",
+                    _ => "partita_relname",
+                };
+                **expr = call(shown, vec![expr.as_ref().clone()]);
+                *data_type = DataType::Text;
+            }
             Expr::Cast {
                 expr, data_type, ..
             } => match plain_type(data_type) {

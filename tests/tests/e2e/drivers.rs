@@ -1,5 +1,6 @@
 //! Real client programs against the real server: psycopg 3, asyncpg, SQLAlchemy 2 Core,
-//! Django 5 (its migrations and ORM), node-postgres and pgjdbc (tests/drivers). Each prints "<driver> ok" when all its checks
+//! Django 5 (its migrations and ORM), node-postgres, Sequelize, TypeORM and pgjdbc
+//! (tests/drivers). Each prints "<driver> ok" when all its checks
 //! pass. The drivers must be installed: `.ci/run` installs them (pip, npm, apt-get).
 
 use std::path::{Path, PathBuf};
@@ -56,16 +57,36 @@ fn django() {
     );
 }
 
-#[test]
-fn node_postgres() {
+/// The node programs' directory, its packages installed.
+fn node_dir() -> PathBuf {
     let dir = drivers_dir().join("node");
     assert!(
-        dir.join("node_modules/pg").exists(),
+        dir.join("node_modules/typeorm").exists(),
         "run `npm ci` in {} (.ci/run does)",
         dir.display()
     );
+    dir
+}
+
+#[test]
+fn node_postgres() {
+    let dir = node_dir();
     let server = TestServer::start();
     run(&server, "node", &["pg_test.js"], &dir);
+}
+
+#[test]
+fn sequelize() {
+    let dir = node_dir();
+    let server = TestServer::start();
+    run(&server, "node", &["sequelize_test.js"], &dir);
+}
+
+#[test]
+fn typeorm() {
+    let dir = node_dir();
+    let server = TestServer::start();
+    run(&server, "node", &["typeorm_test.js"], &dir);
 }
 
 #[test]

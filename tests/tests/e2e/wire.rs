@@ -1798,4 +1798,46 @@ async fn notifications_reach_listening_sessions_at_commit() {
         .await
         .unwrap_err();
     assert_eq!(bad.code().unwrap().code(), "22023");
+
+    // ROLLBACK and COMMIT end what the statements before them in one query queued: the
+    // rolled-back one is dropped, the committed one survives a later failure.
+    producer
+        .batch_execute("NOTIFY jobs, 'dropped'; ROLLBACK")
+        .await
+        .unwrap();
+    let kept = producer
+        .batch_execute("NOTIFY jobs, 'kept'; COMMIT; SELECT 1 / 0")
+        .await;
+    assert_eq!(kept.unwrap_err().code().unwrap().code(), "22012");
+    let got = next_notification(&mut own, long).await;
+    assert_eq!(got, Some(("jobs".into(), "kept".into(), producer_pid)));
+    assert_eq!(next_notification(&mut own, quick).await, None);
+
+    // Channel names longer than 63 bytes are cut as identifiers are.
+    let long_name = "c".repeat(70);
+    producer
+        .batch_execute(&format!("LISTEN {long_name}; NOTIFY {long_name}, 'cut'"))
+        .await
+        .unwrap();
+    let got = next_notification(&mut own, long).await;
+    assert_eq!(got, Some(("c".repeat(63), "cut".into(), producer_pid)));
+
+    // An autocommit write's RETURNING notifies once; with a system column beside it, which
+    // would evaluate it twice, it is refused.
+    producer
+        .batch_execute("CREATE TABLE jobs (id int PRIMARY KEY)")
+        .await
+        .unwrap();
+    producer
+        .batch_execute("INSERT INTO jobs VALUES (1) RETURNING pg_notify('jobs', 'job ' || id)")
+        .await
+        .unwrap();
+    let got = next_notification(&mut own, long).await;
+    assert_eq!(got, Some(("jobs".into(), "job 1".into(), producer_pid)));
+    let refused = producer
+        .batch_execute("INSERT INTO jobs VALUES (2) RETURNING _etag, pg_notify('jobs', 'x')")
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code().unwrap().code(), "0A000");
+    assert_eq!(next_notification(&mut own, quick).await, None);
 }
