@@ -1,5 +1,5 @@
 //! Real client programs against the real server: psycopg 3, asyncpg, SQLAlchemy 2 Core,
-//! Django 5 (its migrations and ORM), node-postgres, Sequelize, TypeORM and pgjdbc
+//! Django 5 (its migrations and ORM), node-postgres, Knex, Sequelize, TypeORM and pgjdbc
 //! (tests/drivers). Each prints "<driver> ok" when all its checks
 //! pass. The drivers must be installed: `.ci/run` installs them (pip, npm, apt-get).
 
@@ -73,6 +73,13 @@ fn node_postgres() {
     let dir = node_dir();
     let server = TestServer::start();
     run(&server, "node", &["pg_test.js"], &dir);
+}
+
+#[test]
+fn knex() {
+    let dir = node_dir();
+    let server = TestServer::start();
+    run(&server, "node", &["knex_test.js"], &dir);
 }
 
 #[test]
