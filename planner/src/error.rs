@@ -214,6 +214,10 @@ pub enum Error {
     #[error("schema \"{0}\" already exists")]
     DuplicateSchema(String),
 
+    /// A schema that does not exist (3F000).
+    #[error("schema \"{0}\" does not exist")]
+    UnknownSchema(String),
+
     /// An object a statement names that does not exist (a constraint to drop).
     #[error("{0}")]
     UndefinedObject(String),

@@ -24,6 +24,7 @@ pub mod error;
 pub mod executor;
 pub mod explain;
 mod expression_index;
+pub mod extensions;
 pub mod fastpath;
 mod foreign;
 pub mod functions;

@@ -1571,7 +1571,6 @@ impl Session {
                 Ok(output)
             }
             Statement::Commit { .. } => self.commit().await,
-            Statement::CreateExtension(create) => self.create_extension(&create),
             Statement::CreateSchema {
                 schema_name,
                 if_not_exists,
@@ -1620,6 +1619,8 @@ impl Session {
                 self.run_write(stmt).await
             }
             Statement::CreateSequence { .. }
+            | Statement::CreateExtension(_)
+            | Statement::DropExtension(_)
             | Statement::CreateType { .. }
             | Statement::AlterType(_)
             | Statement::Comment { .. } => self.run_write(stmt).await,
@@ -1836,22 +1837,6 @@ impl Session {
     /// CREATE EXTENSION: PL/pgSQL is installed, as in every PostgreSQL database (Rails'
     /// schema.rb enables it), so it is 42710 or, IF NOT EXISTS, a notice; no other extension
     /// is available (0A000).
-    fn create_extension(&mut self, create: &ast::CreateExtension) -> Result<Output> {
-        let name = sql::ddl::normalize_ident(&create.name);
-        if name != "plpgsql" {
-            return Err(Error::NotSupported {
-                message: format!("extension \"{name}\" is not available"),
-                detail: Some("Partita does not load PostgreSQL extensions.".into()),
-            });
-        }
-        let exists = format!("extension \"{name}\" already exists");
-        if !create.if_not_exists {
-            return Err(Error::Sql(sql::Error::DuplicateObject(exists)));
-        }
-        self.notice_coded("42710", format!("{exists}, skipping"));
-        Ok(Output::Command("CREATE EXTENSION".into()))
-    }
-
     /// CREATE SCHEMA: Partita has the schemas every PostgreSQL database has (`public`,
     /// `pg_catalog`, `information_schema`) and no others, so it makes none; `IF NOT EXISTS`
     /// of `public` or `information_schema` is a notice, as in PostgreSQL (Prisma's and
@@ -2375,6 +2360,8 @@ impl Session {
                 crate::plain_view::alter(self, &text).await
             }
             Statement::CreateSequence { .. } => crate::sequences::create(self, stmt).await,
+            Statement::CreateExtension(create) => crate::extensions::create(self, create).await,
+            Statement::DropExtension(drop) => crate::extensions::drop(self, drop).await,
             Statement::CreateType {
                 name,
                 representation,

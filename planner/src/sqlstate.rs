@@ -76,6 +76,7 @@ pub fn sql_state(e: &Error) -> &str {
         Error::UndefinedObject(_) => "42704",
         Error::InvalidObjectDefinition(_) => "42P17",
         Error::DuplicateSchema(_) => "42P06",
+        Error::UnknownSchema(_) => "3F000",
         Error::CantChangeSetting(_) => "55P02",
         Error::UnknownView(_) => "42P01",
         Error::UnknownSequence(_) => "42P01",

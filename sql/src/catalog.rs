@@ -397,6 +397,20 @@ fn sequence_record_key(name: &str) -> Vec<u8> {
     key
 }
 
+/// The catalog key of an extension made by CREATE EXTENSION.
+fn extension_record_key(name: &str) -> Vec<u8> {
+    let mut key = b"x/".to_vec();
+    key.extend_from_slice(name.as_bytes());
+    key
+}
+
+/// An extension CREATE EXTENSION installed (`pg_extension`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Extension {
+    pub name: String,
+    pub version: String,
+}
+
 /// The catalog key of a type made by CREATE TYPE.
 fn type_record_key(name: &str) -> Vec<u8> {
     let mut key = b"y/".to_vec();
@@ -468,6 +482,8 @@ pub struct CatalogChanges {
     pub sequences: BTreeMap<String, Option<Arc<SequenceDef>>>,
     /// Types created or altered, or dropped (`None`).
     pub types: BTreeMap<String, Option<Arc<EnumType>>>,
+    /// Extensions created, or dropped (`None`).
+    pub extensions: BTreeMap<String, Option<Arc<Extension>>>,
 }
 
 impl CatalogChanges {
@@ -476,6 +492,7 @@ impl CatalogChanges {
             && self.views.is_empty()
             && self.sequences.is_empty()
             && self.types.is_empty()
+            && self.extensions.is_empty()
     }
 }
 
@@ -486,6 +503,7 @@ pub struct Catalog {
     views: Arc<RwLock<BTreeMap<String, Arc<PlainView>>>>,
     sequence_defs: Arc<RwLock<BTreeMap<String, Arc<SequenceDef>>>>,
     types: Arc<RwLock<BTreeMap<String, Arc<EnumType>>>>,
+    extensions: Arc<RwLock<BTreeMap<String, Arc<Extension>>>>,
     /// Bumped by every applied change: plans kept across statements check it.
     generation: Arc<std::sync::atomic::AtomicU64>,
     /// The values each sequence (by its catalog key) has reserved in the store and not yet
@@ -662,11 +680,23 @@ impl Catalog {
                 .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
             types.insert(def.name.clone(), Arc::new(def));
         }
+        let mut extensions = BTreeMap::new();
+        for row in view.scan(
+            CATALOG_KEYSPACE,
+            &KeyRange::prefix(b"x/"),
+            Direction::Forward,
+        )? {
+            let row = row?;
+            let def: Extension = serde_json::from_slice(&row.value)
+                .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
+            extensions.insert(def.name.clone(), Arc::new(def));
+        }
         Ok(Catalog {
             tables: Arc::new(RwLock::new(tables)),
             views: Arc::new(RwLock::new(views)),
             sequence_defs: Arc::new(RwLock::new(sequence_defs)),
             types: Arc::new(RwLock::new(types)),
+            extensions: Arc::new(RwLock::new(extensions)),
             generation: Default::default(),
             sequences: Default::default(),
         })
@@ -1083,6 +1113,40 @@ impl Catalog {
         merged(&self.views, &changes.views)
     }
 
+    /// The extensions CREATE EXTENSION installed that `changes` sees, by name.
+    pub fn extensions(&self, changes: &CatalogChanges) -> Vec<Arc<Extension>> {
+        merged(&self.extensions, &changes.extensions)
+    }
+
+    /// Writes an extension's record in `txn` (CREATE EXTENSION).
+    pub fn write_extension(
+        &self,
+        txn: &mut Transaction,
+        changes: &mut CatalogChanges,
+        extension: Extension,
+    ) -> Result<()> {
+        let (key, name) = (
+            extension_record_key(&extension.name),
+            extension.name.clone(),
+        );
+        put_record(txn, &key, &mut changes.extensions, name, extension)
+    }
+
+    /// Deletes an extension's record in `txn` (DROP EXTENSION).
+    pub fn drop_extension(
+        &self,
+        txn: &mut Transaction,
+        changes: &mut CatalogChanges,
+        name: &str,
+    ) -> Result<()> {
+        delete_record(
+            txn,
+            &extension_record_key(name),
+            &mut changes.extensions,
+            name,
+        )
+    }
+
     /// The types made by CREATE TYPE that `changes` sees, by name.
     pub fn types(&self, changes: &CatalogChanges) -> Vec<Arc<EnumType>> {
         merged(&self.types, &changes.types)
@@ -1181,6 +1245,7 @@ impl Catalog {
             .write()
             .unwrap_or_else(|e| e.into_inner());
         let mut types = self.types.write().unwrap_or_else(|e| e.into_inner());
+        let mut extensions = self.extensions.write().unwrap_or_else(|e| e.into_inner());
         let out = commit()?;
         self.generation
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
@@ -1206,6 +1271,12 @@ impl Catalog {
             match change {
                 Some(def) => types.insert(name, def),
                 None => types.remove(&name),
+            };
+        }
+        for (name, change) in changes.extensions {
+            match change {
+                Some(def) => extensions.insert(name, def),
+                None => extensions.remove(&name),
             };
         }
         Ok(out)

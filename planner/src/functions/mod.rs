@@ -68,6 +68,7 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(PgTypeof::default()));
     ctx.register_udf(ScalarUDF::new_from_impl(crate::to_char::ToChar::default()));
     crate::json::register(ctx);
+    crate::extensions::register(ctx);
     math::register(ctx);
     text::register(ctx);
     binary::register(ctx);

@@ -663,6 +663,15 @@ impl VisitorMut for Rewriter {
             ("gen_random_uuid", Some(args)) if args.is_empty() => {
                 *e = cast(call("uuid", vec![]), uuid_type());
             }
+            // uuid-ossp's functions (`extensions`): uuids as text, read as uuid.
+            (n, Some(args))
+                if crate::extensions::UUID_FUNCTIONS
+                    .iter()
+                    .any(|&(f, arity)| f == n && arity == args.len()) =>
+            {
+                let args = args.into_iter().map(|a| cast(a, DataType::Text)).collect();
+                *e = cast(call(&crate::extensions::planned_name(n), args), uuid_type());
+            }
             ("num_nulls" | "num_nonnulls", Some(args)) if !args.is_empty() => {
                 let counted = |x: &Expr| Expr::Case {
                     case_token: ast::helpers::attached_token::AttachedToken::empty(),

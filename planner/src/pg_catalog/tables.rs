@@ -94,6 +94,8 @@ pub struct Snapshot {
     pub identity: crate::schema::Identity,
     /// The types made by CREATE TYPE (enums).
     pub types: Vec<Arc<sql::types::EnumType>>,
+    /// The extensions CREATE EXTENSION installed.
+    pub extensions: Vec<Arc<sql::catalog::Extension>>,
 }
 
 /// The `pg_enum` OID of label `i` of the enum type `type_oid`, in a range of its own.
@@ -143,6 +145,7 @@ impl Snapshot {
             sequences: Vec::new(),
             identity: Default::default(),
             types: Vec::new(),
+            extensions: Vec::new(),
         }
     }
 
@@ -156,6 +159,7 @@ impl Snapshot {
         snapshot.views = catalog.views(&changes);
         snapshot.sequences = catalog.sequences(&changes);
         snapshot.types = catalog.types(&changes);
+        snapshot.extensions = catalog.extensions(&changes);
         snapshot
     }
 
@@ -1784,15 +1788,29 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 ("extrelocatable", Bool),
                 ("extversion", Text),
             ],
-            // PL/pgSQL is there in every PostgreSQL database (see `Session::create_extension`).
-            vec![vec![
+            // PL/pgSQL is there in every PostgreSQL database (see `extensions`).
+            std::iter::once(vec![
                 oid(PLPGSQL_EXTENSION_OID),
                 text("plpgsql"),
                 oid(OWNER_OID),
                 oid(PG_CATALOG_NAMESPACE),
                 boolean(false),
                 text("1.0"),
-            ]],
+            ])
+            .chain(s.extensions.iter().filter_map(|e| {
+                let (_, _, number) = crate::extensions::AVAILABLE
+                    .iter()
+                    .find(|(n, ..)| *n == e.name)?;
+                Some(vec![
+                    oid(*number as i32),
+                    text(e.name.clone()),
+                    oid(OWNER_OID),
+                    oid(PUBLIC_NAMESPACE),
+                    boolean(true),
+                    text(e.version.clone()),
+                ])
+            }))
+            .collect(),
         ),
         _ => return Ok(None),
     };
@@ -2516,9 +2534,16 @@ fn column_sizes(
 /// constant (`nextval('t_id_seq'::regclass)`), and a constant is shown as PostgreSQL shows
 /// one of the column's type `ty` (see [`shown_constant`]).
 fn shown_default(default: &str, ty: SqlType) -> String {
-    // `gen_random_uuid()` is stored as what it is planned as (`functions::rewrite`).
+    // `gen_random_uuid()` is stored as what it is planned as (`functions::rewrite`), and
+    // so are uuid-ossp's generators (`uuid_generate_v4()`).
     if default == "uuid()::UUID" {
         return "gen_random_uuid()".into();
+    }
+    if let Some(call) = default
+        .strip_prefix("partita_uuid_")
+        .and_then(|d| d.strip_suffix("()::UUID"))
+    {
+        return format!("uuid_{call}()");
     }
     if let Ok(expr) = crate::dml::parse_expr(default)
         && let Some(shown) = shown_constant(&expr, ty)

@@ -1,8 +1,8 @@
 // TypeORM against Partita: synchronize (its catalog reads then find nothing to change), entities
 // with enums, arrays, jsonb, uuids and version columns, relations, query builder, paging,
 // pessimistic locks, upsert, cascade and table metadata. Run by tests/tests/e2e/drivers.rs
-// with the server's address. Its uuid default is gen_random_uuid() (uuidExtension pgcrypto,
-// whose CREATE EXTENSION fails and is passed over): Partita has no uuid-ossp.
+// with the server's address. Its uuid keys default to uuid-ossp's uuid_generate_v4(), after
+// its CREATE EXTENSION IF NOT EXISTS "uuid-ossp".
 require('reflect-metadata');
 const { DataSource, EntitySchema } = require('typeorm');
 const assert = require('assert');
@@ -43,7 +43,7 @@ const Registration = new EntitySchema({
 async function main() {
   const [host, port] = process.argv.slice(2);
   const ds = new DataSource({ type: 'postgres', host, port: Number(port), username: 'partita', database: 'partita',
-    entities: [Race, Runner, Registration], synchronize: true, dropSchema: true, uuidExtension: 'pgcrypto', logging: process.env.LOG ? 'all' : false });
+    entities: [Race, Runner, Registration], synchronize: true, dropSchema: true, logging: process.env.LOG ? 'all' : false });
   await ds.initialize();
   // Synchronizing again finds nothing to change.
   const pending = await ds.driver.createSchemaBuilder().log();

@@ -1107,6 +1107,11 @@ async fn data_survives_a_restart() {
             )
             .await
             .unwrap();
+        // An extension stays installed.
+        client
+            .batch_execute("CREATE EXTENSION \"uuid-ossp\"")
+            .await
+            .unwrap();
     }
     server.stop();
     let again = TestServer::start_in(server.data_dir.clone());
@@ -1191,6 +1196,19 @@ async fn data_survives_a_restart() {
         next > 110 && (next - 100) % 10 == 0,
         "a value after 110 on the sequence's steps: {next}"
     );
+    let extensions: Vec<String> = client
+        .query("SELECT extname::text FROM pg_extension ORDER BY 1", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(extensions, ["plpgsql", "uuid-ossp"]);
+    let again = client
+        .batch_execute("CREATE EXTENSION \"uuid-ossp\"")
+        .await
+        .unwrap_err();
+    assert_eq!(again.code().unwrap().code(), "42710");
 }
 
 /// `numeric` in PostgreSQL's binary format (base-10000 digits), decoded to text and encoded
