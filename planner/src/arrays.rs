@@ -492,17 +492,43 @@ pub(crate) fn standard_array_types(tokens: &mut Vec<TokenWithSpan>) {
     while i < tokens.len() {
         let is_array = matches!(&tokens[i].token,
             Token::Word(w) if w.keyword == Keyword::ARRAY && w.quote_style.is_none());
-        let before = (0..i)
-            .rev()
-            .find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)));
-        let after_type = before.is_some_and(|j| match &tokens[j].token {
+        let previous = |at: usize| {
+            (0..at)
+                .rev()
+                .find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+        };
+        let type_word = |j: usize| match &tokens[j].token {
             Token::Word(w) => {
                 w.quote_style.is_some()
                     || w.keyword == Keyword::NoKeyword
                     || TYPE_WORDS.contains(&w.value.to_ascii_lowercase().as_str())
             }
-            Token::RParen => true,
             _ => false,
+        };
+        let after_type = previous(i).is_some_and(|j| match &tokens[j].token {
+            // `varchar(20) ARRAY`: the `(` the `)` closes follows a type's name (not
+            // `OPERATOR(pg_catalog.||) ARRAY[2]`).
+            Token::RParen => {
+                let mut depth = 0usize;
+                let open = (0..j).rev().find(|&k| match tokens[k].token {
+                    Token::RParen => {
+                        depth += 1;
+                        false
+                    }
+                    Token::LParen if depth == 0 => true,
+                    Token::LParen => {
+                        depth -= 1;
+                        false
+                    }
+                    _ => false,
+                });
+                open.and_then(previous).is_some_and(|k| {
+                    type_word(k)
+                        && !matches!(&tokens[k].token,
+                            Token::Word(w) if w.keyword == Keyword::OPERATOR)
+                })
+            }
+            _ => type_word(j),
         });
         if !(is_array && after_type) {
             i += 1;

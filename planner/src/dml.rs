@@ -265,14 +265,18 @@ impl Returning {
         crate::session::mentions_system_column(&ast::Statement::Query(Box::new(query)))
     }
 
-    /// Whether RETURNING calls a function of the session's state (`Session::own_functions`).
+    /// Whether RETURNING calls a function that changes the session's state
+    /// (`Session::own_functions` but those that only read it).
     fn calls_own_function(&self) -> bool {
         use std::ops::ControlFlow;
         let query = select_query(self.items.clone(), vec![], None);
         let found = ast::visit_expressions(&query, |e| match e {
             Expr::Function(f)
-                if crate::json::function_name(&f.name)
-                    .is_some_and(|n| crate::session::SESSION_FUNCTIONS.contains(&n.as_str())) =>
+                if crate::json::function_name(&f.name).is_some_and(|n| {
+                    crate::session::SESSION_FUNCTIONS.contains(&n.as_str())
+                        && !["pg_backend_pid", "currval", "lastval", "current_setting"]
+                            .contains(&n.as_str())
+                }) =>
             {
                 ControlFlow::Break(())
             }

@@ -690,6 +690,11 @@ pub(crate) const VOLATILE: &[&str] = &[
     "setval",
     "gen_random_uuid",
     "uuid_generate_v4",
+    // What `functions::rewrite` plans gen_random_uuid() and uuid-ossp's generators as.
+    "uuid",
+    "partita_uuid_generate_v1",
+    "partita_uuid_generate_v1mc",
+    "partita_uuid_generate_v4",
 ];
 
 /// A partial index's WHERE condition as the catalog keeps it (columns bare), refused as

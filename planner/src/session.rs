@@ -1972,8 +1972,9 @@ impl Session {
             }
             None => {
                 self.warning("25P01", "there is no transaction in progress");
-                // What the statements before it queued (`NOTIFY c; ROLLBACK`) is dropped.
-                self.listener.end(false);
+                // What the statements before it queued (`NOTIFY c; ROLLBACK`) is dropped,
+                // and their transaction-level advisory locks go.
+                let _ = self.end_without_transaction(false);
             }
         }
         Output::Command("ROLLBACK".into())

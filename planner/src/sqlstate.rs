@@ -304,6 +304,9 @@ fn message_state(m: &str) -> &'static str {
         "22012"
     } else if lower.contains("subquery returned more than one row") {
         "21000"
+    } else if lower.contains("invalid qualifier") {
+        // `t.*` naming no FROM item: PostgreSQL's "missing FROM-clause entry".
+        "42P01"
     } else if lower.contains("table")
         && (lower.contains("not found")
             || lower.contains("doesn't exist")

@@ -37,6 +37,9 @@ const VOLATILE: &[&str] = &[
     "nextval",
     "uuid",
     "gen_random_uuid",
+    "partita_uuid_generate_v1",
+    "partita_uuid_generate_v1mc",
+    "partita_uuid_generate_v4",
 ];
 
 /// `CREATE MATERIALIZED VIEW`: creates the view table and fills it from the base rows the

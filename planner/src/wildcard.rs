@@ -165,13 +165,22 @@ pub fn qualify_by_from(stmt: &mut Statement) {
     impl VisitorMut for Qualifier {
         type Break = ();
         fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
-            if let SetExpr::Select(s) = q.body.as_mut() {
-                qualify_select(s);
-            }
+            qualify_body(&mut q.body);
             ControlFlow::Continue(())
         }
     }
     let _ = stmt.visit(&mut Qualifier);
+}
+
+fn qualify_body(body: &mut SetExpr) {
+    match body {
+        SetExpr::Select(s) => qualify_select(s),
+        SetExpr::SetOperation { left, right, .. } => {
+            qualify_body(left);
+            qualify_body(right);
+        }
+        _ => {}
+    }
 }
 
 fn qualify_select(s: &mut Select) {
@@ -209,10 +218,15 @@ fn qualify_select(s: &mut Select) {
         if written.is_empty() || named.iter().any(|(p, _)| *p == written) {
             continue;
         }
-        let suffix = |long: &[String], short: &[String]| long.ends_with(short);
-        let mut matching = named
-            .iter()
-            .filter(|(p, _)| suffix(p, &written) || suffix(&written, p));
+        // `t.*` of `FROM s.t`, or `public.t.*` of `FROM t` (a bare name is a table of
+        // public, or a catalog of pg_catalog).
+        let names = |from: &[String]| {
+            from.ends_with(&written)
+                || (written.ends_with(from)
+                    && written.len() == from.len() + 1
+                    && ["public", "pg_catalog"].contains(&written[0].as_str()))
+        };
+        let mut matching = named.iter().filter(|(p, _)| names(p));
         if let (Some((_, from)), None) = (matching.next(), matching.next()) {
             *name = from.clone();
         }

@@ -499,11 +499,11 @@ impl CatalogChanges {
 /// The committed catalog, shared by all sessions.
 #[derive(Clone)]
 pub struct Catalog {
-    tables: Arc<RwLock<BTreeMap<String, Arc<TableDef>>>>,
-    views: Arc<RwLock<BTreeMap<String, Arc<PlainView>>>>,
-    sequence_defs: Arc<RwLock<BTreeMap<String, Arc<SequenceDef>>>>,
-    types: Arc<RwLock<BTreeMap<String, Arc<EnumType>>>>,
-    extensions: Arc<RwLock<BTreeMap<String, Arc<Extension>>>>,
+    tables: Records<TableDef>,
+    views: Records<PlainView>,
+    sequence_defs: Records<SequenceDef>,
+    types: Records<EnumType>,
+    extensions: Records<Extension>,
     /// Bumped by every applied change: plans kept across statements check it.
     generation: Arc<std::sync::atomic::AtomicU64>,
     /// The values each sequence (by its catalog key) has reserved in the store and not yet
@@ -632,71 +632,39 @@ fn stored_state(txn: &mut Transaction, sequence: &Sequence) -> Result<SequenceSt
     }
 }
 
+/// One kind of the committed catalog's definitions, by name.
+type Records<T> = Arc<RwLock<BTreeMap<String, Arc<T>>>>;
+
+/// The catalog records under `prefix`, by the name `name` gives each.
+fn load_records<T: serde::de::DeserializeOwned>(
+    view: &storage::ReadView,
+    prefix: &[u8],
+    name: impl Fn(&T) -> String,
+) -> Result<Records<T>> {
+    let mut records = BTreeMap::new();
+    for row in view.scan(
+        CATALOG_KEYSPACE,
+        &KeyRange::prefix(prefix),
+        Direction::Forward,
+    )? {
+        let row = row?;
+        let def: T =
+            serde_json::from_slice(&row.value).map_err(|e| Error::CorruptCatalog(e.to_string()))?;
+        records.insert(name(&def), Arc::new(def));
+    }
+    Ok(Arc::new(RwLock::new(records)))
+}
+
 impl Catalog {
-    /// Loads every table definition from the store.
+    /// Loads every definition from the store: tables, views, sequences, types, extensions.
     pub fn load(store: &Store) -> Result<Catalog> {
-        let mut tables = BTreeMap::new();
         let view = store.snapshot();
-        for row in view.scan(
-            CATALOG_KEYSPACE,
-            &KeyRange::prefix(b"t/"),
-            Direction::Forward,
-        )? {
-            let row = row?;
-            let def: TableDef = serde_json::from_slice(&row.value)
-                .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
-            tables.insert(def.name.clone(), Arc::new(def));
-        }
-        let mut views = BTreeMap::new();
-        for row in view.scan(
-            CATALOG_KEYSPACE,
-            &KeyRange::prefix(b"v/"),
-            Direction::Forward,
-        )? {
-            let row = row?;
-            let def: PlainView = serde_json::from_slice(&row.value)
-                .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
-            views.insert(def.name.clone(), Arc::new(def));
-        }
-        let mut sequence_defs = BTreeMap::new();
-        for row in view.scan(
-            CATALOG_KEYSPACE,
-            &KeyRange::prefix(b"q/"),
-            Direction::Forward,
-        )? {
-            let row = row?;
-            let def: SequenceDef = serde_json::from_slice(&row.value)
-                .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
-            sequence_defs.insert(def.name.clone(), Arc::new(def));
-        }
-        let mut types = BTreeMap::new();
-        for row in view.scan(
-            CATALOG_KEYSPACE,
-            &KeyRange::prefix(b"y/"),
-            Direction::Forward,
-        )? {
-            let row = row?;
-            let def: EnumType = serde_json::from_slice(&row.value)
-                .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
-            types.insert(def.name.clone(), Arc::new(def));
-        }
-        let mut extensions = BTreeMap::new();
-        for row in view.scan(
-            CATALOG_KEYSPACE,
-            &KeyRange::prefix(b"x/"),
-            Direction::Forward,
-        )? {
-            let row = row?;
-            let def: Extension = serde_json::from_slice(&row.value)
-                .map_err(|e| Error::CorruptCatalog(e.to_string()))?;
-            extensions.insert(def.name.clone(), Arc::new(def));
-        }
         Ok(Catalog {
-            tables: Arc::new(RwLock::new(tables)),
-            views: Arc::new(RwLock::new(views)),
-            sequence_defs: Arc::new(RwLock::new(sequence_defs)),
-            types: Arc::new(RwLock::new(types)),
-            extensions: Arc::new(RwLock::new(extensions)),
+            tables: load_records(&view, b"t/", |t: &TableDef| t.name.clone())?,
+            views: load_records(&view, b"v/", |v: &PlainView| v.name.clone())?,
+            sequence_defs: load_records(&view, b"q/", |q: &SequenceDef| q.name.clone())?,
+            types: load_records(&view, b"y/", |y: &EnumType| y.name.clone())?,
+            extensions: load_records(&view, b"x/", |x: &Extension| x.name.clone())?,
             generation: Default::default(),
             sequences: Default::default(),
         })

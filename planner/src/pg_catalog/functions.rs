@@ -117,31 +117,53 @@ impl ScalarUDFImpl for CatalogFunction {
 }
 
 /// `name::regclass`: the OID of the relation `name` names; 42P01 when none does.
-/// A type's name as `'…'::regtype` reads it: dotted parts, each folded to lower case unless
-/// double-quoted (TypeORM's `'"pg_catalog"."int4"'`), without the schema when it is
-/// `pg_catalog` or `public`, the only ones types live in.
+/// A type's name as `'…'::regtype` reads it, for `builtin_type_oid` and `user_type_oid`:
+/// without the schema when it is `pg_catalog` or `public`, the only ones types live in
+/// (TypeORM's `'"pg_catalog"."int4"'`), and unquoted when quoting changes nothing
+/// (`"int4"`); a quoted name with capitals (`"UserRole"`) keeps its quotes.
 fn type_name_text(text: &str) -> String {
-    let mut parts = Vec::new();
-    let mut part = String::new();
+    // Each dotted part as written, and its value (unquoted, or folded to lower case).
+    let mut parts: Vec<(String, String)> = Vec::new();
+    let (mut written, mut value) = (String::new(), String::new());
     let mut quoted = false;
     let mut chars = text.trim().chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '"' if quoted && chars.peek() == Some(&'"') => {
                 chars.next();
-                part.push('"');
+                written.push_str("\"\"");
+                value.push('"');
             }
-            '"' => quoted = !quoted,
-            '.' if !quoted => parts.push(std::mem::take(&mut part)),
-            c if quoted => part.push(c),
-            c => part.extend(c.to_lowercase()),
+            '"' => {
+                quoted = !quoted;
+                written.push('"');
+            }
+            '.' if !quoted => {
+                parts.push((std::mem::take(&mut written), std::mem::take(&mut value)));
+            }
+            c => {
+                written.push(c);
+                match quoted {
+                    true => value.push(c),
+                    false => value.extend(c.to_lowercase()),
+                }
+            }
         }
     }
-    parts.push(part);
-    if parts.len() == 2 && (parts[0] == "pg_catalog" || parts[0] == "public") {
+    parts.push((written, value));
+    if parts.len() == 2 && (parts[0].1 == "pg_catalog" || parts[0].1 == "public") {
         parts.remove(0);
     }
-    parts.join(".")
+    parts
+        .into_iter()
+        .map(
+            |(written, value)| match value.to_lowercase() == value && !value.contains('"') {
+                true => value,
+                false => written,
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 fn regclass_oid(s: &Snapshot, a: &[ScalarValue]) -> DfResult<ScalarValue> {
@@ -720,6 +742,8 @@ pub fn register(
                 _ => None,
             };
             let oid = match text {
+                // An OID as text.
+                Some(name) if name.trim().parse::<i64>().is_ok() => name.trim().parse().ok(),
                 Some(name) => {
                     let bare = type_name_text(&name);
                     match builtin_type_oid(&bare).or_else(|| s.user_type_oid(&bare)) {

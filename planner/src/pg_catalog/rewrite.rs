@@ -762,8 +762,10 @@ impl VisitorMut for Normalizer {
             // shown by name.
             Expr::Cast {
                 expr, data_type, ..
-            } if matches!(plain_type(data_type), Some(DataType::Text))
-                && matches!(expr.as_ref(), Expr::Function(f)
+            } if matches!(
+                plain_type(data_type),
+                Some(DataType::Text | DataType::Varchar(_) | DataType::CharacterVarying(_))
+            ) && matches!(expr.as_ref(), Expr::Function(f)
                     if matches!(idents(&f.name).as_slice(), [n] if n == "partita_regtype" || n == "partita_regclass")) =>
             {
                 let Expr::Function(f) = expr.as_ref() else {

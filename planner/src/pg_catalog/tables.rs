@@ -185,8 +185,14 @@ impl Snapshot {
             .iter()
             .map(|t| SqlType::enum_of(sql::types::EnumType::clone(t)))
             .collect();
-        match SqlType::parse_with(name, &user)? {
+        // `_mood`, the array type's own name, is `mood[]`.
+        let array = name.strip_prefix('_').map(|element| format!("{element}[]"));
+        match SqlType::parse_with(array.as_deref().unwrap_or(name), &user)? {
             SqlType::Enum { ty } => Some(ty.oid),
+            // The array type's OID is the next one (see `user_type_name`).
+            SqlType::Array { element } if matches!(*element, SqlType::Enum { .. }) => {
+                element.enum_type().map(|ty| ty.oid + 1)
+            }
             _ => None,
         }
     }
