@@ -286,6 +286,12 @@ impl Listener {
         Ok(())
     }
 
+    /// The fraction of the queues' bound that waiting notifications take
+    /// (`pg_notification_queue_usage()`).
+    pub fn queue_usage(&self) -> f64 {
+        self.channels.queued.load(Ordering::Relaxed) as f64 / self.channels.bytes_max as f64
+    }
+
     /// The channels the session listens to (`pg_listening_channels()`), as of its last
     /// commit.
     pub fn listening(&self) -> Vec<String> {
@@ -482,12 +488,14 @@ mod tests {
             sent += 1;
         }
         assert_eq!(sent, bound / each);
+        assert!(fast.queue_usage() > 0.99 && fast.queue_usage() <= 1.0);
         // A transaction that notifies no listener still commits.
         fast.notify("nobody", "x").unwrap();
         assert!(fast.check_room().is_ok());
         fast.end(true);
         drop(queue);
         assert_eq!(channels.queued.load(Ordering::Relaxed), 0);
+        assert_eq!(fast.queue_usage(), 0.0);
         fast.notify("jobs", "again").unwrap();
         assert!(fast.check_room().is_ok());
     }

@@ -165,14 +165,17 @@ pub(crate) fn register_notify(ctx: &SessionContext, listener: &Arc<crate::notify
             Ok(ColumnarValue::Scalar(ScalarValue::List(Arc::new(list))))
         }),
     ));
-    // Notifications go to sessions as they are sent, so the queue never holds any.
+    // What the sessions' queues hold of their bound (see `notify`).
+    let usage = Arc::clone(listener);
     ctx.register_udf(create_udf(
         "pg_notification_queue_usage",
         vec![],
         DataType::Float64,
         Volatility::Volatile,
-        Arc::new(|_args: &[ColumnarValue]| {
-            Ok(ColumnarValue::Scalar(ScalarValue::Float64(Some(0.0))))
+        Arc::new(move |_args: &[ColumnarValue]| {
+            Ok(ColumnarValue::Scalar(ScalarValue::Float64(Some(
+                usage.queue_usage(),
+            ))))
         }),
     ));
 }
