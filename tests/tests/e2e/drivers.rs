@@ -57,43 +57,36 @@ fn django() {
     );
 }
 
-/// The node programs' directory, its packages installed.
-fn node_dir() -> PathBuf {
+/// Runs a node program of tests/drivers/node (its packages installed) against a fresh server.
+fn run_node(program: &str) {
     let dir = drivers_dir().join("node");
     assert!(
         dir.join("node_modules/typeorm").exists(),
         "run `npm ci` in {} (.ci/run does)",
         dir.display()
     );
-    dir
+    let server = TestServer::start();
+    run(&server, "node", &[program], &dir);
 }
 
 #[test]
 fn node_postgres() {
-    let dir = node_dir();
-    let server = TestServer::start();
-    run(&server, "node", &["pg_test.js"], &dir);
+    run_node("pg_test.js");
 }
 
 #[test]
 fn knex() {
-    let dir = node_dir();
-    let server = TestServer::start();
-    run(&server, "node", &["knex_test.js"], &dir);
+    run_node("knex_test.js");
 }
 
 #[test]
 fn sequelize() {
-    let dir = node_dir();
-    let server = TestServer::start();
-    run(&server, "node", &["sequelize_test.js"], &dir);
+    run_node("sequelize_test.js");
 }
 
 #[test]
 fn typeorm() {
-    let dir = node_dir();
-    let server = TestServer::start();
-    run(&server, "node", &["typeorm_test.js"], &dir);
+    run_node("typeorm_test.js");
 }
 
 #[test]
