@@ -264,6 +264,13 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
                 err.hint = Some("Use OVERRIDING SYSTEM VALUE to override.".into());
             }
         }
+        Error::UpsertRowTwice => {
+            err.hint = Some(
+                "Ensure that no rows proposed for insertion within the same command have \
+                 duplicate constrained values."
+                    .into(),
+            )
+        }
         Error::UndefinedOperator(_) => {
             err.hint = Some(
                 "No operator matches the given name and argument types. You might need to \

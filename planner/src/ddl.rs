@@ -91,10 +91,37 @@ pub async fn create_table_as(
 }
 
 pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> Result<WriteResult> {
-    // The columns of another table are not copied yet: refused, not a table without them.
+    // `LIKE t` bare (sqlparser's other reading of it) is a syntax error in PostgreSQL.
     if create.like.is_some() {
-        return Err(Error::Unsupported("CREATE TABLE … (LIKE other)".into()));
+        return Err(Error::Syntax(
+            "CREATE TABLE … LIKE without parentheses".into(),
+        ));
     }
+    if !crate::like::has_like(create) {
+        return create_table_itself(session, create).await;
+    }
+    let name = table_name(&create.name)?;
+    let exists = session.table_def(&name).is_ok();
+    let expanded = crate::like::expand(session, create)?;
+    let created = create_table_itself(session, &expanded.create).await?;
+    if exists {
+        // CREATE TABLE IF NOT EXISTS of a table that was there.
+        return Ok(created);
+    }
+    for index in &expanded.indexes {
+        if let ast::Statement::CreateIndex(index) = index {
+            crate::index::create_index(session, index).await?;
+        }
+    }
+    crate::like::comment_columns(session, &name, &expanded.comments)?;
+    Ok(created)
+}
+
+/// CREATE TABLE of columns and constraints as written.
+async fn create_table_itself(
+    session: &mut Session,
+    create: &ast::CreateTable,
+) -> Result<WriteResult> {
     let mut def = table_def_from_create(create, &session.user_types())?;
     let uniques = sql::ddl::unique_constraints(create)?;
     let foreign_keys = sql::ddl::foreign_keys(create)?;

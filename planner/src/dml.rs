@@ -750,19 +750,35 @@ pub(crate) fn take_overriding(
     found
 }
 
-/// The hint prefix that carries the WHERE of an INSERT's `ON CONFLICT (columns) WHERE …`.
+/// The hint prefixes that carry what sqlparser has no place for in an INSERT's ON CONFLICT
+/// target: the WHERE of `ON CONFLICT (columns) WHERE …`, and a target list naming index
+/// expressions (`ON CONFLICT (lower(email))`; sqlparser takes column names only).
 const CONFLICT_WHERE_HINT: &str = "partitaconflictwhere";
+const CONFLICT_TARGET_HINT: &str = "partitaconflicttarget";
 
-/// Blanks out the `WHERE condition` of each `ON CONFLICT (columns) WHERE condition DO …`
-/// of `tokens` (sqlparser has no place for it), returning where each was and its text.
-pub(crate) fn take_conflict_where(
+/// What [`take_conflict_targets`] took out of one `ON CONFLICT (…)`: where it was, the
+/// WHERE condition's text and the target list's text when it names an expression.
+pub(crate) struct ConflictTarget {
+    pub at: usize,
+    condition: Option<String>,
+    expressions: Option<String>,
+}
+
+/// Takes out of `tokens` what sqlparser cannot read in each `ON CONFLICT (targets) [WHERE
+/// condition] DO …`: the WHERE condition is blanked out, and a target list with an
+/// expression in it becomes a list of one placeholder column.
+pub(crate) fn take_conflict_targets(
     tokens: &mut [datafusion::sql::sqlparser::tokenizer::TokenWithSpan],
-) -> Vec<(usize, String)> {
+) -> Vec<ConflictTarget> {
     use datafusion::sql::sqlparser::tokenizer::{Token, Whitespace};
     let word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
     let significant = |tokens: &[datafusion::sql::sqlparser::tokenizer::TokenWithSpan],
                        from: usize| {
         (from..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+    };
+    let text = |tokens: &[datafusion::sql::sqlparser::tokenizer::TokenWithSpan]| {
+        let text: String = tokens.iter().map(|t| t.token.to_string()).collect();
+        text.trim().to_string()
     };
     let mut found = Vec::new();
     for at in 0..tokens.len() {
@@ -776,7 +792,7 @@ pub(crate) fn take_conflict_where(
         if !after_on {
             continue;
         }
-        // `(columns)`, then WHERE.
+        // `(targets)`, then WHERE.
         let Some(open) = significant(tokens, at + 1).filter(|&j| tokens[j].token == Token::LParen)
         else {
             continue;
@@ -792,52 +808,78 @@ pub(crate) fn take_conflict_where(
         }) else {
             continue;
         };
-        let Some(where_at) =
-            significant(tokens, close + 1).filter(|&j| word(&tokens[j].token, "where"))
-        else {
-            continue;
+        let mut target = ConflictTarget {
+            at: open,
+            condition: None,
+            expressions: None,
         };
-        // The condition runs to DO outside parentheses.
-        let mut depth = 0;
-        let Some(do_at) = (where_at + 1..tokens.len()).find(|&j| {
-            match tokens[j].token {
-                Token::LParen => depth += 1,
-                Token::RParen => depth -= 1,
-                _ => {}
+        // Anything but column names and commas is an expression.
+        let expression = tokens[open + 1..close].iter().any(|t| {
+            !matches!(
+                t.token,
+                Token::Word(_) | Token::Comma | Token::Whitespace(_)
+            )
+        });
+        if expression {
+            target.expressions = Some(text(&tokens[open + 1..close]));
+            for (n, t) in tokens[open + 1..close].iter_mut().enumerate() {
+                t.token = match n {
+                    0 => Token::make_word(CONFLICT_TARGET_HINT, None),
+                    _ => Token::Whitespace(Whitespace::Space),
+                };
             }
-            depth == 0 && word(&tokens[j].token, "do")
-        }) else {
-            continue;
-        };
-        let text: String = tokens[where_at + 1..do_at]
-            .iter()
-            .map(|t| t.token.to_string())
-            .collect();
-        for t in &mut tokens[where_at..do_at] {
-            t.token = Token::Whitespace(Whitespace::Space);
         }
-        found.push((where_at, text.trim().to_string()));
+        if let Some(where_at) =
+            significant(tokens, close + 1).filter(|&j| word(&tokens[j].token, "where"))
+        {
+            // The condition runs to DO outside parentheses.
+            let mut depth = 0;
+            if let Some(do_at) = (where_at + 1..tokens.len()).find(|&j| {
+                match tokens[j].token {
+                    Token::LParen => depth += 1,
+                    Token::RParen => depth -= 1,
+                    _ => {}
+                }
+                depth == 0 && word(&tokens[j].token, "do")
+            }) {
+                target.condition = Some(text(&tokens[where_at + 1..do_at]));
+                for t in &mut tokens[where_at..do_at] {
+                    t.token = Token::Whitespace(Whitespace::Space);
+                }
+            }
+        }
+        if target.condition.is_some() || target.expressions.is_some() {
+            found.push(target);
+        }
     }
     found
 }
 
-/// Marks the INSERT `stmt` with the WHERE of its ON CONFLICT target.
-pub(crate) fn mark_conflict_where(stmt: &mut ast::Statement, text: &str) {
+/// Marks the INSERT `stmt` with what [`take_conflict_targets`] took out of its ON CONFLICT.
+pub(crate) fn mark_conflict_target(stmt: &mut ast::Statement, target: &ConflictTarget) {
     if let ast::Statement::Insert(insert) = stmt {
-        insert.optimizer_hints.push(ast::OptimizerHint {
-            prefix: CONFLICT_WHERE_HINT.into(),
-            text: text.to_string(),
-            style: ast::OptimizerHintStyle::MultiLine,
-        });
+        let hints = [
+            (CONFLICT_WHERE_HINT, &target.condition),
+            (CONFLICT_TARGET_HINT, &target.expressions),
+        ];
+        for (prefix, text) in hints {
+            if let Some(text) = text {
+                insert.optimizer_hints.push(ast::OptimizerHint {
+                    prefix: prefix.into(),
+                    text: text.clone(),
+                    style: ast::OptimizerHintStyle::MultiLine,
+                });
+            }
+        }
     }
 }
 
-/// The WHERE of `insert`'s ON CONFLICT target.
-fn conflict_where(insert: &ast::Insert) -> Option<&str> {
+/// What hint `prefix` of `insert` carries.
+fn insert_hint<'a>(insert: &'a ast::Insert, prefix: &str) -> Option<&'a str> {
     insert
         .optimizer_hints
         .iter()
-        .find(|h| h.prefix == CONFLICT_WHERE_HINT)
+        .find(|h| h.prefix == prefix)
         .map(|h| h.text.as_str())
 }
 
@@ -1084,7 +1126,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
     };
     let arbiter = on_conflict
         .as_ref()
-        .map(|c| conflict_arbiter(&def, c, conflict_where(insert)))
+        .map(|c| conflict_arbiter(&def, c, insert))
         .transpose()?
         .flatten();
     // DO UPDATE's SET names columns of the table, conflicts or not.
@@ -1264,17 +1306,44 @@ enum Arbiter {
 fn conflict_arbiter(
     def: &TableDef,
     on_conflict: &ast::OnConflict,
-    condition: Option<&str>,
+    insert: &ast::Insert,
 ) -> Result<Option<Arbiter>> {
+    use datafusion::sql::sqlparser::{dialect::PostgreSqlDialect, parser::Parser};
     use std::collections::BTreeSet;
     let unique = || def.indexes.iter().enumerate().filter(|(_, i)| i.unique);
+    let condition = insert_hint(insert, CONFLICT_WHERE_HINT);
     match &on_conflict.conflict_target {
         None => Ok(None),
         Some(ast::ConflictTarget::Columns(columns)) => {
-            let named = columns
+            let targets = match insert_hint(insert, CONFLICT_TARGET_HINT) {
+                Some(text) => Parser::new(&PostgreSqlDialect {})
+                    .try_with_sql(text)
+                    .and_then(|mut p| {
+                        let targets = p.parse_comma_separated(Parser::parse_expr)?;
+                        p.expect_token(&datafusion::sql::sqlparser::tokenizer::Token::EOF)?;
+                        Ok(targets)
+                    })
+                    .map_err(|e| Error::Syntax(e.to_string()))?,
+                None => columns.iter().cloned().map(Expr::Identifier).collect(),
+            };
+            let named = targets
                 .iter()
-                .map(|c| {
-                    let name = normalize_ident(c);
+                .map(|target| {
+                    let mut target = target;
+                    while let Expr::Nested(inner) = target {
+                        target = inner;
+                    }
+                    let Expr::Identifier(column) = target else {
+                        // An index expression: the hidden column of an index over it.
+                        if let Some(column) = crate::expression_index::existing(def, target) {
+                            return Ok(column);
+                        }
+                        // Not one: its columns must still be the table's (42703).
+                        let schema = crate::conditions::row_schema(def);
+                        crate::conditions::analyzed(&target.to_string(), &schema)?;
+                        return Err(Error::NoConflictArbiter);
+                    };
+                    let name = normalize_ident(column);
                     def.columns
                         .iter()
                         .position(|col| col.name == name && !col.hidden)

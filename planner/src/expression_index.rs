@@ -42,24 +42,7 @@ pub(crate) fn is_expression(column: &ColumnDef) -> bool {
 /// column of another table (42P01) or none (42703).
 pub(crate) fn column_for(def: &mut TableDef, expr: &ast::Expr) -> Result<usize> {
     refuse(def, expr)?;
-    let mut expr = expr.clone();
-    while let ast::Expr::Nested(inner) = expr {
-        expr = *inner;
-    }
-    // Function names as PostgreSQL shows them (`lower(email)`, whatever was typed).
-    let _ = ast::visit_expressions_mut(&mut expr, |e| {
-        if let ast::Expr::Function(f) = e {
-            for part in f.name.0.iter_mut() {
-                if let ast::ObjectNamePart::Identifier(id) = part
-                    && id.quote_style.is_none()
-                {
-                    id.value = id.value.to_lowercase();
-                }
-            }
-        }
-        std::ops::ControlFlow::<()>::Continue(())
-    });
-    let text = sql::ddl::bare_condition(&expr);
+    let text = stored_text(expr);
     let ty = value_type(def, &text)?;
     let existing = def
         .columns
@@ -77,6 +60,38 @@ pub(crate) fn column_for(def: &mut TableDef, expr: &ast::Expr) -> Result<usize> 
     });
     def.schema_version += 1;
     Ok(def.columns.len() - 1)
+}
+
+/// The column of `def` an index over `expr` keeps it in, if one does: what `ON CONFLICT
+/// (lower(email))` names.
+pub(crate) fn existing(def: &TableDef, expr: &ast::Expr) -> Option<usize> {
+    let text = stored_text(expr);
+    def.columns
+        .iter()
+        .position(|c| is_expression(c) && c.generated.as_deref() == Some(&text))
+}
+
+/// Index expression `expr` as its column keeps it: unparenthesized, function names in
+/// lower case, columns unqualified.
+fn stored_text(expr: &ast::Expr) -> String {
+    let mut expr = expr.clone();
+    while let ast::Expr::Nested(inner) = expr {
+        expr = *inner;
+    }
+    // Function names as PostgreSQL shows them (`lower(email)`, whatever was typed).
+    let _ = ast::visit_expressions_mut(&mut expr, |e| {
+        if let ast::Expr::Function(f) = e {
+            for part in f.name.0.iter_mut() {
+                if let ast::ObjectNamePart::Identifier(id) = part
+                    && id.quote_style.is_none()
+                {
+                    id.value = id.value.to_lowercase();
+                }
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    sql::ddl::bare_condition(&expr)
 }
 
 /// Whether the row `values` of `def` needs index expression column `column`: an index over

@@ -35,6 +35,7 @@ mod interval_input;
 pub mod json;
 mod lateral;
 mod lateral_limit;
+mod like;
 pub mod literals;
 pub mod naming;
 pub mod notify;

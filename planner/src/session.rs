@@ -330,10 +330,11 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     crate::ddl::mark_drop_expression(&mut tokens);
     crate::arrays::subscript_assignments(&mut tokens);
     crate::arrays::standard_array_types(&mut tokens);
+    crate::like::mark(&mut tokens);
     crate::query_forms::mark_symmetric_between(&mut tokens);
     crate::cursor::name_cursor_after_from(&mut tokens);
     let overrides = crate::dml::take_overriding(&mut tokens);
-    let conflict_wheres = crate::dml::take_conflict_where(&mut tokens);
+    let conflict_targets = crate::dml::take_conflict_targets(&mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut statements = Vec::new();
     loop {
@@ -443,11 +444,11 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         {
             crate::dml::mark_overriding(&mut statement, overriding.1)?;
         }
-        if let Some((_, condition)) = conflict_wheres
+        if let Some(target) = conflict_targets
             .iter()
-            .find(|(at, _)| (start..parser.index()).contains(at))
+            .find(|t| (start..parser.index()).contains(&t.at))
         {
-            crate::dml::mark_conflict_where(&mut statement, condition);
+            crate::dml::mark_conflict_target(&mut statement, target);
         }
         crate::query_forms::distinct_from_precedence(&mut statement);
         crate::query_forms::symmetric_between(&mut statement);

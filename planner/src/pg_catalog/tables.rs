@@ -638,8 +638,13 @@ pub fn index_definition_shown(r: &Relation, pretty: bool) -> Option<String> {
                     .collect();
                 out.push_str(&format!(" INCLUDE ({})", include.join(", ")));
             }
+            // psql's `\d` shows the condition without the parentheses around it.
             if let Some(predicate) = &index.predicate {
-                out.push_str(&format!(" WHERE {}", shown_condition(predicate)));
+                let shown = match pretty {
+                    true => predicate.clone(),
+                    false => shown_condition(predicate),
+                };
+                out.push_str(&format!(" WHERE {shown}"));
             }
             Some(out)
         }
