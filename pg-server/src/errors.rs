@@ -271,6 +271,13 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
                     .into(),
             )
         }
+        Error::UndefinedFunction(_) => {
+            err.hint = Some(
+                "No function matches the given name and argument types. You might need to \
+                 add explicit type casts."
+                    .into(),
+            )
+        }
         Error::UndefinedOperator(_) => {
             err.hint = Some(
                 "No operator matches the given name and argument types. You might need to \

@@ -39,6 +39,16 @@ fn figure_name(expr: &Expr) -> Option<(String, u8)> {
                 _ => (alias.into(), 1),
             }
         }
+        // `row_to_json(ROW(…))`, written out as the row's object.
+        Expr::Function(f)
+            if [
+                crate::json::functions::ROW_OBJECT,
+                crate::json::functions::ROW_OBJECT_PRETTY,
+            ]
+            .contains(&f.name.to_string().as_str()) =>
+        {
+            ("row_to_json".into(), 2)
+        }
         Expr::Function(f) => (f.name.0.last()?.as_ident()?.value.to_lowercase(), 2),
         Expr::Nested(inner) => return figure_name(inner),
         // PostgreSQL's grammar makes it a call of overlaps().

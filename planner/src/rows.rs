@@ -12,7 +12,7 @@
 //! A FROM item's columns are a table's user columns (`columns_of`), a derived table's
 //! column aliases, or the names of its select list when each item has one.
 
-use crate::json::functions::{ROW_ARRAY, ROW_OBJECT};
+use crate::json::functions::{ROW_ARRAY, ROW_OBJECT, ROW_OBJECT_PRETTY};
 use crate::pg_catalog::call;
 use datafusion::sql::sqlparser::ast::{
     self, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName, Query, Select,
@@ -57,6 +57,14 @@ const ROW_FUNCTIONS: &[&str] = &[
     "jsonb_agg",
 ];
 
+/// The JSON builders, any of whose arguments may be a whole row (a nested object).
+const BUILDERS: &[&str] = &[
+    "json_build_object",
+    "jsonb_build_object",
+    "json_build_array",
+    "jsonb_build_array",
+];
+
 /// Whether the statement calls one of them (most do not, and are left unvisited).
 fn mentions_row_function(stmt: &Statement) -> bool {
     struct Finder;
@@ -66,8 +74,10 @@ fn mentions_row_function(stmt: &Statement) -> bool {
             match e {
                 Expr::Function(f)
                     if f.name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
-                        ROW_FUNCTIONS.contains(&i.value.to_ascii_lowercase().as_str())
-                    }) || counted_row(f).is_some() =>
+                        let name = i.value.to_ascii_lowercase();
+                        ROW_FUNCTIONS.contains(&name.as_str()) || BUILDERS.contains(&name.as_str())
+                    }) || counted_row(f).is_some()
+                        || whole_row_arguments(f).next().is_some() =>
                 {
                     ControlFlow::Break(())
                 }
@@ -76,6 +86,21 @@ fn mentions_row_function(stmt: &Statement) -> bool {
         }
     }
     stmt.visit(&mut Finder).is_break()
+}
+
+/// The `t.*` arguments of a call.
+fn whole_row_arguments(f: &ast::Function) -> impl Iterator<Item = &ObjectName> {
+    let args = match &f.args {
+        FunctionArguments::List(list) => &list.args[..],
+        _ => &[],
+    };
+    args.iter().filter_map(|a| match a {
+        FunctionArg::Unnamed(FunctionArgExpr::QualifiedWildcard(name))
+        | FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::QualifiedWildcard(name, _))) => {
+            Some(name)
+        }
+        _ => None,
+    })
 }
 
 /// What `count(t.*)` or `count(t)` counts.
@@ -151,6 +176,8 @@ fn unless_missing(missing: Expr, value: Expr) -> Expr {
 /// a row it has (a table's key).
 struct Source {
     qualifier: String,
+    /// The row's type, as PostgreSQL names it: the table's name, or `record`.
+    ty: String,
     columns: Vec<String>,
     nullable: bool,
     never_null: Option<String>,
@@ -187,9 +214,13 @@ fn sources(select: &Select, columns_of: RowColumns) -> Vec<Source> {
                 (&j.relation, nullable)
             }));
         for (relation, nullable) in relations {
-            let mut push = |qualifier: String, columns: Vec<String>, never_null: Option<String>| {
+            let mut push = |qualifier: String,
+                            ty: String,
+                            columns: Vec<String>,
+                            never_null: Option<String>| {
                 out.push(Source {
                     qualifier,
+                    ty,
                     columns,
                     nullable,
                     never_null,
@@ -217,8 +248,10 @@ fn sources(select: &Select, columns_of: RowColumns) -> Vec<Source> {
                             *column = renamed;
                         }
                     }
-                    let qualifier = alias.as_ref().map_or(table, |a| normalize_ident(&a.name));
-                    push(qualifier, columns, key);
+                    let qualifier = alias
+                        .as_ref()
+                        .map_or(table.clone(), |a| normalize_ident(&a.name));
+                    push(qualifier, table, columns, key);
                 }
                 TableFactor::Derived {
                     subquery,
@@ -237,7 +270,7 @@ fn sources(select: &Select, columns_of: RowColumns) -> Vec<Source> {
                         )
                     };
                     if let Some(columns) = columns {
-                        push(normalize_ident(&alias.name), columns, None);
+                        push(normalize_ident(&alias.name), "record".into(), columns, None);
                     }
                 }
                 _ => {}
@@ -292,23 +325,72 @@ fn expand_select(select: &mut Select, columns_of: RowColumns) -> ControlFlow<cra
                 .then_some(qualifier)
         }
 
+        /// The FROM item a function argument names whole: `t`, or `t.*`.
+        fn row_argument(&self, arg: &FunctionArgExpr) -> Option<&Source> {
+            let qualifier = match arg {
+                FunctionArgExpr::Expr(Expr::QualifiedWildcard(name, _))
+                | FunctionArgExpr::QualifiedWildcard(name) => match &name.0[..] {
+                    [part] => normalize_ident(part.as_ident()?),
+                    _ => return None,
+                },
+                FunctionArgExpr::Expr(e) => self.row(e)?,
+                _ => return None,
+            };
+            self.sources.iter().find(|s| s.qualifier == qualifier)
+        }
+
         /// Whether `f` is `json_agg(array_agg(to_json(<row>) …))`.
         fn aggregates_row(&self, f: &ast::Function) -> bool {
             let first = |f: &ast::Function| match &f.args {
                 FunctionArguments::List(l) => match l.args.first() {
-                    Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(x))) => Some(x.clone()),
+                    Some(FunctionArg::Unnamed(x)) => Some(x.clone()),
                     _ => None,
                 },
                 _ => None,
             };
-            let Some(Expr::Function(collect)) = first(f) else {
+            let Some(FunctionArgExpr::Expr(Expr::Function(collect))) = first(f) else {
                 return false;
             };
-            let Some(Expr::Function(to_json)) = first(&collect) else {
+            let Some(FunctionArgExpr::Expr(Expr::Function(to_json))) = first(&collect) else {
                 return false;
             };
             to_json.name.to_string().eq_ignore_ascii_case("to_json")
-                && first(&to_json).is_some_and(|x| self.row(&x).is_some())
+                && first(&to_json).is_some_and(|x| self.row_argument(&x).is_some())
+        }
+    }
+
+    /// The row of `source` as a JSON object (jsonb when `jsonb`): NULL for a row an outer
+    /// join made up.
+    fn row_object(source: &Source, jsonb: bool) -> Expr {
+        let mut members = Vec::with_capacity(source.columns.len() * 2);
+        for column in &source.columns {
+            members.push(Expr::value(Value::SingleQuotedString(column.clone())));
+            members.push(Expr::CompoundIdentifier(vec![
+                Ident::with_quote('"', source.qualifier.clone()),
+                Ident::with_quote('"', column.clone()),
+            ]));
+        }
+        let builder = if jsonb {
+            "jsonb_build_object"
+        } else {
+            ROW_OBJECT
+        };
+        let row = call(builder, members);
+        // The row an outer join made up for no match is NULL, as a whole.
+        match source.missing().filter(|_| source.nullable) {
+            // (A cast back to the builder's type, which CASE does not keep.)
+            Some(missing) => Expr::Cast {
+                kind: ast::CastKind::DoubleColon,
+                expr: Box::new(Expr::Nested(Box::new(unless_missing(missing, row)))),
+                data_type: if jsonb {
+                    ast::DataType::JSONB
+                } else {
+                    ast::DataType::JSON
+                },
+                array: false,
+                format: None,
+            },
+            None => row,
         }
     }
 
@@ -357,56 +439,65 @@ fn expand_select(select: &mut Select, columns_of: RowColumns) -> ControlFlow<cra
                 f.name = ObjectName::from(vec![Ident::new(ROW_ARRAY)]);
                 return ControlFlow::Continue(());
             }
+            if BUILDERS.contains(&name.as_str()) {
+                // Each whole row among the builder's arguments is an object of its own.
+                let jsonb = name.starts_with("jsonb");
+                if let FunctionArguments::List(list) = &mut f.args {
+                    for arg in &mut list.args {
+                        if let FunctionArg::Unnamed(a) = arg
+                            && let Some(source) = self.row_argument(a)
+                        {
+                            *a = FunctionArgExpr::Expr(row_object(source, jsonb));
+                        }
+                    }
+                }
+                return ControlFlow::Continue(());
+            }
             if !ROW_FUNCTIONS.contains(&name.as_str()) {
+                // No other function takes a row: DataFusion would take `t.*` for columns.
+                if let Some(source) = whole_row_arguments(f)
+                    .find_map(|n| self.row_argument(&FunctionArgExpr::QualifiedWildcard(n.clone())))
+                {
+                    return ControlFlow::Break(crate::Error::UndefinedFunction(format!(
+                        "{name}({})",
+                        source.ty
+                    )));
+                }
                 return ControlFlow::Continue(());
             }
             let FunctionArguments::List(list) = &mut f.args else {
                 return ControlFlow::Continue(());
             };
-            let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))) = list.args.first() else {
+            let Some(FunctionArg::Unnamed(arg)) = list.args.first() else {
                 return ControlFlow::Continue(());
             };
-            let Some(qualifier) = self.row(arg) else {
+            let Some(source) = self.row_argument(arg) else {
                 return ControlFlow::Continue(());
             };
-            let Some(source) = self.sources.iter().find(|s| s.qualifier == qualifier) else {
-                return ControlFlow::Continue(());
-            };
-            let columns = &source.columns;
-            let mut members = Vec::with_capacity(columns.len() * 2);
-            for column in columns {
-                members.push(Expr::value(Value::SingleQuotedString(column.clone())));
-                members.push(Expr::CompoundIdentifier(vec![
-                    Ident::with_quote('"', qualifier.clone()),
-                    Ident::with_quote('"', column.clone()),
-                ]));
-            }
-            let builder = if name.starts_with("to_jsonb") || name.starts_with("jsonb") {
-                "jsonb_build_object"
-            } else {
-                ROW_OBJECT
-            };
-            let mut row = call(builder, members);
-            // The row an outer join made up for no match is NULL, as a whole.
-            if source.nullable
-                && let Some(missing) = source.missing()
-            {
-                // (A cast back to the builder's type, which CASE does not keep.)
-                let ty = if builder == ROW_OBJECT {
-                    ast::DataType::JSON
-                } else {
-                    ast::DataType::JSONB
-                };
-                row = Expr::Cast {
-                    kind: ast::CastKind::DoubleColon,
-                    expr: Box::new(Expr::Nested(Box::new(unless_missing(missing, row)))),
-                    data_type: ty,
-                    array: false,
-                    format: None,
-                };
-            }
+            let mut row = row_object(source, name.contains("jsonb"));
             if name == "row_to_json" {
-                // row_to_json(t) is the row object itself.
+                // row_to_json(t) is the row object itself; `row_to_json(t, true)` has a line
+                // break after each member's comma.
+                let pretty = match list.args.get(1) {
+                    None => false,
+                    Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))) => {
+                        match &v.value {
+                            Value::Boolean(pretty) => *pretty,
+                            _ => return ControlFlow::Continue(()),
+                        }
+                    }
+                    Some(_) => return ControlFlow::Continue(()),
+                };
+                if pretty {
+                    let _ = ast::visit_expressions_mut(&mut row, |x| {
+                        if let Expr::Function(f) = x
+                            && f.name.to_string() == ROW_OBJECT
+                        {
+                            f.name = ObjectName::from(vec![Ident::new(ROW_OBJECT_PRETTY)]);
+                        }
+                        ControlFlow::<()>::Continue(())
+                    });
+                }
                 *e = row;
             } else {
                 list.args[0] = FunctionArg::Unnamed(FunctionArgExpr::Expr(row));

@@ -321,6 +321,21 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         .with_unescape(true)
         .tokenize_with_location()
         .map_err(|e| syntax(e.into()))?;
+    // `""`, which sqlparser takes for a name, is no identifier in PostgreSQL.
+    if let Some(empty) = tokens.iter().find(
+        |t| matches!(&t.token, Token::Word(w) if w.quote_style == Some('"') && w.value.is_empty()),
+    ) {
+        let at = empty.span.start;
+        let message = "zero-length delimited identifier at or near \"\"\"\"";
+        let error = Error::InvalidStatement(message.into());
+        return Err(match byte_offset(text, at.line, at.column) {
+            Some(offset) => Error::At {
+                position: text[..offset].chars().count() + 1,
+                source: Box::new(error),
+            },
+            None => error,
+        });
+    }
     // Identity options are put in order first: that changes the number of tokens, and
     // the OVERRIDING clauses are found by their places.
     crate::sequences::order_identity_options(&mut tokens);

@@ -85,6 +85,8 @@ fn invalid(kind: Kind, text: &str) -> DataFusionError {
 
 /// The function a whole-row reference in `row_to_json(t)` becomes (`crate::rows`).
 pub const ROW_OBJECT: &str = "partita_json_row";
+/// `row_to_json(t, true)`'s: a line break after each member's comma.
+pub const ROW_OBJECT_PRETTY: &str = "partita_json_row_pretty";
 
 /// The final step `json_agg(t)` of whole rows becomes (`crate::rows`).
 pub const ROW_ARRAY: &str = "partita_json_agg_rows";
@@ -134,8 +136,10 @@ pub enum Op {
     /// `json(b)_build_object(VARIADIC args)`.
     BuildObject(Kind),
     /// A row as `row_to_json` writes it, from its columns' names and values:
-    /// `{"a":1,"b":"x"}`.
-    RowObject,
+    /// `{"a":1,"b":"x"}`; pretty, `{"a":1,\n "b":"x"}`.
+    RowObject {
+        pretty: bool,
+    },
     /// `json(b)_build_array(VARIADIC args)`.
     BuildArray(Kind),
     TypeOf,
@@ -184,7 +188,7 @@ impl Op {
             // The final step of a DISTINCT aggregate also says to sort.
             Op::AggregateArray(_) | Op::AggregateRows => n == 1 || n == 2,
             Op::ExtractPath { .. } => n >= 1,
-            Op::BuildObject(_) | Op::BuildArray(_) | Op::RowObject => true,
+            Op::BuildObject(_) | Op::BuildArray(_) | Op::RowObject { .. } => true,
             _ => n == 1,
         }
     }
@@ -235,10 +239,13 @@ impl JsonFunction {
             JsonFunction::new("json_object_agg", Op::AggregateObject(J)),
             JsonFunction::new("jsonb_object_agg", Op::AggregateObject(B)),
             JsonFunction::new("to_json", Op::ToJson(J)),
+            // An array is written as to_json writes it.
+            JsonFunction::new("array_to_json", Op::ToJson(J)),
             JsonFunction::new("to_jsonb", Op::ToJson(B)),
             JsonFunction::new("json_build_object", Op::BuildObject(J)),
             JsonFunction::new("jsonb_build_object", Op::BuildObject(B)),
-            JsonFunction::new(ROW_OBJECT, Op::RowObject),
+            JsonFunction::new(ROW_OBJECT, Op::RowObject { pretty: false }),
+            JsonFunction::new(ROW_OBJECT_PRETTY, Op::RowObject { pretty: true }),
             JsonFunction::new(ROW_ARRAY, Op::AggregateRows),
             JsonFunction::new("json_build_array", Op::BuildArray(J)),
             JsonFunction::new("jsonb_build_array", Op::BuildArray(B)),
@@ -285,7 +292,7 @@ impl JsonFunction {
             | Op::BuildArray(kind)
             | Op::AggregateArray(kind)
             | Op::AggregateObject(kind) => kind.field(&self.name),
-            Op::RowObject | Op::AggregateRows => Kind::Json.field(&self.name),
+            Op::RowObject { .. } | Op::AggregateRows => Kind::Json.field(&self.name),
             Op::Get { text: false } | Op::Path { text: false } | Op::StripNulls => {
                 input.field(&self.name)
             }
@@ -596,9 +603,10 @@ impl JsonFunction {
                 }
                 Some(finish(kind, format!("[{}]", items.join(", ")))?)
             }
-            Op::BuildObject(_) | Op::RowObject => {
+            Op::BuildObject(_) | Op::RowObject { .. } => {
                 let (kind, layout, separator) = match self.op {
                     Op::BuildObject(kind) => (kind, Layout::BuiltObject, ", "),
+                    Op::RowObject { pretty: true } => (Kind::Json, Layout::Compact, ",\n "),
                     _ => (Kind::Json, Layout::Compact, ","),
                 };
                 if !arrays.len().is_multiple_of(2) {

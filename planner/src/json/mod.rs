@@ -285,6 +285,55 @@ pub(crate) fn set_returning(name: &str, arg: &Expr) -> Option<Vec<(Expr, &'stati
     })
 }
 
+/// `row_to_json(ROW(1, 'a'))` (or `to_json`, `to_jsonb` of a row constructor) as the object
+/// PostgreSQL makes of the anonymous record, members `f1`, `f2`…; `array_to_json(a, false)`
+/// as `array_to_json(a)`. `None` for other calls.
+fn row_constructor_json(name: &str, f: &ast::Function) -> Option<Expr> {
+    let FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    let args = plain_args(&list.args)?;
+    let is_false = |e: &Expr| matches!(e, Expr::Value(v) if v.value == ast::Value::Boolean(false));
+    let is_true = |e: &Expr| matches!(e, Expr::Value(v) if v.value == ast::Value::Boolean(true));
+    if name == "array_to_json" {
+        return match args.as_slice() {
+            [array, pretty] if is_false(pretty) => Some(call(name, vec![array.clone()])),
+            _ => None,
+        };
+    }
+    let (row, pretty) = match (name, args.as_slice()) {
+        ("row_to_json" | "to_json" | "to_jsonb", [row]) => (row, false),
+        ("row_to_json", [row, pretty]) if is_true(pretty) || is_false(pretty) => {
+            (row, is_true(pretty))
+        }
+        _ => return None,
+    };
+    let fields = match row {
+        Expr::Tuple(fields) => fields.clone(),
+        Expr::Function(r) if function_name(&r.name).as_deref() == Some("row") => match &r.args {
+            FunctionArguments::List(l) => plain_args(&l.args)?,
+            FunctionArguments::None => vec![],
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let mut members = Vec::with_capacity(fields.len() * 2);
+    for (i, field) in fields.into_iter().enumerate() {
+        members.push(Expr::value(ast::Value::SingleQuotedString(format!(
+            "f{}",
+            i + 1
+        ))));
+        members.push(field);
+    }
+    // `to_json(x)` of a json object is the object, under to_json's name.
+    Some(match (name, pretty) {
+        ("to_jsonb", _) => call(name, vec![call("jsonb_build_object", members)]),
+        ("to_json", _) => call(name, vec![call(functions::ROW_OBJECT, members)]),
+        (_, true) => call(functions::ROW_OBJECT_PRETTY, members),
+        _ => call(functions::ROW_OBJECT, members),
+    })
+}
+
 impl VisitorMut for Rewriter {
     type Break = crate::Error;
 
@@ -295,6 +344,10 @@ impl VisitorMut for Rewriter {
         let Some(name) = function_name(&f.name) else {
             return ControlFlow::Continue(());
         };
+        if let Some(written) = row_constructor_json(&name, f) {
+            *e = written;
+            return ControlFlow::Continue(());
+        }
         let convert = match name.as_str() {
             "json_agg" => "to_json",
             "jsonb_agg" => "to_jsonb",
@@ -305,8 +358,20 @@ impl VisitorMut for Rewriter {
         let FunctionArguments::List(list) = &f.args else {
             return ControlFlow::Continue(());
         };
-        let Some(args) = plain_args(&list.args) else {
-            return ControlFlow::Continue(());
+        let args = match list.args.as_slice() {
+            // `json_agg(t.*)`: the whole row, which `crate::rows` writes out.
+            [FunctionArg::Unnamed(FunctionArgExpr::QualifiedWildcard(row))]
+                if convert.starts_with("to_json") =>
+            {
+                vec![Expr::QualifiedWildcard(
+                    row.clone(),
+                    ast::helpers::attached_token::AttachedToken::empty(),
+                )]
+            }
+            args => match plain_args(args) {
+                Some(args) => args,
+                None => return ControlFlow::Continue(()),
+            },
         };
         // Already rewritten (a statement read back from its text): the final step, of the
         // collected values.
