@@ -101,13 +101,16 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
         return create_table_itself(session, create).await;
     }
     let name = table_name(&create.name)?;
-    let exists = session.table_def(&name).is_ok();
+    if create.if_not_exists && session.table_def(&name).is_ok() {
+        // The table is there: its LIKE is not read, as in PostgreSQL.
+        session.notice_coded(
+            "42P07",
+            format!("relation \"{name}\" already exists, skipping"),
+        );
+        return Ok(WriteResult::command("CREATE TABLE"));
+    }
     let expanded = crate::like::expand(session, create)?;
     let created = create_table_itself(session, &expanded.create).await?;
-    if exists {
-        // CREATE TABLE IF NOT EXISTS of a table that was there.
-        return Ok(created);
-    }
     for index in &expanded.indexes {
         if let ast::Statement::CreateIndex(index) = index {
             crate::index::create_index(session, index).await?;

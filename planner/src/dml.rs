@@ -756,29 +756,49 @@ pub(crate) fn take_overriding(
 const CONFLICT_WHERE_HINT: &str = "partitaconflictwhere";
 const CONFLICT_TARGET_HINT: &str = "partitaconflicttarget";
 
-/// What [`take_conflict_targets`] took out of one `ON CONFLICT (…)`: where it was, the
-/// WHERE condition's text and the target list's text when it names an expression.
+/// What [`take_conflict_targets`] took out of one `ON CONFLICT (…)`: where its target list
+/// begins (the first token inside the parentheses, which names the INSERT's first target
+/// column once parsed), the WHERE condition's text and the target list's text when it names
+/// an expression.
 pub(crate) struct ConflictTarget {
-    pub at: usize,
+    first: datafusion::sql::sqlparser::tokenizer::Location,
     condition: Option<String>,
     expressions: Option<String>,
 }
 
-/// Takes out of `tokens` what sqlparser cannot read in each `ON CONFLICT (targets) [WHERE
-/// condition] DO …`: the WHERE condition is blanked out, and a target list with an
-/// expression in it becomes a list of one placeholder column.
+/// Takes out of `tokens` (of `text`) what sqlparser cannot read in each `ON CONFLICT
+/// (targets) [WHERE condition] DO …`: the WHERE condition is blanked out, and a target list
+/// with an expression in it becomes a list of one placeholder column.
 pub(crate) fn take_conflict_targets(
+    text: &str,
     tokens: &mut [datafusion::sql::sqlparser::tokenizer::TokenWithSpan],
 ) -> Vec<ConflictTarget> {
-    use datafusion::sql::sqlparser::tokenizer::{Token, Whitespace};
+    use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
     let word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
-    let significant = |tokens: &[datafusion::sql::sqlparser::tokenizer::TokenWithSpan],
-                       from: usize| {
+    let significant = |tokens: &[TokenWithSpan], from: usize| {
         (from..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
     };
-    let text = |tokens: &[datafusion::sql::sqlparser::tokenizer::TokenWithSpan]| {
-        let text: String = tokens.iter().map(|t| t.token.to_string()).collect();
-        text.trim().to_string()
+    // The text from token `from` up to token `to` as written (tokens are unescaped).
+    let source = |tokens: &[TokenWithSpan], from: usize, to: usize| {
+        let offset = |t: &TokenWithSpan| {
+            crate::session::byte_offset(text, t.span.start.line, t.span.start.column)
+        };
+        let from = offset(&tokens[from])?;
+        let to = offset(&tokens[to])?;
+        Some(text.get(from..to)?.trim().to_string())
+    };
+    // The matching `)` of the `(` at `open`, and the first token at depth 0 after `from`
+    // that is `word`.
+    let closing = |tokens: &[TokenWithSpan], open: usize| {
+        let mut depth = 0;
+        (open..tokens.len()).find(|&j| {
+            match tokens[j].token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        })
     };
     let mut found = Vec::new();
     for at in 0..tokens.len() {
@@ -792,27 +812,45 @@ pub(crate) fn take_conflict_targets(
         if !after_on {
             continue;
         }
-        // `(targets)`, then WHERE.
+        // `(targets)`, then WHERE … or DO: an INSERT's (`CREATE INDEX ON conflict (…)`
+        // names a table).
         let Some(open) = significant(tokens, at + 1).filter(|&j| tokens[j].token == Token::LParen)
         else {
             continue;
         };
-        let mut depth = 0;
-        let Some(close) = (open..tokens.len()).find(|&j| {
-            match tokens[j].token {
-                Token::LParen => depth += 1,
-                Token::RParen => depth -= 1,
-                _ => {}
-            }
-            depth == 0
-        }) else {
+        let Some(close) = closing(tokens, open) else {
             continue;
         };
-        let mut target = ConflictTarget {
-            at: open,
-            condition: None,
-            expressions: None,
+        let Some(first) = significant(tokens, open + 1).filter(|&j| j < close) else {
+            continue;
         };
+        let Some(next) = significant(tokens, close + 1) else {
+            continue;
+        };
+        let mut condition = None;
+        if word(&tokens[next].token, "where") {
+            // The condition runs to DO outside parentheses.
+            let mut depth = 0;
+            let Some(do_at) = (next + 1..tokens.len()).find(|&j| {
+                match tokens[j].token {
+                    Token::LParen => depth += 1,
+                    Token::RParen => depth -= 1,
+                    _ => {}
+                }
+                depth == 0 && word(&tokens[j].token, "do")
+            }) else {
+                continue;
+            };
+            let Some(text) = source(tokens, next + 1, do_at) else {
+                continue;
+            };
+            condition = Some(text);
+            for t in &mut tokens[next..do_at] {
+                t.token = Token::Whitespace(Whitespace::Space);
+            }
+        } else if !word(&tokens[next].token, "do") {
+            continue;
+        }
         // Anything but column names and commas is an expression.
         let expression = tokens[open + 1..close].iter().any(|t| {
             !matches!(
@@ -820,58 +858,59 @@ pub(crate) fn take_conflict_targets(
                 Token::Word(_) | Token::Comma | Token::Whitespace(_)
             )
         });
-        if expression {
-            target.expressions = Some(text(&tokens[open + 1..close]));
-            for (n, t) in tokens[open + 1..close].iter_mut().enumerate() {
+        let mut expressions = None;
+        if expression && let Some(text) = source(tokens, open + 1, close) {
+            expressions = Some(text);
+            for (n, t) in tokens[first..close].iter_mut().enumerate() {
                 t.token = match n {
                     0 => Token::make_word(CONFLICT_TARGET_HINT, None),
                     _ => Token::Whitespace(Whitespace::Space),
                 };
             }
         }
-        if let Some(where_at) =
-            significant(tokens, close + 1).filter(|&j| word(&tokens[j].token, "where"))
-        {
-            // The condition runs to DO outside parentheses.
-            let mut depth = 0;
-            if let Some(do_at) = (where_at + 1..tokens.len()).find(|&j| {
-                match tokens[j].token {
-                    Token::LParen => depth += 1,
-                    Token::RParen => depth -= 1,
-                    _ => {}
-                }
-                depth == 0 && word(&tokens[j].token, "do")
-            }) {
-                target.condition = Some(text(&tokens[where_at + 1..do_at]));
-                for t in &mut tokens[where_at..do_at] {
-                    t.token = Token::Whitespace(Whitespace::Space);
-                }
-            }
-        }
-        if target.condition.is_some() || target.expressions.is_some() {
-            found.push(target);
+        if condition.is_some() || expressions.is_some() {
+            found.push(ConflictTarget {
+                first: tokens[first].span.start,
+                condition,
+                expressions,
+            });
         }
     }
     found
 }
 
-/// Marks the INSERT `stmt` with what [`take_conflict_targets`] took out of its ON CONFLICT.
-pub(crate) fn mark_conflict_target(stmt: &mut ast::Statement, target: &ConflictTarget) {
-    if let ast::Statement::Insert(insert) = stmt {
-        let hints = [
-            (CONFLICT_WHERE_HINT, &target.condition),
-            (CONFLICT_TARGET_HINT, &target.expressions),
-        ];
-        for (prefix, text) in hints {
-            if let Some(text) = text {
-                insert.optimizer_hints.push(ast::OptimizerHint {
-                    prefix: prefix.into(),
-                    text: text.clone(),
-                    style: ast::OptimizerHintStyle::MultiLine,
-                });
+/// Marks each INSERT of `stmt` (a CTE's or a PREPARE's too) with what
+/// [`take_conflict_targets`] took out of its ON CONFLICT, found by where its first target
+/// column was written.
+pub(crate) fn mark_conflict_targets(stmt: &mut ast::Statement, targets: &[ConflictTarget]) {
+    if targets.is_empty() {
+        return;
+    }
+    let _ = ast::visit_statements_mut(stmt, |s| {
+        if let ast::Statement::Insert(insert) = s
+            && let Some(OnInsert::OnConflict(ast::OnConflict {
+                conflict_target: Some(ast::ConflictTarget::Columns(columns)),
+                ..
+            })) = &insert.on
+            && let Some(first) = columns.first()
+            && let Some(target) = targets.iter().find(|t| t.first == first.span.start)
+        {
+            let hints = [
+                (CONFLICT_WHERE_HINT, &target.condition),
+                (CONFLICT_TARGET_HINT, &target.expressions),
+            ];
+            for (prefix, text) in hints {
+                if let Some(text) = text {
+                    insert.optimizer_hints.push(ast::OptimizerHint {
+                        prefix: prefix.into(),
+                        text: text.clone(),
+                        style: ast::OptimizerHintStyle::MultiLine,
+                    });
+                }
             }
         }
-    }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
 }
 
 /// What hint `prefix` of `insert` carries.
@@ -1308,7 +1347,6 @@ fn conflict_arbiter(
     on_conflict: &ast::OnConflict,
     insert: &ast::Insert,
 ) -> Result<Option<Arbiter>> {
-    use datafusion::sql::sqlparser::{dialect::PostgreSqlDialect, parser::Parser};
     use std::collections::BTreeSet;
     let unique = || def.indexes.iter().enumerate().filter(|(_, i)| i.unique);
     let condition = insert_hint(insert, CONFLICT_WHERE_HINT);
@@ -1316,14 +1354,26 @@ fn conflict_arbiter(
         None => Ok(None),
         Some(ast::ConflictTarget::Columns(columns)) => {
             let targets = match insert_hint(insert, CONFLICT_TARGET_HINT) {
-                Some(text) => Parser::new(&PostgreSqlDialect {})
-                    .try_with_sql(text)
-                    .and_then(|mut p| {
-                        let targets = p.parse_comma_separated(Parser::parse_expr)?;
-                        p.expect_token(&datafusion::sql::sqlparser::tokenizer::Token::EOF)?;
-                        Ok(targets)
-                    })
-                    .map_err(|e| Error::Syntax(e.to_string()))?,
+                // Read as a select list is, through the same rewrites as an index's
+                // expressions (`at AT TIME ZONE 'UTC'`, `date(ts)`).
+                Some(text) => match crate::session::parse_sql(&format!("SELECT {text}"))?
+                    .into_iter()
+                    .next()
+                {
+                    Some(ast::Statement::Query(q)) => match *q.body {
+                        SetExpr::Select(select) => select
+                            .projection
+                            .into_iter()
+                            .map(|item| match item {
+                                SelectItem::UnnamedExpr(e)
+                                | SelectItem::ExprWithAlias { expr: e, .. } => Ok(e),
+                                other => Err(Error::Syntax(other.to_string())),
+                            })
+                            .collect::<Result<Vec<_>>>()?,
+                        other => return Err(Error::Syntax(other.to_string())),
+                    },
+                    _ => return Err(Error::Syntax(text.to_string())),
+                },
                 None => columns.iter().cloned().map(Expr::Identifier).collect(),
             };
             let named = targets
@@ -1335,13 +1385,8 @@ fn conflict_arbiter(
                     }
                     let Expr::Identifier(column) = target else {
                         // An index expression: the hidden column of an index over it.
-                        if let Some(column) = crate::expression_index::existing(def, target) {
-                            return Ok(column);
-                        }
-                        // Not one: its columns must still be the table's (42703).
-                        let schema = crate::conditions::row_schema(def);
-                        crate::conditions::analyzed(&target.to_string(), &schema)?;
-                        return Err(Error::NoConflictArbiter);
+                        return crate::expression_index::existing(def, target)?
+                            .ok_or(Error::NoConflictArbiter);
                     };
                     let name = normalize_ident(column);
                     def.columns

@@ -63,12 +63,32 @@ pub(crate) fn column_for(def: &mut TableDef, expr: &ast::Expr) -> Result<usize> 
 }
 
 /// The column of `def` an index over `expr` keeps it in, if one does: what `ON CONFLICT
-/// (lower(email))` names.
-pub(crate) fn existing(def: &TableDef, expr: &ast::Expr) -> Option<usize> {
+/// (lower(email))` names. Expressions are compared as analyzed (`lower(Email)` and
+/// `lower((email))` are `lower(email)`); one naming no column of `def` is 42703.
+pub(crate) fn existing(def: &TableDef, expr: &ast::Expr) -> Result<Option<usize>> {
     let text = stored_text(expr);
-    def.columns
-        .iter()
-        .position(|c| is_expression(c) && c.generated.as_deref() == Some(&text))
+    let expressions = || {
+        def.columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| is_expression(c))
+    };
+    if let Some((i, _)) = expressions().find(|(_, c)| c.generated.as_deref() == Some(&text)) {
+        return Ok(Some(i));
+    }
+    let schema = crate::conditions::row_schema(def);
+    let (target, df_schema, _) = crate::conditions::analyzed(&text, &schema)?;
+    let target = canonical(target, &df_schema);
+    for (i, column) in expressions() {
+        let Some(generated) = &column.generated else {
+            continue;
+        };
+        let (e, s, _) = crate::conditions::analyzed(generated, &schema)?;
+        if canonical(e, &s) == target {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
 }
 
 /// Index expression `expr` as its column keeps it: unparenthesized, function names in

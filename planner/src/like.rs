@@ -132,11 +132,15 @@ fn like_element(tokens: &mut [TokenWithSpan], from: usize, to: usize, n: usize) 
         if !is(*verb, "including") && !is(*verb, "excluding") {
             return false;
         }
+        // A verb with no option after it is left for the parser to refuse.
+        let Some(&option) = rest.first() else {
+            return false;
+        };
         taken.push(*verb);
         // An option PostgreSQL does not know is left for the parser to point at.
-        let Some(&option) = rest.first().filter(|&&o| OPTIONS.iter().any(|w| is(o, w))) else {
+        if !OPTIONS.iter().any(|w| is(option, w)) {
             break;
-        };
+        }
         taken.push(option);
         text.push(format!("{} {}", tokens[*verb].token, tokens[option].token).to_lowercase());
         options = &rest[1..];
@@ -228,13 +232,31 @@ pub(crate) fn expand(session: &Session, create: &ast::CreateTable) -> Result<Exp
             out.create.columns.push(column.clone());
             continue;
         }
-        let ast::DataType::Custom(source, _) = &column.data_type else {
-            return Err(Error::Internal("LIKE without a table".into()));
+        // A table named as a type is (`LIKE date`) read as one.
+        let source = match &column.data_type {
+            ast::DataType::Custom(source, _) => sql::ddl::table_name(source)?,
+            other => other.to_string().to_lowercase(),
         };
-        let source = sql::ddl::table_name(source)?;
         let def = session.table_def(&source)?;
         let copied = Copied::of(&column.name.value);
         let (columns, constraints) = written_out(&def, &copied)?;
+        // A serial's default names its sequence, which the new table would take for one of
+        // its own when it has the name the source had when the sequence was made.
+        if copied.defaults
+            && let Some(c) = def.columns.iter().find(|c| {
+                c.owned_sequence(&def.name).is_some_and(|seq| {
+                    c.identity.is_none()
+                        && seq == sql::catalog::serial_sequence_name(&table, &c.name)
+                })
+            })
+        {
+            return Err(Error::Unsupported(format!(
+                "copying the default of serial column \"{}\" into a table named \"{table}\": \
+                 its sequence would become the new table's own (name the new table \
+                 otherwise, or set the default after)",
+                c.name
+            )));
+        }
         out.create.columns.extend(columns);
         out.create.constraints.extend(constraints);
         if copied.comments {

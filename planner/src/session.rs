@@ -259,7 +259,7 @@ pub(crate) fn rewritten(sql: &str) -> String {
 }
 
 /// The byte offset of a 1-based line and column (in characters) in `text`.
-fn byte_offset(text: &str, line: u64, column: u64) -> Option<usize> {
+pub(crate) fn byte_offset(text: &str, line: u64, column: u64) -> Option<usize> {
     let mut offset = 0;
     for (n, l) in text.split_inclusive('\n').enumerate() {
         if n as u64 + 1 == line {
@@ -349,7 +349,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     crate::query_forms::mark_symmetric_between(&mut tokens);
     crate::cursor::name_cursor_after_from(&mut tokens);
     let overrides = crate::dml::take_overriding(&mut tokens);
-    let conflict_targets = crate::dml::take_conflict_targets(&mut tokens);
+    let conflict_targets = crate::dml::take_conflict_targets(text, &mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut statements = Vec::new();
     loop {
@@ -459,12 +459,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         {
             crate::dml::mark_overriding(&mut statement, overriding.1)?;
         }
-        if let Some(target) = conflict_targets
-            .iter()
-            .find(|t| (start..parser.index()).contains(&t.at))
-        {
-            crate::dml::mark_conflict_target(&mut statement, target);
-        }
+        crate::dml::mark_conflict_targets(&mut statement, &conflict_targets);
         crate::query_forms::distinct_from_precedence(&mut statement);
         crate::query_forms::symmetric_between(&mut statement);
         crate::query_forms::parenthesize_distinct(&mut statement);
