@@ -841,6 +841,13 @@ pub(crate) fn take_conflict_targets(
             }) else {
                 continue;
             };
+            // Not past the statement's end.
+            if tokens[next..do_at]
+                .iter()
+                .any(|t| t.token == Token::SemiColon)
+            {
+                continue;
+            }
             let Some(text) = source(tokens, next + 1, do_at) else {
                 continue;
             };
@@ -1354,25 +1361,36 @@ fn conflict_arbiter(
         None => Ok(None),
         Some(ast::ConflictTarget::Columns(columns)) => {
             let targets = match insert_hint(insert, CONFLICT_TARGET_HINT) {
-                // Read as a select list is, through the same rewrites as an index's
-                // expressions (`at AT TIME ZONE 'UTC'`, `date(ts)`).
-                Some(text) => match crate::session::parse_sql(&format!("SELECT {text}"))?
-                    .into_iter()
-                    .next()
-                {
-                    Some(ast::Statement::Query(q)) => match *q.body {
-                        SetExpr::Select(select) => select
-                            .projection
-                            .into_iter()
-                            .map(|item| match item {
-                                SelectItem::UnnamedExpr(e)
-                                | SelectItem::ExprWithAlias { expr: e, .. } => Ok(e),
-                                other => Err(Error::Syntax(other.to_string())),
-                            })
-                            .collect::<Result<Vec<_>>>()?,
-                        other => return Err(Error::Syntax(other.to_string())),
+                // A list of expressions, read as a select list is, through the same
+                // rewrites as an index's expressions (`at AT TIME ZONE 'UTC'`, `date(ts)`).
+                Some(text) => match datafusion::sql::sqlparser::parser::Parser::new(
+                    &datafusion::sql::sqlparser::dialect::PostgreSqlDialect {},
+                )
+                .try_with_sql(text)
+                .and_then(|mut p| {
+                    p.parse_comma_separated(|p| p.parse_expr())?;
+                    p.expect_token(&datafusion::sql::sqlparser::tokenizer::Token::EOF)
+                        .map(|_| ())
+                }) {
+                    Err(e) => return Err(Error::Syntax(e.to_string())),
+                    Ok(()) => match crate::session::parse_sql(&format!("SELECT {text}"))?
+                        .into_iter()
+                        .next()
+                    {
+                        Some(ast::Statement::Query(q)) => match *q.body {
+                            SetExpr::Select(select) => select
+                                .projection
+                                .into_iter()
+                                .map(|item| match item {
+                                    SelectItem::UnnamedExpr(e)
+                                    | SelectItem::ExprWithAlias { expr: e, .. } => Ok(e),
+                                    other => Err(Error::Syntax(other.to_string())),
+                                })
+                                .collect::<Result<Vec<_>>>()?,
+                            other => return Err(Error::Syntax(other.to_string())),
+                        },
+                        _ => return Err(Error::Syntax(text.to_string())),
                     },
-                    _ => return Err(Error::Syntax(text.to_string())),
                 },
                 None => columns.iter().cloned().map(Expr::Identifier).collect(),
             };

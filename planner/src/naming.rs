@@ -49,8 +49,18 @@ fn figure_name(expr: &Expr) -> Option<(String, u8)> {
         {
             ("row_to_json".into(), 2)
         }
+        // `json_agg(ROW(…))`, whose rows are separated as records are.
+        Expr::Function(f) if f.name.to_string() == crate::json::functions::ROW_ARRAY => {
+            ("json_agg".into(), 2)
+        }
         Expr::Function(f) => (f.name.0.last()?.as_ident()?.value.to_lowercase(), 2),
         Expr::Nested(inner) => return figure_name(inner),
+        // `(t).column`, `(x).field`: named by the field.
+        Expr::CompoundFieldAccess { access_chain, .. }
+            if let Some(ast::AccessExpr::Dot(Expr::Identifier(field))) = access_chain.last() =>
+        {
+            (field.value.clone(), 2)
+        }
         // PostgreSQL's grammar makes it a call of overlaps().
         Expr::BinaryOp {
             op: ast::BinaryOperator::Overlaps,

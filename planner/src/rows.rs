@@ -29,20 +29,55 @@ type RowColumns<'a> = &'a dyn Fn(&str) -> Option<(Vec<String>, Option<String>)>;
 pub fn expand_whole_rows(stmt: &mut Statement, columns_of: RowColumns) -> crate::Result<()> {
     struct Expander<'a> {
         columns_of: RowColumns<'a>,
+        /// The CTEs in scope, innermost last, with their columns when known.
+        ctes: Vec<(String, Option<Vec<String>>)>,
+        /// How many CTEs each query being visited added.
+        added: Vec<usize>,
     }
     impl VisitorMut for Expander<'_> {
         type Break = crate::Error;
+        fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<crate::Error> {
+            let ctes = q.with.as_ref().map_or(&[][..], |w| &w.cte_tables[..]);
+            for cte in ctes {
+                let known = &self.ctes;
+                let columns_of = self.columns_of;
+                let lookup = |name: &str| scoped(known, columns_of, name);
+                let columns = match cte.alias.columns.is_empty() {
+                    true => select_list_names(&cte.query, &lookup),
+                    false => Some(
+                        cte.alias
+                            .columns
+                            .iter()
+                            .map(|c| normalize_ident(&c.name))
+                            .collect(),
+                    ),
+                };
+                self.ctes.push((normalize_ident(&cte.alias.name), columns));
+            }
+            self.added.push(ctes.len());
+            ControlFlow::Continue(())
+        }
         fn post_visit_query(&mut self, q: &mut Query) -> ControlFlow<crate::Error> {
             if let SetExpr::Select(select) = q.body.as_mut() {
-                expand_select(select, self.columns_of)?;
+                let known = &self.ctes;
+                let columns_of = self.columns_of;
+                let lookup = |name: &str| scoped(known, columns_of, name);
+                expand_select(select, &lookup)?;
             }
+            let added = self.added.pop().unwrap_or(0);
+            self.ctes.truncate(self.ctes.len() - added);
             ControlFlow::Continue(())
         }
     }
-    if !mentions_row_function(stmt) {
+    if !mentions_row_function(stmt) && !names_a_row(stmt) {
         return Ok(());
     }
-    match stmt.visit(&mut Expander { columns_of }) {
+    let mut expander = Expander {
+        columns_of,
+        ctes: Vec::new(),
+        added: Vec::new(),
+    };
+    match stmt.visit(&mut expander) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
     }
@@ -86,6 +121,81 @@ fn mentions_row_function(stmt: &Statement) -> bool {
         }
     }
     stmt.visit(&mut Finder).is_break()
+}
+
+/// Whether a SELECT of the statement may name a FROM item's whole row outside a function:
+/// a bare name in its select list, WHERE or HAVING that is also the name of one of its FROM
+/// items (a column's name too, maybe: the catalog decides), or `(t).column`.
+fn names_a_row(stmt: &Statement) -> bool {
+    struct Finder;
+    impl Visitor for Finder {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+            let SetExpr::Select(select) = q.body.as_ref() else {
+                return ControlFlow::Continue(());
+            };
+            let mut names = Vec::new();
+            for twj in &select.from {
+                for relation in
+                    std::iter::once(&twj.relation).chain(twj.joins.iter().map(|j| &j.relation))
+                {
+                    match relation {
+                        TableFactor::Table { name, alias, .. } => names.push(match alias {
+                            Some(a) => normalize_ident(&a.name),
+                            None => name
+                                .0
+                                .last()
+                                .and_then(|p| p.as_ident())
+                                .map(normalize_ident)
+                                .unwrap_or_default(),
+                        }),
+                        TableFactor::Derived { alias: Some(a), .. } => {
+                            names.push(normalize_ident(&a.name))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            if names.is_empty() {
+                return ControlFlow::Continue(());
+            }
+            let mut found = false;
+            let mut look = |e: &Expr| {
+                let _ = ast::visit_expressions(e, |x| {
+                    found |= match x {
+                        Expr::Identifier(id) => names.contains(&normalize_ident(id)),
+                        Expr::CompoundFieldAccess { root, .. } => {
+                            matches!(root.as_ref(), Expr::Identifier(_) | Expr::Nested(_))
+                        }
+                        _ => false,
+                    };
+                    ControlFlow::<()>::Continue(())
+                });
+            };
+            for item in &select.projection {
+                if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item
+                {
+                    look(e);
+                }
+            }
+            for e in select.selection.iter().chain(&select.having) {
+                look(e);
+            }
+            match found {
+                true => ControlFlow::Break(()),
+                false => ControlFlow::Continue(()),
+            }
+        }
+    }
+    stmt.visit(&mut Finder).is_break()
+}
+
+/// `e` without the parentheses around it.
+fn unnested(mut e: &Expr) -> &Expr {
+    while let Expr::Nested(inner) = e {
+        e = inner;
+    }
+    e
 }
 
 /// The `t.*` arguments of a call.
@@ -176,8 +286,6 @@ fn unless_missing(missing: Expr, value: Expr) -> Expr {
 /// a row it has (a table's key).
 struct Source {
     qualifier: String,
-    /// The row's type, as PostgreSQL names it: the table's name, or `record`.
-    ty: String,
     columns: Vec<String>,
     nullable: bool,
     never_null: Option<String>,
@@ -194,33 +302,56 @@ impl Source {
     }
 }
 
-/// The FROM items of `select`.
-fn sources(select: &Select, columns_of: RowColumns) -> Vec<Source> {
+/// What `name` stands for with `ctes` in scope: a CTE's name hides a table's.
+fn scoped(ctes: &[(String, Option<Vec<String>>)], columns_of: RowColumns, name: &str) -> Lookup {
+    match ctes.iter().rev().find(|(n, _)| n == name) {
+        Some((_, Some(columns))) => Lookup::Found(columns.clone(), None),
+        Some((_, None)) => Lookup::Unknown,
+        None => match columns_of(name) {
+            Some((columns, key)) => Lookup::Found(columns, key),
+            None => Lookup::Unknown,
+        },
+    }
+}
+
+/// What a FROM item's name stands for: a table's or CTE's columns (with a table's
+/// never-NULL column), or columns that cannot be known here.
+enum Lookup {
+    Found(Vec<String>, Option<String>),
+    Unknown,
+}
+
+/// The FROM items of `select`, and whether any has columns that cannot be known here (a
+/// function's, a CTE's or subquery's unnamed ones): a bare name may then be one of them.
+fn sources(select: &Select, lookup: &dyn Fn(&str) -> Lookup) -> (Vec<Source>, bool) {
     use ast::JoinOperator as J;
     let mut out = Vec::new();
+    let mut unknown = false;
     for twj in &select.from {
-        let first_nullable = twj.joins.iter().any(|j| {
+        let right = |j: &ast::Join| {
             matches!(
                 j.join_operator,
                 J::Right(_) | J::RightOuter(_) | J::FullOuter(_)
             )
-        });
-        let relations =
-            std::iter::once((&twj.relation, first_nullable)).chain(twj.joins.iter().map(|j| {
-                let nullable = matches!(
-                    j.join_operator,
-                    J::Left(_) | J::LeftOuter(_) | J::FullOuter(_)
-                );
-                (&j.relation, nullable)
-            }));
+        };
+        let left = |j: &ast::Join| {
+            matches!(
+                j.join_operator,
+                J::Left(_) | J::LeftOuter(_) | J::FullOuter(_)
+            )
+        };
+        // An item is padded by its own LEFT or FULL join, or by a RIGHT or FULL join after it.
+        let relations = std::iter::once(&twj.relation)
+            .chain(twj.joins.iter().map(|j| &j.relation))
+            .enumerate()
+            .map(|(i, relation)| {
+                let own = i > 0 && left(&twj.joins[i - 1]);
+                (relation, own || twj.joins[i..].iter().any(right))
+            });
         for (relation, nullable) in relations {
-            let mut push = |qualifier: String,
-                            ty: String,
-                            columns: Vec<String>,
-                            never_null: Option<String>| {
+            let mut push = |qualifier: String, columns: Vec<String>, never_null: Option<String>| {
                 out.push(Source {
                     qualifier,
-                    ty,
                     columns,
                     nullable,
                     never_null,
@@ -234,9 +365,11 @@ fn sources(select: &Select, columns_of: RowColumns) -> Vec<Source> {
                     ..
                 } => {
                     let Ok(table) = table_name(name) else {
+                        unknown = true;
                         continue;
                     };
-                    let Some((mut columns, mut key)) = columns_of(&table) else {
+                    let Lookup::Found(mut columns, mut key) = lookup(&table) else {
+                        unknown = true;
                         continue;
                     };
                     if let Some(alias) = alias {
@@ -248,10 +381,8 @@ fn sources(select: &Select, columns_of: RowColumns) -> Vec<Source> {
                             *column = renamed;
                         }
                     }
-                    let qualifier = alias
-                        .as_ref()
-                        .map_or(table.clone(), |a| normalize_ident(&a.name));
-                    push(qualifier, table, columns, key);
+                    let qualifier = alias.as_ref().map_or(table, |a| normalize_ident(&a.name));
+                    push(qualifier, columns, key);
                 }
                 TableFactor::Derived {
                     subquery,
@@ -259,7 +390,7 @@ fn sources(select: &Select, columns_of: RowColumns) -> Vec<Source> {
                     ..
                 } => {
                     let columns = if alias.columns.is_empty() {
-                        select_list_names(subquery)
+                        select_list_names(subquery, lookup)
                     } else {
                         Some(
                             alias
@@ -269,44 +400,98 @@ fn sources(select: &Select, columns_of: RowColumns) -> Vec<Source> {
                                 .collect(),
                         )
                     };
-                    if let Some(columns) = columns {
-                        push(normalize_ident(&alias.name), "record".into(), columns, None);
+                    match columns {
+                        Some(columns) => push(normalize_ident(&alias.name), columns, None),
+                        None => unknown = true,
                     }
                 }
-                _ => {}
+                // A function in FROM (`generate_series(1, 3) g`) has the columns its alias
+                // gives, or one named by its alias: a scalar function's.
+                TableFactor::Table {
+                    alias: Some(alias),
+                    args: Some(_),
+                    ..
+                }
+                | TableFactor::Function {
+                    alias: Some(alias), ..
+                }
+                | TableFactor::UNNEST {
+                    alias: Some(alias), ..
+                } => {
+                    let columns = match alias.columns.is_empty() {
+                        true => vec![normalize_ident(&alias.name)],
+                        false => alias
+                            .columns
+                            .iter()
+                            .map(|c| normalize_ident(&c.name))
+                            .collect(),
+                    };
+                    push(normalize_ident(&alias.name), columns, None);
+                }
+                _ => unknown = true,
             }
         }
     }
-    out
+    (out, unknown)
 }
 
 /// The names of a query's result columns when each item has one for sure.
-fn select_list_names(q: &Query) -> Option<Vec<String>> {
+/// `*` and `t.*` stand for their FROM items' columns, when those are known.
+fn select_list_names(q: &Query, lookup: &dyn Fn(&str) -> Lookup) -> Option<Vec<String>> {
     let SetExpr::Select(select) = q.body.as_ref() else {
         return None;
     };
-    select
-        .projection
-        .iter()
-        .map(|item| match item {
-            SelectItem::ExprWithAlias { alias, .. } => Some(normalize_ident(alias)),
-            SelectItem::UnnamedExpr(Expr::Identifier(id)) => Some(normalize_ident(id)),
-            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
-                parts.last().map(normalize_ident)
-            }
-            SelectItem::UnnamedExpr(e) => crate::naming::pg_column_name(e),
-            _ => None,
+    let mut names = Vec::new();
+    // The FROM items' columns, read when a wildcard needs them.
+    let from = std::cell::OnceCell::new();
+    let from = || {
+        from.get_or_init(|| match sources(select, lookup) {
+            (sources, false) => Some(sources),
+            (_, true) => None,
         })
-        .collect()
+    };
+    for item in &select.projection {
+        match item {
+            SelectItem::ExprWithAlias { alias, .. } => names.push(normalize_ident(alias)),
+            SelectItem::UnnamedExpr(Expr::Identifier(id)) => names.push(normalize_ident(id)),
+            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                names.push(parts.last().map(normalize_ident)?)
+            }
+            SelectItem::UnnamedExpr(e) => names.push(crate::naming::pg_column_name(e)?),
+            SelectItem::Wildcard(_) => {
+                for source in from().as_ref()? {
+                    names.extend(source.columns.iter().cloned());
+                }
+            }
+            SelectItem::QualifiedWildcard(
+                ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                _,
+            ) => {
+                let qualifier = normalize_ident(n.0.last()?.as_ident()?);
+                let source = from().as_ref()?.iter().find(|s| s.qualifier == qualifier)?;
+                names.extend(source.columns.iter().cloned());
+            }
+            _ => return None,
+        }
+    }
+    Some(names)
 }
 
-fn expand_select(select: &mut Select, columns_of: RowColumns) -> ControlFlow<crate::Error> {
-    let sources = sources(select, columns_of);
+fn expand_select(
+    select: &mut Select,
+    lookup: &dyn Fn(&str) -> Lookup,
+) -> ControlFlow<crate::Error> {
+    let (sources, unknown) = sources(select, lookup);
     if sources.is_empty() {
         return ControlFlow::Continue(());
     }
     struct Rows<'a> {
         sources: &'a [Source],
+        /// Some FROM item's columns are not known: a bare name may be one of them.
+        unknown: bool,
+        /// How deep in subqueries the visit is: their names are theirs, and each SELECT is
+        /// expanded on its own.
+        depth: usize,
     }
     impl Rows<'_> {
         /// The qualifier `e` names when it is a whole-row reference.
@@ -316,7 +501,7 @@ fn expand_select(select: &mut Select, columns_of: RowColumns) -> ControlFlow<cra
             };
             let qualifier = normalize_ident(id);
             // A column of that name is what the name means.
-            if self.sources.iter().any(|s| s.columns.contains(&qualifier)) {
+            if self.unknown || self.sources.iter().any(|s| s.columns.contains(&qualifier)) {
                 return None;
             }
             self.sources
@@ -359,6 +544,24 @@ fn expand_select(select: &mut Select, columns_of: RowColumns) -> ControlFlow<cra
         }
     }
 
+    /// The row of `source` as a record (a struct of its columns, which is written as
+    /// PostgreSQL writes a record): NULL for a row an outer join made up.
+    fn row_record(source: &Source) -> Expr {
+        let mut members = Vec::with_capacity(source.columns.len() * 2);
+        for column in &source.columns {
+            members.push(Expr::value(Value::SingleQuotedString(column.clone())));
+            members.push(Expr::CompoundIdentifier(vec![
+                Ident::with_quote('"', source.qualifier.clone()),
+                Ident::with_quote('"', column.clone()),
+            ]));
+        }
+        let row = call("named_struct", members);
+        match source.missing().filter(|_| source.nullable) {
+            Some(missing) => Expr::Nested(Box::new(unless_missing(missing, row))),
+            None => row,
+        }
+    }
+
     /// The row of `source` as a JSON object (jsonb when `jsonb`): NULL for a row an outer
     /// join made up.
     fn row_object(source: &Source, jsonb: bool) -> Expr {
@@ -396,7 +599,91 @@ fn expand_select(select: &mut Select, columns_of: RowColumns) -> ControlFlow<cra
 
     impl VisitorMut for Rows<'_> {
         type Break = crate::Error;
+        fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<crate::Error> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<crate::Error> {
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
         fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<crate::Error> {
+            if self.depth > 0 {
+                return ControlFlow::Continue(());
+            }
+            // `t IS [NOT] NULL`: every column of the row is (not) NULL, as PostgreSQL has it.
+            if let Expr::IsNull(inner) | Expr::IsNotNull(inner) = e
+                && let Some(source) = self.row_argument(&FunctionArgExpr::Expr((**inner).clone()))
+                && !source.columns.is_empty()
+            {
+                let not = matches!(e, Expr::IsNotNull(_));
+                let column = |c: &String| {
+                    let c = Box::new(Expr::CompoundIdentifier(vec![
+                        Ident::with_quote('"', source.qualifier.clone()),
+                        Ident::with_quote('"', c.clone()),
+                    ]));
+                    if not {
+                        Expr::IsNotNull(c)
+                    } else {
+                        Expr::IsNull(c)
+                    }
+                };
+                let all = source
+                    .columns
+                    .iter()
+                    .map(column)
+                    .reduce(|a, b| Expr::BinaryOp {
+                        left: Box::new(a),
+                        op: ast::BinaryOperator::And,
+                        right: Box::new(b),
+                    });
+                if let Some(all) = all {
+                    *e = Expr::Nested(Box::new(all));
+                }
+                return ControlFlow::Continue(());
+            }
+            // `(t).column` is `t.column`, `t.column[1]` (parsed as t's access chain) is
+            // `(t.column)[1]`: the name is the FROM item's, not its whole row.
+            if let Expr::CompoundFieldAccess { root, access_chain } = e
+                && let Some(ast::AccessExpr::Dot(Expr::Identifier(field))) = access_chain.first()
+                && let Some(source) =
+                    self.row_argument(&FunctionArgExpr::Expr(unnested(root).clone()))
+            {
+                let column = Expr::CompoundIdentifier(vec![
+                    Ident::with_quote('"', source.qualifier.clone()),
+                    field.clone(),
+                ]);
+                *e = match access_chain.len() {
+                    1 => column,
+                    _ => Expr::CompoundFieldAccess {
+                        root: Box::new(column),
+                        access_chain: access_chain[1..].to_vec(),
+                    },
+                };
+                return ControlFlow::Continue(());
+            }
+            // `t::text`: the record's text, as PostgreSQL's record output writes it.
+            if let Expr::Cast {
+                expr, data_type, ..
+            } = e
+                && matches!(
+                    data_type,
+                    ast::DataType::Text
+                        | ast::DataType::Varchar(_)
+                        | ast::DataType::CharacterVarying(_)
+                )
+                && let Some(source) = self.row_argument(&FunctionArgExpr::Expr((**expr).clone()))
+            {
+                *e = call(crate::output::OUTPUT_TEXT, vec![row_record(source)]);
+                return ControlFlow::Continue(());
+            }
+            // `t` alone: the row as a record, `(1,ann,)`.
+            if let Expr::Identifier(_) = e
+                && let Some(source) = self.row_argument(&FunctionArgExpr::Expr(e.clone()))
+            {
+                *e = row_record(source);
+                return ControlFlow::Continue(());
+            }
             let Expr::Function(f) = e else {
                 return ControlFlow::Continue(());
             };
@@ -454,15 +741,38 @@ fn expand_select(select: &mut Select, columns_of: RowColumns) -> ControlFlow<cra
                 return ControlFlow::Continue(());
             }
             if !ROW_FUNCTIONS.contains(&name.as_str()) {
-                // No other function takes a row: DataFusion would take `t.*` for columns.
-                if let Some(source) = whole_row_arguments(f)
-                    .find_map(|n| self.row_argument(&FunctionArgExpr::QualifiedWildcard(n.clone())))
-                {
-                    return ControlFlow::Break(crate::Error::UndefinedFunction(format!(
-                        "{name}({})",
-                        source.ty
-                    )));
+                // `ROW(t.*)` is the row of t's columns; another function given `t.*` gets
+                // the row as a record (`array_agg(t.*)`, `coalesce(t.*, …)`).
+                let FunctionArguments::List(list) = &mut f.args else {
+                    return ControlFlow::Continue(());
+                };
+                let mut args = Vec::with_capacity(list.args.len());
+                for arg in std::mem::take(&mut list.args) {
+                    let source = match &arg {
+                        FunctionArg::Unnamed(a @ FunctionArgExpr::QualifiedWildcard(_))
+                        | FunctionArg::Unnamed(
+                            a @ FunctionArgExpr::Expr(Expr::QualifiedWildcard(..)),
+                        ) => self.row_argument(a),
+                        _ => None,
+                    };
+                    match source {
+                        Some(source) if name == "row" => {
+                            args.extend(source.columns.iter().map(|c| {
+                                FunctionArg::Unnamed(FunctionArgExpr::Expr(
+                                    Expr::CompoundIdentifier(vec![
+                                        Ident::with_quote('"', source.qualifier.clone()),
+                                        Ident::with_quote('"', c.clone()),
+                                    ]),
+                                ))
+                            }))
+                        }
+                        Some(source) => args.push(FunctionArg::Unnamed(FunctionArgExpr::Expr(
+                            row_record(source),
+                        ))),
+                        None => args.push(arg),
+                    }
                 }
+                list.args = args;
                 return ControlFlow::Continue(());
             }
             let FunctionArguments::List(list) = &mut f.args else {
@@ -505,9 +815,36 @@ fn expand_select(select: &mut Select, columns_of: RowColumns) -> ControlFlow<cra
             ControlFlow::Continue(())
         }
     }
-    let mut rows = Rows { sources: &sources };
+    let mut rows = Rows {
+        sources: &sources,
+        unknown,
+        depth: 0,
+    };
     for item in &mut select.projection {
+        // A whole row in the select list keeps its name (`t`, or the column of `(t).c`).
+        if let SelectItem::UnnamedExpr(e) = item
+            && let Some(name) = match &*e {
+                Expr::Identifier(id) => rows.row(e).map(|_| id.clone()),
+                Expr::CompoundFieldAccess { root, access_chain } => match access_chain.as_slice() {
+                    [ast::AccessExpr::Dot(Expr::Identifier(field))]
+                        if rows.row(unnested(root)).is_some() =>
+                    {
+                        Some(field.clone())
+                    }
+                    _ => None,
+                },
+                _ => None,
+            }
+        {
+            *item = SelectItem::ExprWithAlias {
+                expr: e.clone(),
+                alias: name,
+            };
+        }
         item.visit(&mut rows)?;
+    }
+    if let Some(selection) = &mut select.selection {
+        selection.visit(&mut rows)?;
     }
     if let Some(having) = &mut select.having {
         having.visit(&mut rows)?;

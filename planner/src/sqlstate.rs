@@ -551,6 +551,32 @@ fn integer_overflow(m: &str) -> Option<String> {
     Some(format!("{name} out of range"))
 }
 
+/// `call` with each Arrow `Struct(…)` type named as PostgreSQL names a row's: `record`.
+fn records_named(call: &str) -> String {
+    let mut out = String::with_capacity(call.len());
+    let mut rest = call;
+    while let Some(at) = rest.find("Struct(") {
+        out.push_str(&rest[..at]);
+        let mut depth = 0;
+        let end = rest[at..].char_indices().find_map(|(i, c)| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => return None,
+            }
+            (depth == 0).then_some(at + i + 1)
+        });
+        let Some(end) = end else {
+            out.push_str(&rest[at..]);
+            return out;
+        };
+        out.push_str("record");
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// PostgreSQL's wording for the DataFusion and parser messages users meet most.
 fn postgres_wording(m: &str) -> Option<String> {
     if let Some((_, message)) = function_argument(m) {
@@ -563,7 +589,7 @@ fn postgres_wording(m: &str) -> Option<String> {
     if let Some((_, call)) = m.split_once("No function matches the given name and argument types '")
         && let Some((call, _)) = call.split_once("'.")
     {
-        return Some(format!("function {call} does not exist"));
+        return Some(format!("function {} does not exist", records_named(call)));
     }
     if let Some((text, out_of_range)) = timestamp_text(m) {
         return Some(match out_of_range {

@@ -1,6 +1,8 @@
 -- Movie rentals served as JSON, the way API handlers write it: whole rows (t, t.*) in
 -- row_to_json, json_build_object and the aggregates, row constructors, array_to_json of
 -- collected rows, pretty row_to_json; what does not take a row is refused as in PostgreSQL.
+-- Then whole rows as records: `SELECT m`, `(m).title`, `m::text` fingerprints, `m IS NULL`
+-- for an outer join's missing row.
 CREATE TABLE movies (id int PRIMARY KEY, title text NOT NULL, year int, rating numeric(3,1));
 CREATE TABLE rentals (movie_id int, customer text, rented_on date, returned_on date, PRIMARY KEY (movie_id, customer));
 INSERT INTO movies VALUES (1, 'Alien', 1979, 8.5), (2, 'Heat', 1995, 8.3), (3, 'Ran', 1985, NULL);
@@ -25,4 +27,25 @@ SELECT length(m.*) FROM movies m;
 SELECT upper(r.*) FROM rentals r;
 NOTIFY "";
 SELECT 1 AS "";
+SELECT m FROM movies m ORDER BY id;
+SELECT (m).title, (m).year FROM movies m WHERE id = 2;
+SELECT m.title, r FROM movies m LEFT JOIN rentals r ON r.movie_id = m.id ORDER BY m.id, r.customer;
+SELECT m.title FROM movies m LEFT JOIN rentals r ON r.movie_id = m.id WHERE r IS NULL ORDER BY 1;
+SELECT count(*) FILTER (WHERE r IS NOT NULL) AS complete, count(*) FILTER (WHERE r IS NULL) AS missing FROM rentals r;
+SELECT m.id, md5(m::text) AS fingerprint, m::text FROM movies m ORDER BY id;
+SELECT array_agg(r ORDER BY customer) FROM rentals r;
+SELECT t FROM (SELECT 1 AS a, 'x y' AS b, NULL::int AS c, '' AS d, 'q"\' AS e, true AS f) t;
+SELECT movies FROM movies ORDER BY id LIMIT 1;
+SELECT json_object_agg(m.id, m.*) FROM movies m WHERE id < 3;
+SELECT array_agg(m.* ORDER BY id) FROM movies m;
+SELECT ROW(m.*) FROM movies m WHERE id = 1;
+SELECT row_to_json(ROW(1, ROW(2, 3))), json_build_object('k', ROW(1, 2));
+SELECT json_agg((id, title) ORDER BY id) FROM movies;
+WITH c AS (SELECT 'ann' AS customer) SELECT json_build_object('by', customer) FROM c, movies customer WHERE customer.id = 3;
+WITH recent AS (SELECT movie_id, customer FROM rentals WHERE returned_on IS NULL) SELECT json_agg(recent) FROM recent;
+SELECT json_agg(t ORDER BY t.id) FROM (SELECT * FROM movies) t;
+SELECT json_agg(t.* ORDER BY t.id) FROM (SELECT m.*, 1 AS extra FROM movies m) t;
+SELECT json_build_array(r) FROM movies a JOIN rentals r ON r.movie_id = a.id RIGHT JOIN movies c ON c.id = a.id ORDER BY c.id, r.customer;
+SELECT json_agg(m ORDER BY m.id) FROM movies m, generate_series(1, 1) g;
+SELECT (SELECT json_agg(json_build_object('customer', customer)) FROM rentals r WHERE r.movie_id = customer.id) FROM movies customer ORDER BY customer.id;
 DROP TABLE movies, rentals;

@@ -1003,6 +1003,32 @@ pub fn sql_to_json(array: &ArrayRef, field: &Field, r: usize, kind: Kind) -> Res
             Kind::Jsonb => Ok(kind.read(&out)?.to_jsonb_text()),
         };
     }
+    // A record is an object of its fields, named as row_to_json names them (DataFusion's
+    // anonymous `c0, c1…` are PostgreSQL's `f1, f2…`).
+    if let DataType::Struct(fields) = array.data_type() {
+        let row = array.as_struct();
+        let anonymous = fields
+            .iter()
+            .enumerate()
+            .all(|(i, f)| *f.name() == format!("c{i}"));
+        let mut members = Vec::with_capacity(fields.len());
+        for (i, (column, f)) in row.columns().iter().zip(fields.iter()).enumerate() {
+            let name = match anonymous {
+                true => format!("f{}", i + 1),
+                false => f.name().clone(),
+            };
+            let mut member = String::new();
+            write_string(&name, &mut member);
+            member.push(':');
+            member.push_str(&sql_to_json_or_null(column, f, r, Kind::Json)?);
+            members.push(member);
+        }
+        let out = format!("{{{}}}", members.join(","));
+        return match kind {
+            Kind::Json => Ok(out),
+            Kind::Jsonb => Ok(kind.read(&out)?.to_jsonb_text()),
+        };
+    }
     let zone: Tz = match array.data_type() {
         DataType::Timestamp(_, Some(tz)) => tz.parse().unwrap_or_else(|_| utc()),
         _ => utc(),

@@ -245,11 +245,18 @@ pub(crate) fn function_name(name: &ObjectName) -> Option<String> {
     Some(name.0.last()?.as_ident()?.value.to_ascii_lowercase())
 }
 
-/// The plain positional arguments of a call, or `None` when it has others.
+/// The plain positional arguments of a call, or `None` when it has others. A whole row
+/// `t.*` is taken as an expression, which `crate::rows` writes out.
 pub(crate) fn plain_args(args: &[FunctionArg]) -> Option<Vec<Expr>> {
     args.iter()
         .map(|a| match a {
             FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
+            FunctionArg::Unnamed(FunctionArgExpr::QualifiedWildcard(row)) => {
+                Some(Expr::QualifiedWildcard(
+                    row.clone(),
+                    ast::helpers::attached_token::AttachedToken::empty(),
+                ))
+            }
             _ => None,
         })
         .collect()
@@ -358,20 +365,14 @@ impl VisitorMut for Rewriter {
         let FunctionArguments::List(list) = &f.args else {
             return ControlFlow::Continue(());
         };
-        let args = match list.args.as_slice() {
-            // `json_agg(t.*)`: the whole row, which `crate::rows` writes out.
-            [FunctionArg::Unnamed(FunctionArgExpr::QualifiedWildcard(row))]
-                if convert.starts_with("to_json") =>
-            {
-                vec![Expr::QualifiedWildcard(
-                    row.clone(),
-                    ast::helpers::attached_token::AttachedToken::empty(),
-                )]
-            }
-            args => match plain_args(args) {
-                Some(args) => args,
-                None => return ControlFlow::Continue(()),
-            },
+        let Some(args) = plain_args(&list.args) else {
+            return ControlFlow::Continue(());
+        };
+        // Records are separated as `json_agg(t)`'s rows are (`crate::rows`).
+        let record = match args.as_slice() {
+            [Expr::Tuple(_)] => true,
+            [Expr::Function(f)] => function_name(&f.name).as_deref() == Some("row"),
+            _ => false,
         };
         // Already rewritten (a statement read back from its text): the final step, of the
         // collected values.
@@ -402,6 +403,10 @@ impl VisitorMut for Rewriter {
         if distinct {
             final_args.push(Expr::value(ast::Value::Boolean(true)));
         }
+        let name = match name == "json_agg" && record {
+            true => functions::ROW_ARRAY.to_string(),
+            false => name,
+        };
         *e = call(&name, final_args);
         ControlFlow::Continue(())
     }
