@@ -3,11 +3,18 @@
 //! THEN null; END $$`), and hand-written migrations test the catalogs first (`IF NOT EXISTS
 //! (SELECT 1 FROM pg_type …) THEN … END IF`).
 //!
-//! The part of PL/pgSQL without variables: nested blocks with EXCEPTION handlers (a handler
-//! undoes its block's work through a savepoint, as PostgreSQL's subtransaction does), IF /
-//! ELSIF / ELSE, SQL statements, PERFORM, EXECUTE of a string, RAISE at every level with
-//! USING options, ASSERT, NULL and RETURN. Inside a handler `SQLSTATE` and `SQLERRM` are the
-//! caught error's code and message. DECLARE, loops, labels and cursors are 0A000.
+//! Nested blocks with EXCEPTION handlers (a handler undoes its block's work through a
+//! savepoint, as PostgreSQL's subtransaction does), IF / ELSIF / ELSE, SQL statements,
+//! PERFORM, EXECUTE of a string, RAISE at every level with USING options, ASSERT, NULL and
+//! RETURN. Inside a handler `SQLSTATE` and `SQLERRM` are the caught error's code and message.
+//!
+//! Variables: DECLARE (a type, `record`, `t%ROWTYPE`, `t.c%TYPE`; CONSTANT, NOT NULL, a
+//! default), `:=` assignment, `SELECT … INTO [STRICT] targets` and `… RETURNING … INTO`, and
+//! FOUND. A variable keeps its value as its type's text and is put into each statement as a
+//! constant of its type where the statement names it as a value (`v`, `r.field`), not where
+//! it names a column to write or an alias. Loops: LOOP, WHILE, FOR over integers (REVERSE,
+//! BY), over a query's rows and FOREACH over an array's elements, with EXIT and CONTINUE
+//! [WHEN]. Labels, cursors, GET DIAGNOSTICS, CASE and EXECUTE … INTO are 0A000.
 //!
 //! The block runs in the session's transaction, or in one of its own that commits when the
 //! block ends, so a DO is atomic as in PostgreSQL.
@@ -68,10 +75,56 @@ pub(crate) fn code(call: &ast::Function) -> Option<(String, String)> {
     Some((language.to_string(), code.to_string()))
 }
 
-/// A block: `BEGIN steps [EXCEPTION WHEN … THEN steps …] END`.
+/// A block: `[DECLARE declarations] BEGIN steps [EXCEPTION WHEN … THEN steps …] END`.
 struct Block {
+    declarations: Vec<Declaration>,
     steps: Vec<Step>,
     handlers: Vec<Handler>,
+}
+
+/// `name [CONSTANT] type [NOT NULL] [{DEFAULT | := | =} expression];`
+struct Declaration {
+    line: u64,
+    name: String,
+    ty: Declared,
+    constant: bool,
+    not_null: bool,
+    default: Option<Range<usize>>,
+}
+
+/// A declared variable's type.
+enum Declared {
+    /// A type's name, as written.
+    Type(String),
+    /// `record`: a row of whatever shape is assigned to it.
+    Record,
+    /// `t%ROWTYPE`: a row of table t's columns.
+    RowType(String),
+    /// `t.c%TYPE`: column c's type.
+    ColumnType(String, String),
+}
+
+/// What a loop goes over.
+enum LoopKind {
+    /// `LOOP`: until EXIT.
+    Plain,
+    /// `WHILE condition LOOP`.
+    While(Range<usize>),
+    /// `FOR name IN [REVERSE] low .. high [BY step] LOOP`, the bounds as text.
+    Integer {
+        name: String,
+        reverse: bool,
+        low: String,
+        high: String,
+        step: Option<String>,
+    },
+    /// `FOR targets IN query LOOP`.
+    Query {
+        targets: Vec<String>,
+        query: Range<usize>,
+    },
+    /// `FOREACH name IN ARRAY expression LOOP`.
+    Array { name: String, array: Range<usize> },
 }
 
 /// `WHEN condition [OR condition …] THEN steps`.
@@ -104,6 +157,27 @@ enum StepKind {
         message: Option<Range<usize>>,
     },
     Block(Block),
+    /// `target := expression;`, `record.field := expression;`.
+    Assign {
+        target: String,
+        field: Option<String>,
+        value: Range<usize>,
+    },
+    /// A statement with `INTO [STRICT] targets`, as the pieces around the INTO clause.
+    Into {
+        statement: Vec<Range<usize>>,
+        targets: Vec<String>,
+        strict: bool,
+    },
+    Loop {
+        kind: LoopKind,
+        body: Vec<Step>,
+    },
+    /// EXIT (`exit`) or CONTINUE, when its condition holds.
+    Exit {
+        exit: bool,
+        when: Option<Range<usize>>,
+    },
     Null,
     Return,
 }
@@ -119,6 +193,17 @@ impl StepKind {
             StepKind::Raise(_) => "RAISE",
             StepKind::Assert { .. } => "ASSERT",
             StepKind::Block(_) => "statement block",
+            StepKind::Assign { .. } => "assignment",
+            StepKind::Into { .. } => "SQL statement",
+            StepKind::Loop { kind, .. } => match kind {
+                LoopKind::Plain => "LOOP",
+                LoopKind::While(_) => "WHILE",
+                LoopKind::Integer { .. } => "FOR with integer loop variable",
+                LoopKind::Query { .. } => "FOR over SELECT rows",
+                LoopKind::Array { .. } => "FOREACH over array",
+            },
+            StepKind::Exit { exit: true, .. } => "EXIT",
+            StepKind::Exit { exit: false, .. } => "CONTINUE",
             StepKind::Null => "NULL",
             StepKind::Return => "RETURN",
         }
@@ -154,6 +239,10 @@ enum Flow {
     Next,
     /// RETURN: the whole block ends.
     Return,
+    /// EXIT: the innermost loop ends.
+    Exit,
+    /// CONTINUE: the innermost loop goes on with its next round.
+    Continue,
 }
 
 /// The code's significant tokens, each with its byte offset and line.
@@ -237,10 +326,54 @@ impl Code {
     }
 }
 
+/// `text` cut at the first `separator` outside quotes.
+fn split_outside_quotes<'t>(text: &'t str, separator: &str) -> Option<(&'t str, &'t str)> {
+    let mut quote = None;
+    for (i, c) in text.char_indices() {
+        match (quote, c) {
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, _) if text[i..].starts_with(separator) => {
+                return Some((&text[..i], &text[i + separator.len()..]));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `text` cut around the word `word` (any case) outside quotes and parentheses.
+fn split_word<'t>(text: &'t str, word: &str) -> Option<(&'t str, &'t str)> {
+    let lower = text.to_ascii_lowercase();
+    let mut depth = 0;
+    let mut quote = None;
+    for (i, c) in text.char_indices() {
+        match (quote, c) {
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '(') => depth += 1,
+            (None, ')') => depth -= 1,
+            (None, _) if depth == 0 && lower[i..].starts_with(word) => {
+                let before = lower[..i].chars().next_back();
+                let after = lower[i + word.len()..].chars().next();
+                let apart =
+                    |c: Option<char>| c.is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_');
+                if apart(before) && apart(after) {
+                    return Some((&text[..i], &text[i + word.len()..]));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Reads a block's code into steps.
 struct Reader<'a> {
     code: &'a Code,
     at: usize,
+    /// How many loops the reader is inside (EXIT and CONTINUE need one).
+    loops: usize,
 }
 
 impl Reader<'_> {
@@ -323,13 +456,18 @@ impl Reader<'_> {
 
     /// `[DECLARE …] BEGIN steps [EXCEPTION handlers] END [label]`.
     fn block(&mut self) -> Result<Block> {
-        if self.at_word("DECLARE") {
-            return Err(Error::Unsupported(
-                "DECLARE in a DO block (variables)".into(),
-            ));
-        }
         if self.token() == Some(&Token::ShiftLeft) {
             return Err(Error::Unsupported("labels in a DO block".into()));
+        }
+        let mut declarations = Vec::new();
+        if self.at_word("DECLARE") {
+            self.at += 1;
+            while !self.at_word("BEGIN") {
+                if self.token().is_none() {
+                    return Err(self.error());
+                }
+                declarations.push(self.declaration()?);
+            }
         }
         self.expect_word("BEGIN")?;
         let steps = self.steps()?;
@@ -358,7 +496,271 @@ impl Reader<'_> {
                 label.value
             )));
         }
-        Ok(Block { steps, handlers })
+        Ok(Block {
+            declarations,
+            steps,
+            handlers,
+        })
+    }
+
+    /// One declaration of a DECLARE section.
+    fn declaration(&mut self) -> Result<Declaration> {
+        let line = self.line();
+        let Some(Token::Word(name)) = self.token() else {
+            return Err(self.error());
+        };
+        let name = sql::ddl::normalize_ident(&ast::Ident {
+            value: name.value.clone(),
+            quote_style: name.quote_style,
+            span: datafusion::sql::sqlparser::tokenizer::Span::empty(),
+        });
+        self.at += 1;
+        let constant = self.at_word("CONSTANT");
+        if constant {
+            self.at += 1;
+        }
+        if let Some(w @ ("CURSOR" | "ALIAS" | "REFCURSOR")) = self.word().as_deref() {
+            return Err(Error::Unsupported(format!(
+                "{w} declarations in a DO block"
+            )));
+        }
+        // The type runs to what may follow it.
+        let start = self.at;
+        let mut depth = 0;
+        loop {
+            let Some(token) = self.token() else {
+                return Err(self.error());
+            };
+            let word = self.word();
+            let ends = matches!(token, Token::SemiColon | Token::Assignment | Token::Eq)
+                || matches!(word.as_deref(), Some("DEFAULT" | "NOT" | "COLLATE"));
+            if depth == 0 && ends {
+                break;
+            }
+            match token {
+                Token::LParen | Token::LBracket => depth += 1,
+                Token::RParen | Token::RBracket => depth -= 1,
+                _ => {}
+            }
+            self.at += 1;
+        }
+        if start == self.at {
+            return Err(self.error());
+        }
+        let written = self.code.text(&(start..self.at), None);
+        let lower = written.to_ascii_lowercase();
+        let ty = if lower == "record" {
+            Declared::Record
+        } else if let Some(table) = lower.strip_suffix("%rowtype") {
+            Declared::RowType(table.trim().to_string())
+        } else if let Some(column) = lower.strip_suffix("%type") {
+            match column.trim().rsplit_once('.') {
+                Some((table, column)) => {
+                    Declared::ColumnType(table.trim().to_string(), column.trim().to_string())
+                }
+                None => {
+                    return Err(Error::Unsupported(
+                        "%TYPE of a variable in a DO block".into(),
+                    ));
+                }
+            }
+        } else {
+            Declared::Type(written)
+        };
+        if self.at_word("COLLATE") {
+            self.at += 2;
+        }
+        let mut not_null = false;
+        if self.at_word("NOT") {
+            self.at += 1;
+            self.expect_word("NULL")?;
+            not_null = true;
+        }
+        let mut default = None;
+        if matches!(self.token(), Some(Token::Assignment | Token::Eq)) || self.at_word("DEFAULT") {
+            self.at += 1;
+            default = Some(self.until(&[";"])?);
+        }
+        self.expect_semicolon()?;
+        if default.is_none() && (not_null || constant) {
+            return Err(Error::Raised {
+                code: "22004".into(),
+                message: format!(
+                    "variable \"{name}\" must have a default value, since it's declared {}",
+                    if constant { "CONSTANT" } else { "NOT NULL" }
+                ),
+                detail: None,
+                hint: None,
+            });
+        }
+        Ok(Declaration {
+            line,
+            name,
+            ty,
+            constant,
+            not_null,
+            default,
+        })
+    }
+
+    /// A variable's name as a target (INTO, FOR): `name` or `record.field`.
+    fn target(&mut self) -> Result<String> {
+        let Some(Token::Word(w)) = self.token() else {
+            return Err(self.error());
+        };
+        let mut name = w.value.to_ascii_lowercase();
+        self.at += 1;
+        if self.token() == Some(&Token::Period)
+            && let Some((Token::Word(field), _, _)) = self.code.tokens.get(self.at + 1)
+        {
+            name = format!("{name}.{}", field.value.to_ascii_lowercase());
+            self.at += 2;
+        }
+        Ok(name)
+    }
+
+    /// Targets separated by commas.
+    fn targets(&mut self) -> Result<Vec<String>> {
+        let mut targets = vec![self.target()?];
+        while self.token() == Some(&Token::Comma) {
+            self.at += 1;
+            targets.push(self.target()?);
+        }
+        Ok(targets)
+    }
+
+    /// `LOOP steps END LOOP;`, after the loop's header.
+    fn loop_body(&mut self, kind: LoopKind) -> Result<StepKind> {
+        self.expect_word("LOOP")?;
+        self.loops += 1;
+        let body = self.steps()?;
+        self.loops -= 1;
+        self.expect_word("END")?;
+        self.expect_word("LOOP")?;
+        self.expect_semicolon()?;
+        Ok(StepKind::Loop { kind, body })
+    }
+
+    /// `FOR …` after FOR: over integers or a query's rows.
+    fn for_loop(&mut self) -> Result<StepKind> {
+        let targets = self.targets()?;
+        self.expect_word("IN")?;
+        let reverse = self.at_word("REVERSE");
+        if reverse {
+            self.at += 1;
+        }
+        if self.at_word("EXECUTE") {
+            return Err(Error::Unsupported("FOR … IN EXECUTE in a DO block".into()));
+        }
+        let header = self.until(&["LOOP"])?;
+        // `low .. high [BY step]`: the bounds are read from the text, which the tokenizer
+        // cuts oddly around `..` (`1..3` is `1.` and `.3`).
+        let text = self.code.text(&header, None);
+        if let Some((low, rest)) = split_outside_quotes(&text, "..") {
+            let [name] = targets.as_slice() else {
+                return Err(Error::InvalidStatement(
+                    "integer FOR loop must have only one target variable".into(),
+                ));
+            };
+            let (high, step) = match split_word(rest, "by") {
+                Some((high, step)) => (high, Some(step.trim().to_string())),
+                None => (rest, None),
+            };
+            return self.loop_body(LoopKind::Integer {
+                name: name.clone(),
+                reverse,
+                low: low.trim().to_string(),
+                high: high.trim().to_string(),
+                step,
+            });
+        }
+        if reverse {
+            return Err(self.error());
+        }
+        self.loop_body(LoopKind::Query {
+            targets,
+            query: header,
+        })
+    }
+
+    /// `name [.field] := expression;` when the reader is at one.
+    fn assignment(&mut self) -> Result<Option<StepKind>> {
+        let token = |i: usize| self.code.tokens.get(i).map(|(t, _, _)| t);
+        let (target, field, after) = match (token(self.at), token(self.at + 1)) {
+            (Some(Token::Word(w)), Some(Token::Assignment | Token::Eq)) => {
+                (w.value.to_ascii_lowercase(), None, self.at + 2)
+            }
+            (Some(Token::Word(w)), Some(Token::Period)) => {
+                match (token(self.at + 2), token(self.at + 3)) {
+                    (Some(Token::Word(f)), Some(Token::Assignment | Token::Eq)) => (
+                        w.value.to_ascii_lowercase(),
+                        Some(f.value.to_ascii_lowercase()),
+                        self.at + 4,
+                    ),
+                    _ => return Ok(None),
+                }
+            }
+            _ => return Ok(None),
+        };
+        self.at = after;
+        let value = self.until(&[";"])?;
+        self.expect_semicolon()?;
+        Ok(Some(StepKind::Assign {
+            target,
+            field,
+            value,
+        }))
+    }
+
+    /// The INTO clause of SQL statement `range`, if it has one: `SELECT … INTO [STRICT]
+    /// targets …`, `… RETURNING … INTO [STRICT] targets`.
+    fn read_into(&self, range: &Range<usize>) -> Result<Option<StepKind>> {
+        let word = |i: usize| match self.code.tokens.get(i) {
+            Some((Token::Word(w), _, _)) if w.quote_style.is_none() => {
+                Some(w.value.to_ascii_uppercase())
+            }
+            _ => None,
+        };
+        let first = word(range.start);
+        let mut depth = 0;
+        let mut returning = false;
+        for i in range.clone() {
+            match &self.code.tokens[i].0 {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ => {}
+            }
+            if depth != 0 {
+                continue;
+            }
+            match word(i).as_deref() {
+                Some("RETURNING") => returning = true,
+                Some("INTO")
+                    if returning
+                        || (matches!(first.as_deref(), Some("SELECT" | "WITH"))
+                            && i > range.start
+                            && word(i - 1).as_deref() != Some("INSERT")) =>
+                {
+                    let mut reader = Reader {
+                        code: self.code,
+                        at: i + 1,
+                        loops: 0,
+                    };
+                    let strict = reader.at_word("STRICT");
+                    if strict {
+                        reader.at += 1;
+                    }
+                    let targets = reader.targets()?;
+                    return Ok(Some(StepKind::Into {
+                        statement: vec![range.start..i, reader.at..range.end],
+                        targets,
+                        strict,
+                    }));
+                }
+                _ => {}
+            }
+        }
+        Ok(None)
     }
 
     /// An exception condition: a name, `SQLSTATE 'code'` or OTHERS (`None`).
@@ -455,20 +857,70 @@ impl Reader<'_> {
                     self.at += 1;
                     StepKind::Execute(text)
                 }
+                Some("LOOP") => self.loop_body(LoopKind::Plain)?,
+                Some("WHILE") => {
+                    self.at += 1;
+                    let condition = self.until(&["LOOP"])?;
+                    self.loop_body(LoopKind::While(condition))?
+                }
+                Some("FOR") => {
+                    self.at += 1;
+                    self.for_loop()?
+                }
+                Some("FOREACH") => {
+                    self.at += 1;
+                    let name = self.target()?;
+                    if self.at_word("SLICE") {
+                        return Err(Error::Unsupported("FOREACH … SLICE in a DO block".into()));
+                    }
+                    self.expect_word("IN")?;
+                    self.expect_word("ARRAY")?;
+                    let array = self.until(&["LOOP"])?;
+                    self.loop_body(LoopKind::Array { name, array })?
+                }
+                Some(w @ ("EXIT" | "CONTINUE")) => {
+                    let exit = w == "EXIT";
+                    if self.loops == 0 {
+                        return Err(Error::InvalidStatement(format!(
+                            "{w} cannot be used outside a loop{}",
+                            if exit { ", unless it has a label" } else { "" }
+                        )));
+                    }
+                    self.at += 1;
+                    if matches!(self.token(), Some(Token::Word(w)) if w.quote_style.is_none() && !w.value.eq_ignore_ascii_case("when"))
+                    {
+                        return Err(Error::Unsupported("loop labels in a DO block".into()));
+                    }
+                    let when = match self.at_word("WHEN") {
+                        true => {
+                            self.at += 1;
+                            Some(self.until(&[";"])?)
+                        }
+                        false => None,
+                    };
+                    self.expect_semicolon()?;
+                    StepKind::Exit { exit, when }
+                }
                 Some(
-                    w @ ("LOOP" | "WHILE" | "FOR" | "FOREACH" | "EXIT" | "CONTINUE" | "CASE"
-                    | "GET" | "OPEN" | "FETCH" | "MOVE" | "CLOSE" | "COMMIT" | "ROLLBACK"),
+                    w @ ("CASE" | "GET" | "OPEN" | "FETCH" | "MOVE" | "CLOSE" | "COMMIT"
+                    | "ROLLBACK"),
                 ) => {
                     return Err(Error::Unsupported(format!("{w} in a DO block")));
                 }
                 _ if self.token() == Some(&Token::ShiftLeft) => {
                     return Err(Error::Unsupported("labels in a DO block".into()));
                 }
-                _ => {
-                    let statement = self.until(&[";"])?;
-                    self.expect_semicolon()?;
-                    StepKind::Sql(statement)
-                }
+                _ => match self.assignment()? {
+                    Some(assignment) => assignment,
+                    None => {
+                        let statement = self.until(&[";"])?;
+                        self.expect_semicolon()?;
+                        match self.read_into(&statement)? {
+                            Some(into) => into,
+                            None => StepKind::Sql(statement),
+                        }
+                    }
+                },
             };
             steps.push(Step { line, kind });
         }
@@ -687,7 +1139,213 @@ enum Owner {
 /// and its SQLSTATE and message.
 type Caught = Vec<(Option<Error>, (String, String))>;
 
+/// A variable's value: its type's output text (`None` for NULL), with the type as SQL text.
+#[derive(Clone)]
+enum Value {
+    Scalar {
+        ty: String,
+        value: Option<String>,
+    },
+    /// A row: its fields (name, type, value), or `None` until one is assigned.
+    Record(Option<Vec<(String, String, Option<String>)>>),
+}
+
+struct Variable {
+    name: String,
+    value: Value,
+    constant: bool,
+    not_null: bool,
+}
+
+/// The variables in scope, a list per block (and loop), innermost last.
+type Scopes = Vec<Vec<Variable>>;
+
+/// What a running block keeps: the handlers' caught errors and the variables.
+struct Run {
+    caught: Caught,
+    scopes: Scopes,
+}
+
+fn find<'s>(scopes: &'s Scopes, name: &str) -> Option<&'s Variable> {
+    scopes
+        .iter()
+        .rev()
+        .flat_map(|s| s.iter().rev())
+        .find(|v| v.name == name)
+}
+
+fn find_mut<'s>(scopes: &'s mut Scopes, name: &str) -> Option<&'s mut Variable> {
+    scopes
+        .iter_mut()
+        .rev()
+        .flat_map(|s| s.iter_mut().rev())
+        .find(|v| v.name == name)
+}
+
+/// A constant of type `ty` (SQL text; empty: unknown, a string) holding `value`.
+fn constant(ty: &str, value: &Option<String>) -> Result<ast::Expr> {
+    let literal = match value {
+        Some(v) => ast::Expr::value(ast::Value::SingleQuotedString(v.clone())),
+        None => ast::Expr::value(ast::Value::Null),
+    };
+    if ty.is_empty() {
+        return Ok(literal);
+    }
+    let data_type = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(ty)
+        .and_then(|mut p| p.parse_data_type())
+        .map_err(|e| Error::Syntax(e.to_string()))?;
+    Ok(ast::Expr::Nested(Box::new(ast::Expr::Cast {
+        kind: ast::CastKind::Cast,
+        expr: Box::new(literal),
+        data_type,
+        array: false,
+        format: None,
+    })))
+}
+
+/// Puts the variables `statement` names as values (`v`, `r.field`) into it as constants. A
+/// name that is also a column of a table the statement reads (`columns`) is ambiguous
+/// (42702), as PL/pgSQL's default `variable_conflict = error` has it.
+fn substitute(
+    statement: &mut Statement,
+    scopes: &Scopes,
+    columns: &std::collections::HashSet<String>,
+) -> Result<()> {
+    if scopes.iter().all(Vec::is_empty) {
+        return Ok(());
+    }
+    let flow = ast::visit_expressions_mut(statement, |e| {
+        let replaced = match e {
+            ast::Expr::Identifier(id) => {
+                let name = sql::ddl::normalize_ident(id);
+                match find(scopes, &name) {
+                    Some(Variable {
+                        value: Value::Scalar { .. },
+                        ..
+                    }) if columns.contains(&name) && name != "found" => Some(Err(Error::Raised {
+                        code: "42702".into(),
+                        message: format!("column reference \"{name}\" is ambiguous"),
+                        detail: Some(
+                            "It could refer to either a PL/pgSQL variable or a table column."
+                                .into(),
+                        ),
+                        hint: None,
+                    })),
+                    Some(Variable {
+                        value: Value::Scalar { ty, value },
+                        ..
+                    }) => Some(constant(ty, value)),
+                    _ => None,
+                }
+            }
+            ast::Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
+                let record = sql::ddl::normalize_ident(&parts[0]);
+                let field = sql::ddl::normalize_ident(&parts[1]);
+                match find(scopes, &record) {
+                    Some(Variable {
+                        value: Value::Record(None),
+                        ..
+                    }) => Some(Err(Error::Raised {
+                        code: "55000".into(),
+                        message: format!("record \"{record}\" is not assigned yet"),
+                        detail: Some(
+                            "The tuple structure of a not-yet-assigned record is indeterminate."
+                                .into(),
+                        ),
+                        hint: None,
+                    })),
+                    Some(Variable {
+                        value: Value::Record(Some(fields)),
+                        ..
+                    }) => Some(match fields.iter().find(|(n, _, _)| *n == field) {
+                        Some((_, ty, value)) => constant(ty, value),
+                        None => Err(Error::Sql(sql::Error::UnknownColumn {
+                            table: record.clone(),
+                            column: field,
+                        })),
+                    }),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match replaced {
+            Some(Ok(value)) => *e = value,
+            Some(Err(error)) => return std::ops::ControlFlow::Break(error),
+            None => {}
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    match flow {
+        std::ops::ControlFlow::Break(e) => Err(e),
+        std::ops::ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+/// The tables a statement reads columns of: all it names, but an INSERT's target, whose
+/// columns its VALUES cannot name.
+fn read_tables(statement: &Statement) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut collect = |name: &ast::ObjectName| {
+        if let Ok(name) = sql::ddl::table_name(name) {
+            names.push(name);
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    };
+    match statement {
+        Statement::Insert(insert) => {
+            if let Some(source) = &insert.source {
+                let _ = ast::visit_relations(source, &mut collect);
+            }
+        }
+        other => {
+            let _ = ast::visit_relations(other, &mut collect);
+        }
+    }
+    names
+}
+
+/// A column's type as SQL text, as CREATE TABLE AS names it.
+fn field_type(field: &datafusion::arrow::datatypes::Field) -> String {
+    match sql::types::declared_type_name(field) {
+        Some(declared) => declared.to_string(),
+        None => crate::pg_catalog::format_type(
+            i64::from(crate::pg_catalog::field_type_oid(field)),
+            None,
+        ),
+    }
+}
+
+/// A loop's rounds over values: the targets, the columns (name, type), and each round's row.
+type Rounds = (Vec<String>, Vec<(String, String)>, Vec<Vec<Option<String>>>);
+
+/// Rows read for INTO and FOR: the columns (name, type) and each row's values as text.
+struct Rows {
+    columns: Vec<(String, String)>,
+    values: Vec<Vec<Option<String>>>,
+}
+
 impl Session {
+    /// Puts the block's variables into `statement` (see [`substitute`]).
+    fn put_variables(&self, statement: &mut Statement, scopes: &Scopes) -> Result<()> {
+        if scopes.iter().all(Vec::is_empty) {
+            return Ok(());
+        }
+        let columns = read_tables(statement)
+            .iter()
+            .filter_map(|t| self.table_def(t).ok())
+            .flat_map(|def| {
+                def.columns
+                    .iter()
+                    .filter(|c| !c.hidden)
+                    .map(|c| c.name.clone())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        substitute(statement, scopes, &columns)
+    }
+
     /// Runs a DO statement's code.
     pub(crate) async fn run_do(&mut self, language: &str, text: &str) -> Result<Output> {
         if language != "plpgsql" {
@@ -704,7 +1362,11 @@ impl Session {
             });
         }
         let code = Code::read(text)?;
-        let mut reader = Reader { code: &code, at: 0 };
+        let mut reader = Reader {
+            code: &code,
+            at: 0,
+            loops: 0,
+        };
         let block = reader.block()?;
         if reader.token() == Some(&Token::SemiColon) {
             reader.at += 1;
@@ -723,8 +1385,20 @@ impl Session {
             }
             Some(_) => Owner::Block,
         };
-        let mut caught = Caught::new();
-        let result = self.run_block(&code, &block, &mut caught).await;
+        // FOUND, which SQL statements and loops set.
+        let mut run = Run {
+            caught: Caught::new(),
+            scopes: vec![vec![Variable {
+                name: "found".into(),
+                value: Value::Scalar {
+                    ty: "boolean".into(),
+                    value: Some("f".into()),
+                },
+                constant: false,
+                not_null: false,
+            }]],
+        };
+        let result = self.run_block(&code, &block, &mut run).await;
         let implicit = matches!(owner, Owner::Implicit)
             || (matches!(owner, Owner::Itself) && self.implicit_block);
         match result {
@@ -746,22 +1420,44 @@ impl Session {
         }
     }
 
-    /// Runs a block; an error one of its handlers catches undoes the block's work and runs
-    /// the handler.
+    /// Runs a block: its declarations, then its steps; an error one of its handlers
+    /// catches undoes the block's work and runs the handler.
     fn run_block<'a>(
         &'a mut self,
         code: &'a Code,
         block: &'a Block,
-        caught: &'a mut Caught,
+        run: &'a mut Run,
+    ) -> BoxFuture<'a, Result<Flow>> {
+        Box::pin(async move {
+            run.scopes.push(Vec::new());
+            let result = async {
+                for declaration in &block.declarations {
+                    self.declare_variable(code, declaration, run)
+                        .await
+                        .map_err(|e| in_context(e, declaration.line, "statement block"))?;
+                }
+                self.run_handled(code, block, run).await
+            }
+            .await;
+            run.scopes.pop();
+            result
+        })
+    }
+
+    fn run_handled<'a>(
+        &'a mut self,
+        code: &'a Code,
+        block: &'a Block,
+        run: &'a mut Run,
     ) -> BoxFuture<'a, Result<Flow>> {
         Box::pin(async move {
             if block.handlers.is_empty() {
-                return self.run_steps(code, &block.steps, caught).await;
+                return self.run_steps(code, &block.steps, run).await;
             }
             let depth = self.txn.as_ref().map_or(0, |t| t.savepoints.len());
             let savepoint = ast::Ident::new(format!("__partita_do_{depth}"));
             self.savepoint(&savepoint)?;
-            let error = match self.run_steps(code, &block.steps, caught).await {
+            let error = match self.run_steps(code, &block.steps, run).await {
                 Ok(flow) => {
                     self.release_savepoint(&savepoint)?;
                     return Ok(flow);
@@ -784,54 +1480,129 @@ impl Session {
                 return Err(error);
             };
             let message = crate::sqlstate::message(bare(&error));
-            caught.push((Some(error), (state, message)));
-            let flow = self.run_steps(code, &handler.steps, caught).await;
-            caught.pop();
+            run.caught.push((Some(error), (state, message)));
+            let flow = self.run_steps(code, &handler.steps, run).await;
+            run.caught.pop();
             flow
         })
+    }
+
+    /// A declaration's variable, with its default's value, in the innermost scope.
+    async fn declare_variable(
+        &mut self,
+        code: &Code,
+        d: &Declaration,
+        run: &mut Run,
+    ) -> Result<()> {
+        let caught = run.caught.last().map(|(_, values)| values.clone());
+        let value = match &d.ty {
+            Declared::Record => Value::Record(None),
+            Declared::RowType(table) => {
+                let def = self.table_def(table)?;
+                Value::Record(Some(
+                    def.columns
+                        .iter()
+                        .filter(|c| !c.hidden)
+                        .map(|c| (c.name.clone(), c.ty.to_string(), None))
+                        .collect(),
+                ))
+            }
+            Declared::Type(_) | Declared::ColumnType(..) => {
+                let ty = match &d.ty {
+                    Declared::ColumnType(table, column) => {
+                        let def = self.table_def(table)?;
+                        let i = def
+                            .column_index(column)
+                            .filter(|&i| !def.columns[i].hidden)
+                            .ok_or_else(|| {
+                                Error::Sql(sql::Error::UnknownColumn {
+                                    table: table.clone(),
+                                    column: column.clone(),
+                                })
+                            })?;
+                        def.columns[i].ty.to_string()
+                    }
+                    Declared::Type(ty) => ty.clone(),
+                    _ => unreachable!("scalar types only"),
+                };
+                // The type is checked (42704) even without a default.
+                let expression = match &d.default {
+                    Some(range) => code.text(range, caught.as_ref()),
+                    None => "NULL".into(),
+                };
+                let value = self.typed(&expression, &ty, &run.scopes).await?;
+                if value.is_none() && d.not_null {
+                    return Err(not_null(&d.name));
+                }
+                Value::Scalar { ty, value }
+            }
+        };
+        if let Some(scope) = run.scopes.last_mut() {
+            scope.push(Variable {
+                name: d.name.clone(),
+                value,
+                constant: d.constant,
+                not_null: d.not_null,
+            });
+        }
+        Ok(())
+    }
+
+    /// Expression `expression` cast to `ty`, as its output text.
+    async fn typed(
+        &mut self,
+        expression: &str,
+        ty: &str,
+        scopes: &Scopes,
+    ) -> Result<Option<String>> {
+        let cast = match ty.is_empty() {
+            true => expression.to_string(),
+            false => format!("CAST(({expression}\n) AS {ty})"),
+        };
+        Ok(self.evaluate(&[cast], scopes).await?.remove(0))
     }
 
     fn run_steps<'a>(
         &'a mut self,
         code: &'a Code,
         steps: &'a [Step],
-        caught: &'a mut Caught,
+        run: &'a mut Run,
     ) -> BoxFuture<'a, Result<Flow>> {
         Box::pin(async move {
             for step in steps {
                 self.interrupt.check()?;
                 let flow = match &step.kind {
-                    StepKind::Block(block) => self.run_block(code, block, caught).await?,
+                    StepKind::Block(block) => self.run_block(code, block, run).await?,
                     kind => self
-                        .run_step(code, kind, caught)
+                        .run_step(code, kind, run)
                         .await
                         .map_err(|e| in_context(e, step.line, kind.name()))?,
                 };
-                if let Flow::Return = flow {
-                    return Ok(Flow::Return);
+                if !matches!(flow, Flow::Next) {
+                    return Ok(flow);
                 }
             }
             Ok(Flow::Next)
         })
     }
 
-    async fn run_step(
-        &mut self,
-        code: &Code,
-        kind: &StepKind,
-        caught: &mut Caught,
-    ) -> Result<Flow> {
-        let values = caught.last().map(|(_, values)| values.clone());
+    async fn run_step(&mut self, code: &Code, kind: &StepKind, run: &mut Run) -> Result<Flow> {
+        let values = run.caught.last().map(|(_, values)| values.clone());
         let text = |range: &Range<usize>| code.text(range, values.as_ref());
         match kind {
-            StepKind::Sql(range) => self.run_sql(&text(range), false).await?,
+            StepKind::Sql(range) => {
+                let count = self.run_sql(&text(range), false, &run.scopes).await?;
+                set_found(&mut run.scopes, count > 0);
+            }
             StepKind::Perform(range) => {
-                self.run_sql(&format!("SELECT {}", text(range)), true)
-                    .await?
+                let count = self
+                    .run_sql(&format!("SELECT {}", text(range)), true, &run.scopes)
+                    .await?;
+                set_found(&mut run.scopes, count > 0);
             }
             StepKind::Execute(range) => {
                 let [command] = self
-                    .evaluate(&[text(range)])
+                    .evaluate(&[text(range)], &run.scopes)
                     .await?
                     .try_into()
                     .unwrap_or([None]);
@@ -840,20 +1611,21 @@ impl Session {
                         "query string argument of EXECUTE is null".into(),
                     ));
                 };
-                self.run_sql(&command, true).await?;
+                // EXECUTE's text is its own: the block's variables are not in it.
+                self.run_sql(&command, true, &Scopes::new()).await?;
             }
             StepKind::If { arms, otherwise } => {
                 for (condition, steps) in arms {
-                    if self.condition(&text(condition)).await? {
-                        return self.run_steps(code, steps, caught).await;
+                    if self.condition(&text(condition), &run.scopes).await? {
+                        return self.run_steps(code, steps, run).await;
                     }
                 }
-                return self.run_steps(code, otherwise, caught).await;
+                return self.run_steps(code, otherwise, run).await;
             }
             StepKind::Assert { condition, message } => {
-                if !self.condition(&text(condition)).await? {
+                if !self.condition(&text(condition), &run.scopes).await? {
                     let message = match message {
-                        Some(m) => self.evaluate(&[text(m)]).await?.remove(0),
+                        Some(m) => self.evaluate(&[text(m)], &run.scopes).await?.remove(0),
                         None => None,
                     };
                     return Err(Error::Raised {
@@ -864,7 +1636,105 @@ impl Session {
                     });
                 }
             }
-            StepKind::Raise(raise) => self.raise(raise, &text, caught).await?,
+            StepKind::Raise(raise) => self.raise(raise, &text, run).await?,
+            StepKind::Assign {
+                target,
+                field,
+                value,
+            } => {
+                let ty = match (find(&run.scopes, target), field) {
+                    (None, _) => {
+                        return Err(Error::InvalidStatement(format!(
+                            "\"{target}\" is not a known variable"
+                        )));
+                    }
+                    (Some(v), _) if v.constant => {
+                        return Err(Error::Raised {
+                            code: "22005".into(),
+                            message: format!("variable \"{target}\" is declared CONSTANT"),
+                            detail: None,
+                            hint: None,
+                        });
+                    }
+                    (Some(v), None) => match &v.value {
+                        Value::Scalar { ty, .. } => ty.clone(),
+                        Value::Record(_) => {
+                            return Err(Error::Unsupported(
+                                "assigning a whole record in a DO block".into(),
+                            ));
+                        }
+                    },
+                    (Some(v), Some(f)) => match &v.value {
+                        Value::Record(Some(fields)) => match fields.iter().find(|(n, _, _)| n == f)
+                        {
+                            Some((_, ty, _)) => ty.clone(),
+                            None => {
+                                return Err(Error::Sql(sql::Error::UnknownColumn {
+                                    table: target.clone(),
+                                    column: f.clone(),
+                                }));
+                            }
+                        },
+                        _ => {
+                            return Err(Error::Raised {
+                                code: "55000".into(),
+                                message: format!("record \"{target}\" is not assigned yet"),
+                                detail: None,
+                                hint: None,
+                            });
+                        }
+                    },
+                };
+                let value = self.typed(&text(value), &ty, &run.scopes).await?;
+                assign(&mut run.scopes, target, field.as_deref(), value)?;
+            }
+            StepKind::Into {
+                statement,
+                targets,
+                strict,
+            } => {
+                let query: Vec<String> = statement.iter().map(text).collect();
+                let rows = self
+                    .read_rows(&query.join(" "), Some(2), &run.scopes)
+                    .await?;
+                if *strict {
+                    match rows.values.len() {
+                        0 => {
+                            return Err(Error::Raised {
+                                code: "P0002".into(),
+                                message: "query returned no rows".into(),
+                                detail: None,
+                                hint: None,
+                            });
+                        }
+                        1 => {}
+                        _ => {
+                            return Err(Error::Raised {
+                                code: "P0003".into(),
+                                message: "query returned more than one row".into(),
+                                detail: None,
+                                hint: Some(
+                                    "Make sure the query returns a single row, or use LIMIT 1."
+                                        .into(),
+                                ),
+                            });
+                        }
+                    }
+                }
+                let row = rows.values.first().cloned();
+                set_found(&mut run.scopes, row.is_some());
+                assign_row(&mut run.scopes, targets, &rows.columns, row)?;
+            }
+            StepKind::Loop { kind, body } => return self.run_loop(code, kind, body, run).await,
+            StepKind::Exit { exit, when } => {
+                let holds = match when {
+                    Some(condition) => self.condition(&text(condition), &run.scopes).await?,
+                    None => true,
+                };
+                if holds {
+                    return Ok(if *exit { Flow::Exit } else { Flow::Continue });
+                }
+            }
             StepKind::Null => {}
             StepKind::Return => return Ok(Flow::Return),
             StepKind::Block(_) => unreachable!("blocks run in run_steps"),
@@ -872,10 +1742,149 @@ impl Session {
         Ok(Flow::Next)
     }
 
-    /// Runs SQL text's statements, their rows thrown away. A SELECT must be PERFORM's
-    /// (`perform`), as in PL/pgSQL.
-    async fn run_sql(&mut self, text: &str, perform: bool) -> Result<()> {
-        for statement in crate::session::parse_sql(text)? {
+    /// A loop's rounds: each runs the body until it ends, EXITs or CONTINUEs.
+    async fn run_loop(
+        &mut self,
+        code: &Code,
+        kind: &LoopKind,
+        body: &[Step],
+        run: &mut Run,
+    ) -> Result<Flow> {
+        let caught = run.caught.last().map(|(_, values)| values.clone());
+        let text = |range: &Range<usize>| code.text(range, caught.as_ref());
+        // What each round assigns before the body runs, for the loops over values.
+        let rounds: Option<Rounds> = match kind {
+            LoopKind::Plain | LoopKind::While(_) => None,
+            LoopKind::Integer {
+                name,
+                reverse,
+                low,
+                high,
+                step,
+            } => {
+                let mut bounds = vec![
+                    format!("CAST(({low}\n) AS integer)"),
+                    format!("CAST(({high}\n) AS integer)"),
+                ];
+                if let Some(step) = step {
+                    bounds.push(format!("CAST(({step}\n) AS integer)"));
+                }
+                let values = self.evaluate(&bounds, &run.scopes).await?;
+                let number = |v: &Option<String>, what: &str| -> Result<i64> {
+                    v.as_deref().and_then(|v| v.parse().ok()).ok_or_else(|| {
+                        Error::NullValueNotAllowed(format!("{what} of FOR loop cannot be null"))
+                    })
+                };
+                let low = number(&values[0], "lower bound")?;
+                let high = number(&values[1], "upper bound")?;
+                let step = match values.get(2) {
+                    Some(v) => number(v, "BY value")?,
+                    None => 1,
+                };
+                if step <= 0 {
+                    return Err(Error::InvalidParameterValue(
+                        "BY value of FOR loop must be greater than zero".into(),
+                    ));
+                }
+                let mut values = Vec::new();
+                let mut i = low;
+                while (!reverse && i <= high) || (*reverse && i >= high) {
+                    values.push(vec![Some(i.to_string())]);
+                    i = match reverse {
+                        false => i.saturating_add(step),
+                        true => i.saturating_sub(step),
+                    };
+                    if i == i64::MAX || i == i64::MIN {
+                        break;
+                    }
+                }
+                // The loop's variable is its own, an integer.
+                run.scopes.push(vec![Variable {
+                    name: name.clone(),
+                    value: Value::Scalar {
+                        ty: "integer".into(),
+                        value: None,
+                    },
+                    constant: false,
+                    not_null: false,
+                }]);
+                Some((
+                    vec![name.clone()],
+                    vec![(name.clone(), "integer".into())],
+                    values,
+                ))
+            }
+            LoopKind::Query { targets, query } => {
+                let rows = self.read_rows(&text(query), None, &run.scopes).await?;
+                // A lone target not declared is the loop's own record.
+                let mut own = Vec::new();
+                if let [target] = targets.as_slice()
+                    && find(&run.scopes, target).is_none()
+                {
+                    own.push(Variable {
+                        name: target.clone(),
+                        value: Value::Record(None),
+                        constant: false,
+                        not_null: false,
+                    });
+                }
+                run.scopes.push(own);
+                Some((targets.clone(), rows.columns, rows.values))
+            }
+            LoopKind::Array { name, array } => {
+                let rows = self
+                    .read_rows(
+                        &format!("SELECT unnest(({}\n)) AS element", text(array)),
+                        None,
+                        &run.scopes,
+                    )
+                    .await?;
+                run.scopes.push(Vec::new());
+                Some((vec![name.clone()], rows.columns, rows.values))
+            }
+        };
+        let result = async {
+            let mut round = 0usize;
+            loop {
+                self.interrupt.check()?;
+                match (&rounds, kind) {
+                    (Some((targets, columns, values)), _) => {
+                        let Some(row) = values.get(round) else {
+                            break;
+                        };
+                        assign_row(&mut run.scopes, targets, columns, Some(row.clone()))?;
+                    }
+                    (None, LoopKind::While(condition)) => {
+                        if !self.condition(&text(condition), &run.scopes).await? {
+                            break;
+                        }
+                    }
+                    (None, _) => {}
+                }
+                round += 1;
+                match self.run_steps(code, body, run).await? {
+                    Flow::Exit => break,
+                    Flow::Return => return Ok(Flow::Return),
+                    Flow::Next | Flow::Continue => {}
+                }
+            }
+            Ok(Flow::Next)
+        }
+        .await;
+        if rounds.is_some() {
+            run.scopes.pop();
+            if let Some((_, _, values)) = &rounds {
+                set_found(&mut run.scopes, !values.is_empty());
+            }
+        }
+        result
+    }
+
+    /// Runs SQL text's statements, their rows thrown away; the rows the last one read or
+    /// wrote. A SELECT must be PERFORM's (`perform`), as in PL/pgSQL.
+    async fn run_sql(&mut self, text: &str, perform: bool, scopes: &Scopes) -> Result<usize> {
+        let mut count = 0;
+        for mut statement in crate::session::parse_sql(text)? {
             match &statement {
                 Statement::StartTransaction { .. }
                 | Statement::Commit { .. }
@@ -903,19 +1912,89 @@ impl Session {
                 }
                 _ => {}
             }
-            let output = Box::pin(self.execute_inner(statement, &[])).await?;
-            if let Output::Rows { mut stream, .. } = output {
-                while let Some(batch) = stream.next().await {
-                    batch?;
+            self.put_variables(&mut statement, scopes)?;
+            count = match Box::pin(self.execute_inner(statement, &[])).await? {
+                Output::Rows { mut stream, .. } => {
+                    let mut rows = 0;
+                    while let Some(batch) = stream.next().await {
+                        rows += batch?.num_rows();
+                    }
+                    rows
                 }
+                Output::Command(tag) => tag
+                    .rsplit(' ')
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0),
+                Output::Uncommitted(result) => result.count().unwrap_or(0),
+                _ => 0,
+            };
+        }
+        Ok(count)
+    }
+
+    /// A query's rows (up to `limit`), each value as its type's output text.
+    async fn read_rows(
+        &mut self,
+        query: &str,
+        limit: Option<usize>,
+        scopes: &Scopes,
+    ) -> Result<Rows> {
+        let mut statements = crate::session::parse_sql(query)?;
+        if statements.len() != 1 {
+            return Err(Error::InvalidStatement(
+                "a query in a DO block must be one statement".into(),
+            ));
+        }
+        let mut statement = statements.remove(0);
+        self.put_variables(&mut statement, scopes)?;
+        let (schema, mut stream) = match Box::pin(self.execute_inner(statement, &[])).await? {
+            Output::Rows { schema, stream, .. } => (schema, stream),
+            _ => {
+                return Err(Error::Raised {
+                    code: "42601".into(),
+                    message: "INTO used with a command that cannot return data".into(),
+                    detail: None,
+                    hint: None,
+                });
+            }
+        };
+        let style = self.text_style();
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| (f.name().to_ascii_lowercase(), field_type(f)))
+            .collect();
+        let mut values = Vec::new();
+        while let Some(batch) = stream.next().await {
+            let batch = batch?;
+            for r in 0..batch.num_rows() {
+                if limit.is_some_and(|l| values.len() >= l) {
+                    break;
+                }
+                let row = batch
+                    .columns()
+                    .iter()
+                    .map(|column| {
+                        if column.is_null(r) {
+                            return Ok(None);
+                        }
+                        let mut text = String::new();
+                        crate::output::write_text(column, r, &style, &mut text)
+                            .map_err(Error::Internal)?;
+                        Ok(Some(text))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                values.push(row);
             }
         }
-        Ok(())
+        Ok(Rows { columns, values })
     }
 
     /// The first row of a query, if it has one.
-    async fn first_row(&mut self, query: String) -> Result<Option<RecordBatch>> {
-        let statement = crate::session::parse_sql(&query)?.remove(0);
+    async fn first_row(&mut self, query: String, scopes: &Scopes) -> Result<Option<RecordBatch>> {
+        let mut statement = crate::session::parse_sql(&query)?.remove(0);
+        self.put_variables(&mut statement, scopes)?;
         let Output::Rows { mut stream, .. } = Box::pin(self.execute_inner(statement, &[])).await?
         else {
             return Err(Error::Internal(format!("no rows from {query}")));
@@ -932,13 +2011,19 @@ impl Session {
     /// Expressions' values as their types' output text (`None` for NULL), read in one
     /// SELECT. A boolean is `t` or `f`, as RAISE shows it, where a cast to text would say
     /// `true`; so the query's types are learnt first, and booleans are not cast.
-    async fn evaluate(&mut self, expressions: &[String]) -> Result<Vec<Option<String>>> {
+    async fn evaluate(
+        &mut self,
+        expressions: &[String],
+        scopes: &Scopes,
+    ) -> Result<Vec<Option<String>>> {
         if expressions.is_empty() {
             return Ok(Vec::new());
         }
         // A line break before `)`: an expression may end in a `--` comment.
         let plain: Vec<String> = expressions.iter().map(|e| format!("({e}\n)")).collect();
-        let probe = crate::session::parse_sql(&format!("SELECT {}", plain.join(", ")))?.remove(0);
+        let mut probe =
+            crate::session::parse_sql(&format!("SELECT {}", plain.join(", ")))?.remove(0);
+        self.put_variables(&mut probe, scopes)?;
         let boolean: Vec<bool> = match self.describe(&probe).await?.schema {
             Some(schema) => schema
                 .fields()
@@ -953,7 +2038,7 @@ impl Session {
             .map(|(e, &b)| if b { e.clone() } else { format!("{e}::text") })
             .collect();
         let Some(row) = self
-            .first_row(format!("SELECT {}", list.join(", ")))
+            .first_row(format!("SELECT {}", list.join(", ")), scopes)
             .await?
         else {
             return Ok(vec![None; expressions.len()]);
@@ -976,9 +2061,9 @@ impl Session {
 
     /// An IF's or ASSERT's condition, as PL/pgSQL casts it to boolean: true, or false for
     /// false and NULL.
-    async fn condition(&mut self, condition: &str) -> Result<bool> {
+    async fn condition(&mut self, condition: &str, scopes: &Scopes) -> Result<bool> {
         let Some(row) = self
-            .first_row(format!("SELECT ({condition}\n)::boolean"))
+            .first_row(format!("SELECT ({condition}\n)::boolean"), scopes)
             .await?
         else {
             return Ok(false);
@@ -992,10 +2077,10 @@ impl Session {
         &mut self,
         raise: &Raise,
         text: &(dyn Fn(&Range<usize>) -> String + Sync),
-        caught: &mut Caught,
+        run: &mut Run,
     ) -> Result<()> {
         if raise.again {
-            let Some((error, (code, message))) = caught.last_mut() else {
+            let Some((error, (code, message))) = run.caught.last_mut() else {
                 return Err(Error::Raised {
                     code: "0Z002".into(),
                     message: "RAISE without parameters cannot be used outside an exception \
@@ -1016,7 +2101,7 @@ impl Session {
         // The format's arguments, then the USING options, in one SELECT.
         let mut expressions: Vec<String> = raise.args.iter().map(text).collect();
         expressions.extend(raise.options.iter().map(|(_, value)| text(value)));
-        let mut values = self.evaluate(&expressions).await?;
+        let mut values = self.evaluate(&expressions, &run.scopes).await?;
         let mut options = Vec::new();
         for ((name, _), value) in raise.options.iter().zip(values.split_off(raise.args.len())) {
             let Some(value) = value else {
@@ -1095,6 +2180,84 @@ impl Session {
     }
 }
 
+/// Sets FOUND.
+fn set_found(scopes: &mut Scopes, found: bool) {
+    if let Some(v) = scopes.first_mut().and_then(|s| s.first_mut()) {
+        v.value = Value::Scalar {
+            ty: "boolean".into(),
+            value: Some(if found { "t" } else { "f" }.into()),
+        };
+    }
+}
+
+/// 22004 for NULL into a NOT NULL variable.
+fn not_null(name: &str) -> Error {
+    Error::NullValueNotAllowed(format!(
+        "null value cannot be assigned to variable \"{name}\" declared NOT NULL"
+    ))
+}
+
+/// Gives variable `name` (or its record's `field`) `value`, its type's text.
+fn assign(
+    scopes: &mut Scopes,
+    name: &str,
+    field: Option<&str>,
+    value: Option<String>,
+) -> Result<()> {
+    let Some(variable) = find_mut(scopes, name) else {
+        return Err(Error::InvalidStatement(format!(
+            "\"{name}\" is not a known variable"
+        )));
+    };
+    if value.is_none() && variable.not_null {
+        return Err(not_null(name));
+    }
+    match (&mut variable.value, field) {
+        (Value::Scalar { value: v, .. }, None) => *v = value,
+        (Value::Record(Some(fields)), Some(field)) => {
+            if let Some((_, _, v)) = fields.iter_mut().find(|(n, _, _)| n == field) {
+                *v = value;
+            }
+        }
+        _ => {
+            return Err(Error::Unsupported("this assignment in a DO block".into()));
+        }
+    }
+    Ok(())
+}
+
+/// Gives INTO's or FOR's targets a row (`None`: no row, all NULL): a lone record target
+/// the whole row, else each target a column in order.
+fn assign_row(
+    scopes: &mut Scopes,
+    targets: &[String],
+    columns: &[(String, String)],
+    row: Option<Vec<Option<String>>>,
+) -> Result<()> {
+    let values = row.unwrap_or_else(|| vec![None; columns.len()]);
+    if let [target] = targets
+        && let Some(variable) = find_mut(scopes, target)
+        && let Value::Record(fields) = &mut variable.value
+    {
+        *fields = Some(
+            columns
+                .iter()
+                .zip(values)
+                .map(|((name, ty), value)| (name.clone(), ty.clone(), value))
+                .collect(),
+        );
+        return Ok(());
+    }
+    for (i, target) in targets.iter().enumerate() {
+        let value = values.get(i).cloned().flatten();
+        match target.split_once('.') {
+            Some((record, field)) => assign(scopes, record, Some(field), value)?,
+            None => assign(scopes, target, None, value)?,
+        }
+    }
+    Ok(())
+}
+
 /// Whether a statement returns rows, which PL/pgSQL wants INTO (PERFORM for a SELECT).
 fn returns_rows(statement: &Statement) -> bool {
     match statement {
@@ -1143,7 +2306,11 @@ mod tests {
 
     fn block(text: &str) -> Result<Block> {
         let code = Code::read(text)?;
-        let mut reader = Reader { code: &code, at: 0 };
+        let mut reader = Reader {
+            code: &code,
+            at: 0,
+            loops: 0,
+        };
         reader.block()
     }
 
@@ -1183,11 +2350,15 @@ mod tests {
     #[test]
     fn refuses_what_it_cannot_run() {
         assert!(matches!(
-            block("DECLARE x int; BEGIN NULL; END"),
+            block("DECLARE c CURSOR FOR SELECT 1; BEGIN NULL; END"),
             Err(Error::Unsupported(_))
         ));
         assert!(matches!(
-            block("BEGIN LOOP EXIT; END LOOP; END"),
+            block("BEGIN EXIT; END"),
+            Err(Error::InvalidStatement(_))
+        ));
+        assert!(matches!(
+            block("BEGIN <<l>> LOOP EXIT l; END LOOP; END"),
             Err(Error::Unsupported(_))
         ));
         assert!(matches!(

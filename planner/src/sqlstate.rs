@@ -145,6 +145,7 @@ fn datafusion_state(e: &DataFusionError) -> &str {
         DataFusionError::Context(_, inner) => datafusion_state(inner),
         DataFusionError::ArrowError(inner, _) => message_state(&inner.to_string()),
         DataFusionError::Shared(inner) => datafusion_state(inner),
+        DataFusionError::NotImplemented(m) if unknown_type(m).is_some() => "42704",
         DataFusionError::NotImplemented(_) => "0A000",
         DataFusionError::ResourcesExhausted(_) => "53200",
         other => message_state(&other.to_string()),
@@ -577,8 +578,98 @@ fn records_named(call: &str) -> String {
     out
 }
 
+/// The name in DataFusion's "Unsupported SQL type x" when x is no type of PostgreSQL's
+/// (42704 there), not one Partita lacks (0A000).
+fn unknown_type(m: &str) -> Option<&str> {
+    const POSTGRES_TYPES: &[&str] = &[
+        "point",
+        "line",
+        "lseg",
+        "box",
+        "path",
+        "polygon",
+        "circle",
+        "cidr",
+        "inet",
+        "macaddr",
+        "macaddr8",
+        "money",
+        "bit",
+        "varbit",
+        "tsvector",
+        "tsquery",
+        "xml",
+        "txid_snapshot",
+        "pg_snapshot",
+        "pg_lsn",
+        "int4range",
+        "int8range",
+        "numrange",
+        "tsrange",
+        "tstzrange",
+        "daterange",
+        "int4multirange",
+        "int8multirange",
+        "nummultirange",
+        "tsmultirange",
+        "tstzmultirange",
+        "datemultirange",
+        "timetz",
+        "name",
+        "oid",
+        "xid",
+        "cid",
+        "tid",
+        "regproc",
+        "regprocedure",
+        "regoper",
+        "regoperator",
+        "regconfig",
+        "regdictionary",
+        "regnamespace",
+        "regrole",
+        "regcollation",
+        "aclitem",
+        "jsonpath",
+        "record",
+        "void",
+        "trigger",
+        "anyelement",
+        "anyarray",
+        "refcursor",
+        "citext",
+        "hstore",
+        "ltree",
+        "cube",
+        "geometry",
+        "geography",
+        "vector",
+    ];
+    let name = m
+        .lines()
+        .next()?
+        .strip_prefix("Unsupported SQL type ")?
+        .trim();
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '"');
+    let bare = name
+        .rsplit('.')
+        .next()?
+        .trim_matches('"')
+        .to_ascii_lowercase();
+    (plain && !POSTGRES_TYPES.contains(&bare.as_str())).then_some(name)
+}
+
 /// PostgreSQL's wording for the DataFusion and parser messages users meet most.
 fn postgres_wording(m: &str) -> Option<String> {
+    if let Some(name) = unknown_type(m) {
+        return Some(format!(
+            "type \"{}\" does not exist",
+            name.trim_matches('"')
+        ));
+    }
     if let Some((_, message)) = function_argument(m) {
         return Some(message.into());
     }
