@@ -466,6 +466,10 @@ pub fn write_text(
                 }
                 let mut item = String::new();
                 write_text(column, r, style, &mut item)?;
+                // An unconstrained numeric shows its own digits, as at the top level.
+                if unconstrained_numeric(column.data_type()) {
+                    trim_fraction(&mut item, 0);
+                }
                 let needs_quotes = item.is_empty()
                     || item
                         .chars()
@@ -487,6 +491,15 @@ pub fn write_text(
         }
     }
     Ok(())
+}
+
+/// Whether `t` is how an unconstrained `numeric` is held (a record's field, which carries
+/// no declared type, is told by this alone).
+pub fn unconstrained_numeric(t: &DataType) -> bool {
+    *t == DataType::Decimal128(
+        sql::types::MAX_NUMERIC_PRECISION,
+        sql::types::UNCONSTRAINED_NUMERIC_SCALE as i8,
+    )
 }
 
 /// Drops a decimal text's trailing fractional zeros beyond `least` digits after the point

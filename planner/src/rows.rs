@@ -27,45 +27,94 @@ type RowColumns<'a> = &'a dyn Fn(&str) -> Option<(Vec<String>, Option<String>)>;
 /// Writes out the whole-row references above; `columns_of` gives a table's user columns.
 /// `count(DISTINCT t.*)`, which would need rows compared whole, is refused (0A000).
 pub fn expand_whole_rows(stmt: &mut Statement, columns_of: RowColumns) -> crate::Result<()> {
+    /// What the expander keeps of a query being visited: the CTEs it put in scope, the
+    /// CTE bodies still to come (by address, with their names and column lists), and its
+    /// FROM clause, whose items the queries inside it may name.
+    struct Frame {
+        added: usize,
+        pending: Vec<(*const Query, String, Vec<String>)>,
+        from: Vec<ast::TableWithJoins>,
+    }
     struct Expander<'a> {
         columns_of: RowColumns<'a>,
         /// The CTEs in scope, innermost last, with their columns when known.
         ctes: Vec<(String, Option<Vec<String>>)>,
-        /// How many CTEs each query being visited added.
-        added: Vec<usize>,
+        frames: Vec<Frame>,
+    }
+    impl Expander<'_> {
+        fn lookup(&self, name: &str) -> Lookup {
+            scoped(&self.ctes, self.columns_of, name)
+        }
     }
     impl VisitorMut for Expander<'_> {
         type Break = crate::Error;
         fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<crate::Error> {
-            let ctes = q.with.as_ref().map_or(&[][..], |w| &w.cte_tables[..]);
-            for cte in ctes {
-                let known = &self.ctes;
-                let columns_of = self.columns_of;
-                let lookup = |name: &str| scoped(known, columns_of, name);
-                let columns = match cte.alias.columns.is_empty() {
-                    true => select_list_names(&cte.query, &lookup),
-                    false => Some(
-                        cte.alias
-                            .columns
-                            .iter()
-                            .map(|c| normalize_ident(&c.name))
-                            .collect(),
-                    ),
-                };
-                self.ctes.push((normalize_ident(&cte.alias.name), columns));
-            }
-            self.added.push(ctes.len());
+            // A CTE comes into scope when its body has been read: later ones and the
+            // query's own body see it, its own body and earlier ones do not.
+            let pending = q.with.as_ref().map_or(Vec::new(), |w| {
+                w.cte_tables
+                    .iter()
+                    .map(|cte| {
+                        let columns = cte.alias.columns.iter().map(|c| normalize_ident(&c.name));
+                        (
+                            &*cte.query as *const Query,
+                            normalize_ident(&cte.alias.name),
+                            columns.collect(),
+                        )
+                    })
+                    .collect()
+            });
+            let from = match q.body.as_ref() {
+                SetExpr::Select(select) => select.from.clone(),
+                _ => Vec::new(),
+            };
+            self.frames.push(Frame {
+                added: 0,
+                pending,
+                from,
+            });
             ControlFlow::Continue(())
         }
         fn post_visit_query(&mut self, q: &mut Query) -> ControlFlow<crate::Error> {
-            if let SetExpr::Select(select) = q.body.as_mut() {
-                let known = &self.ctes;
-                let columns_of = self.columns_of;
-                let lookup = |name: &str| scoped(known, columns_of, name);
-                expand_select(select, &lookup)?;
+            // The FROM items of the queries around this one, innermost first.
+            let mut outer = Vec::new();
+            let mut outer_unknown = false;
+            for frame in self.frames.iter().rev().skip(1) {
+                let select = Select {
+                    from: frame.from.clone(),
+                    ..empty_select()
+                };
+                let (sources, unknown) = sources(&select, &|n| self.lookup(n));
+                outer.extend(sources);
+                outer_unknown |= unknown;
             }
-            let added = self.added.pop().unwrap_or(0);
-            self.ctes.truncate(self.ctes.len() - added);
+            let lookup = |name: &str| self.lookup(name);
+            expand_set_expr(q.body.as_mut(), &lookup, &outer, outer_unknown)?;
+            let frame = self.frames.pop().unwrap_or(Frame {
+                added: 0,
+                pending: Vec::new(),
+                from: Vec::new(),
+            });
+            self.ctes.truncate(self.ctes.len() - frame.added);
+            // A CTE's body read: the CTE is in scope from here on.
+            let address = &*q as *const Query;
+            let entry = self.frames.last().and_then(|parent| {
+                parent
+                    .pending
+                    .iter()
+                    .find(|(a, _, _)| *a == address)
+                    .map(|(_, name, columns)| (name.clone(), columns.clone()))
+            });
+            if let Some((name, columns)) = entry {
+                let columns = match columns.is_empty() {
+                    true => select_list_names(q.body.as_ref(), &|n| self.lookup(n)),
+                    false => Some(columns),
+                };
+                self.ctes.push((name, columns));
+                if let Some(parent) = self.frames.last_mut() {
+                    parent.added += 1;
+                }
+            }
             ControlFlow::Continue(())
         }
     }
@@ -75,7 +124,7 @@ pub fn expand_whole_rows(stmt: &mut Statement, columns_of: RowColumns) -> crate:
     let mut expander = Expander {
         columns_of,
         ctes: Vec::new(),
-        added: Vec::new(),
+        frames: Vec::new(),
     };
     match stmt.visit(&mut expander) {
         ControlFlow::Break(e) => Err(e),
@@ -131,9 +180,31 @@ fn names_a_row(stmt: &Statement) -> bool {
     impl Visitor for Finder {
         type Break = ();
         fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
-            let SetExpr::Select(select) = q.body.as_ref() else {
-                return ControlFlow::Continue(());
-            };
+            match q.body.as_ref() {
+                SetExpr::Select(select) => look_in(select),
+                body => {
+                    // A set operation's branches.
+                    let mut found = ControlFlow::Continue(());
+                    let mut branches = vec![body];
+                    while let Some(branch) = branches.pop() {
+                        match branch {
+                            SetExpr::SetOperation { left, right, .. } => {
+                                branches.push(left);
+                                branches.push(right);
+                            }
+                            SetExpr::Select(select) if look_in(select).is_break() => {
+                                found = ControlFlow::Break(());
+                            }
+                            _ => {}
+                        }
+                    }
+                    found
+                }
+            }
+        }
+    }
+    fn look_in(select: &Select) -> ControlFlow<()> {
+        {
             let mut names = Vec::new();
             for twj in &select.from {
                 for relation in
@@ -390,7 +461,7 @@ fn sources(select: &Select, lookup: &dyn Fn(&str) -> Lookup) -> (Vec<Source>, bo
                     ..
                 } => {
                     let columns = if alias.columns.is_empty() {
-                        select_list_names(subquery, lookup)
+                        select_list_names(subquery.body.as_ref(), lookup)
                     } else {
                         Some(
                             alias
@@ -437,9 +508,13 @@ fn sources(select: &Select, lookup: &dyn Fn(&str) -> Lookup) -> (Vec<Source>, bo
 
 /// The names of a query's result columns when each item has one for sure.
 /// `*` and `t.*` stand for their FROM items' columns, when those are known.
-fn select_list_names(q: &Query, lookup: &dyn Fn(&str) -> Lookup) -> Option<Vec<String>> {
-    let SetExpr::Select(select) = q.body.as_ref() else {
-        return None;
+fn select_list_names(body: &SetExpr, lookup: &dyn Fn(&str) -> Lookup) -> Option<Vec<String>> {
+    let select = match body {
+        SetExpr::Select(select) => select,
+        // A set operation's columns are named by its first branch, as in PostgreSQL.
+        SetExpr::SetOperation { left, .. } => return select_list_names(left, lookup),
+        SetExpr::Query(q) => return select_list_names(q.body.as_ref(), lookup),
+        _ => return None,
     };
     let mut names = Vec::new();
     // The FROM items' columns, read when a wildcard needs them.
@@ -477,37 +552,92 @@ fn select_list_names(q: &Query, lookup: &dyn Fn(&str) -> Lookup) -> Option<Vec<S
     Some(names)
 }
 
+/// A SELECT with nothing in it.
+fn empty_select() -> Select {
+    match datafusion::sql::sqlparser::parser::Parser::new(
+        &datafusion::sql::sqlparser::dialect::PostgreSqlDialect {},
+    )
+    .try_with_sql("SELECT 1")
+    .and_then(|mut p| p.parse_query())
+    {
+        Ok(q) => match *q.body {
+            SetExpr::Select(select) => *select,
+            _ => unreachable!("SELECT 1 is a SELECT"),
+        },
+        Err(_) => unreachable!("SELECT 1 parses"),
+    }
+}
+
+/// Expands each SELECT of a query's body (a set operation's branches too).
+fn expand_set_expr(
+    body: &mut SetExpr,
+    lookup: &dyn Fn(&str) -> Lookup,
+    outer: &[Source],
+    outer_unknown: bool,
+) -> ControlFlow<crate::Error> {
+    match body {
+        SetExpr::Select(select) => expand_select(select, lookup, outer, outer_unknown),
+        SetExpr::SetOperation { left, right, .. } => {
+            expand_set_expr(left, lookup, outer, outer_unknown)?;
+            expand_set_expr(right, lookup, outer, outer_unknown)
+        }
+        _ => ControlFlow::Continue(()),
+    }
+}
+
 fn expand_select(
     select: &mut Select,
     lookup: &dyn Fn(&str) -> Lookup,
+    outer: &[Source],
+    outer_unknown: bool,
 ) -> ControlFlow<crate::Error> {
     let (sources, unknown) = sources(select, lookup);
-    if sources.is_empty() {
+    if sources.is_empty() && outer.is_empty() {
         return ControlFlow::Continue(());
     }
     struct Rows<'a> {
         sources: &'a [Source],
-        /// Some FROM item's columns are not known: a bare name may be one of them.
+        /// The FROM items of the queries around this one, innermost first.
+        outer: &'a [Source],
+        /// Some FROM item's columns (here or around) are not known: a bare name alone may
+        /// be one of them.
         unknown: bool,
         /// How deep in subqueries the visit is: their names are theirs, and each SELECT is
         /// expanded on its own.
         depth: usize,
     }
     impl Rows<'_> {
-        /// The qualifier `e` names when it is a whole-row reference.
+        /// The FROM item named `qualifier`, here or in a query around this one.
+        fn source(&self, qualifier: &str) -> Option<&Source> {
+            self.sources
+                .iter()
+                .chain(self.outer)
+                .find(|s| s.qualifier == qualifier)
+        }
+
+        /// The qualifier `e` names when it is a whole-row reference in a function's
+        /// arguments (`row_to_json(t)`): a FROM item's name that is no column's, here or
+        /// around.
         fn row(&self, e: &Expr) -> Option<String> {
             let Expr::Identifier(id) = e else {
                 return None;
             };
             let qualifier = normalize_ident(id);
             // A column of that name is what the name means.
-            if self.unknown || self.sources.iter().any(|s| s.columns.contains(&qualifier)) {
+            let column = |s: &Source| s.columns.contains(&qualifier);
+            if self.sources.iter().chain(self.outer).any(column) {
                 return None;
             }
-            self.sources
-                .iter()
-                .any(|s| s.qualifier == qualifier)
-                .then_some(qualifier)
+            self.source(&qualifier).map(|_| qualifier)
+        }
+
+        /// [`Rows::row`] for a name standing alone (`SELECT t`, `t IS NULL`): only when
+        /// every FROM item's columns are known, since it may be a column of another.
+        fn bare_row(&self, e: &Expr) -> Option<String> {
+            match self.unknown {
+                true => None,
+                false => self.row(e),
+            }
         }
 
         /// The FROM item a function argument names whole: `t`, or `t.*`.
@@ -521,7 +651,13 @@ fn expand_select(
                 FunctionArgExpr::Expr(e) => self.row(e)?,
                 _ => return None,
             };
-            self.sources.iter().find(|s| s.qualifier == qualifier)
+            self.source(&qualifier)
+        }
+
+        /// The FROM item a name standing alone names whole.
+        fn bare_source(&self, e: &Expr) -> Option<&Source> {
+            let qualifier = self.bare_row(e)?;
+            self.source(&qualifier)
         }
 
         /// Whether `f` is `json_agg(array_agg(to_json(<row>) …))`.
@@ -613,7 +749,7 @@ fn expand_select(
             }
             // `t IS [NOT] NULL`: every column of the row is (not) NULL, as PostgreSQL has it.
             if let Expr::IsNull(inner) | Expr::IsNotNull(inner) = e
-                && let Some(source) = self.row_argument(&FunctionArgExpr::Expr((**inner).clone()))
+                && let Some(source) = self.bare_source(inner)
                 && !source.columns.is_empty()
             {
                 let not = matches!(e, Expr::IsNotNull(_));
@@ -646,8 +782,7 @@ fn expand_select(
             // `(t.column)[1]`: the name is the FROM item's, not its whole row.
             if let Expr::CompoundFieldAccess { root, access_chain } = e
                 && let Some(ast::AccessExpr::Dot(Expr::Identifier(field))) = access_chain.first()
-                && let Some(source) =
-                    self.row_argument(&FunctionArgExpr::Expr(unnested(root).clone()))
+                && let Some(source) = self.bare_source(unnested(root))
             {
                 let column = Expr::CompoundIdentifier(vec![
                     Ident::with_quote('"', source.qualifier.clone()),
@@ -672,14 +807,14 @@ fn expand_select(
                         | ast::DataType::Varchar(_)
                         | ast::DataType::CharacterVarying(_)
                 )
-                && let Some(source) = self.row_argument(&FunctionArgExpr::Expr((**expr).clone()))
+                && let Some(source) = self.bare_source(expr)
             {
                 *e = call(crate::output::OUTPUT_TEXT, vec![row_record(source)]);
                 return ControlFlow::Continue(());
             }
             // `t` alone: the row as a record, `(1,ann,)`.
             if let Expr::Identifier(_) = e
-                && let Some(source) = self.row_argument(&FunctionArgExpr::Expr(e.clone()))
+                && let Some(source) = self.bare_source(e)
             {
                 *e = row_record(source);
                 return ControlFlow::Continue(());
@@ -781,6 +916,47 @@ fn expand_select(
             let Some(FunctionArg::Unnamed(arg)) = list.args.first() else {
                 return ControlFlow::Continue(());
             };
+            // `row_to_json(ROW(t.*, …))`: an anonymous record of t's columns and the rest.
+            if let FunctionArgExpr::Expr(Expr::Function(r)) = arg
+                && matches!(name.as_str(), "row_to_json" | "to_json" | "to_jsonb")
+                && r.name.to_string().eq_ignore_ascii_case("row")
+                && let FunctionArguments::List(fields) = &r.args
+                && fields.args.iter().any(|a| {
+                    matches!(
+                        a,
+                        FunctionArg::Unnamed(
+                            FunctionArgExpr::QualifiedWildcard(_)
+                                | FunctionArgExpr::Expr(Expr::QualifiedWildcard(..))
+                        )
+                    )
+                })
+            {
+                let mut expanded = Vec::new();
+                for field in &fields.args {
+                    match field {
+                        FunctionArg::Unnamed(a) => match self.row_argument(a) {
+                            Some(source) => expanded.extend(source.columns.iter().map(|c| {
+                                Expr::CompoundIdentifier(vec![
+                                    Ident::with_quote('"', source.qualifier.clone()),
+                                    Ident::with_quote('"', c.clone()),
+                                ])
+                            })),
+                            None => match a {
+                                FunctionArgExpr::Expr(x) => expanded.push(x.clone()),
+                                _ => return ControlFlow::Continue(()),
+                            },
+                        },
+                        _ => return ControlFlow::Continue(()),
+                    }
+                }
+                let pretty = matches!(
+                    list.args.get(1),
+                    Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v))))
+                        if v.value == Value::Boolean(true)
+                );
+                *e = crate::json::record_object(&name, expanded, pretty);
+                return ControlFlow::Continue(());
+            }
             let Some(source) = self.row_argument(arg) else {
                 return ControlFlow::Continue(());
             };
@@ -817,17 +993,18 @@ fn expand_select(
     }
     let mut rows = Rows {
         sources: &sources,
-        unknown,
+        outer,
+        unknown: unknown || outer_unknown,
         depth: 0,
     };
     for item in &mut select.projection {
         // A whole row in the select list keeps its name (`t`, or the column of `(t).c`).
         if let SelectItem::UnnamedExpr(e) = item
             && let Some(name) = match &*e {
-                Expr::Identifier(id) => rows.row(e).map(|_| id.clone()),
+                Expr::Identifier(id) => rows.bare_row(e).map(|_| id.clone()),
                 Expr::CompoundFieldAccess { root, access_chain } => match access_chain.as_slice() {
                     [ast::AccessExpr::Dot(Expr::Identifier(field))]
-                        if rows.row(unnested(root)).is_some() =>
+                        if rows.bare_row(unnested(root)).is_some() =>
                     {
                         Some(field.clone())
                     }

@@ -2133,7 +2133,7 @@ impl Session {
 
     /// The columns `SELECT *` shows of table `name`, and one of them a stored row never
     /// has NULL in (the first key column; none when the key is a hidden row id).
-    fn row_columns(&self, name: &str) -> Option<(Vec<String>, Option<String>)> {
+    pub(crate) fn row_columns(&self, name: &str) -> Option<(Vec<String>, Option<String>)> {
         let def = self.table_def(name).ok()?;
         let key = def
             .partition_key

@@ -1056,6 +1056,9 @@ impl Session {
         if !matches!(stmt, Statement::Query(_)) {
             return Ok(none);
         }
+        // Whole rows of outer FROM items, which a subquery planned on its own would not
+        // know, are written out first.
+        crate::rows::expand_whole_rows(stmt, &|name| self.row_columns(name))?;
         qualified_subscripts(stmt);
         if !has_correlated_subquery(stmt) {
             return Ok(none);

@@ -48,4 +48,14 @@ SELECT json_agg(t.* ORDER BY t.id) FROM (SELECT m.*, 1 AS extra FROM movies m) t
 SELECT json_build_array(r) FROM movies a JOIN rentals r ON r.movie_id = a.id RIGHT JOIN movies c ON c.id = a.id ORDER BY c.id, r.customer;
 SELECT json_agg(m ORDER BY m.id) FROM movies m, generate_series(1, 1) g;
 SELECT (SELECT json_agg(json_build_object('customer', customer)) FROM rentals r WHERE r.movie_id = customer.id) FROM movies customer ORDER BY customer.id;
+CREATE TABLE genres (id int PRIMARY KEY, parent_id int, name text, weight numeric);
+INSERT INTO genres VALUES (1, NULL, 'drama', 1.5), (2, 1, 'crime', 2), (3, 2, 'heist', 0.25);
+WITH RECURSIVE sub AS (SELECT id FROM genres WHERE parent_id IS NULL UNION ALL SELECT g.id FROM genres g JOIN sub ON g.parent_id = sub.id) SELECT json_agg(g ORDER BY g.id) FROM genres g JOIN sub USING (id);
+SELECT g, g::text, to_json(g) FROM genres g ORDER BY id;
+SELECT m.title FROM movies m WHERE EXISTS (SELECT 1 FROM genres WHERE genres.id = year - 1978) ORDER BY 1;
+SELECT row_to_json(ROW(m.*)) FROM movies m WHERE id = 1;
+WITH genres AS (SELECT id, to_json(genres) AS payload FROM genres) SELECT id, payload FROM genres ORDER BY id;
+SELECT (SELECT row_to_json(m) FROM rentals r WHERE r.movie_id = m.id ORDER BY r.customer LIMIT 1) FROM movies m ORDER BY m.id;
+SELECT g FROM genres g WHERE id = 1 UNION ALL SELECT g FROM genres g WHERE id = 3 ORDER BY 1;
+DROP TABLE genres;
 DROP TABLE movies, rentals;

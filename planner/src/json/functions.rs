@@ -1044,7 +1044,14 @@ pub fn sql_to_json(array: &ArrayRef, field: &Field, r: usize, kind: Kind) -> Res
     let mut out = String::new();
     match array.data_type() {
         DataType::Boolean => out.push_str(if text == "t" { "true" } else { "false" }),
-        t if t.is_integer() || matches!(t, DataType::Decimal128(..)) => out.push_str(&text),
+        t if t.is_integer() || matches!(t, DataType::Decimal128(..)) => {
+            out.push_str(&text);
+            // An unconstrained numeric (a record's field, a row_to_json member) shows its
+            // own digits.
+            if crate::output::unconstrained_numeric(t) {
+                crate::output::trim_fraction(&mut out, 0);
+            }
+        }
         DataType::Float16 | DataType::Float32 | DataType::Float64 => {
             match text.parse::<f64>().is_ok_and(f64::is_finite) {
                 true => out.push_str(&text),

@@ -324,6 +324,19 @@ fn row_constructor_json(name: &str, f: &ast::Function) -> Option<Expr> {
         },
         _ => return None,
     };
+    // `ROW(t.*)` is t's columns, which `crate::rows` knows.
+    if fields
+        .iter()
+        .any(|f| matches!(f, Expr::QualifiedWildcard(..)))
+    {
+        return None;
+    }
+    Some(record_object(name, fields, pretty))
+}
+
+/// `row_to_json` (pretty or not), `to_json` or `to_jsonb` (`name`) of an anonymous record
+/// of `fields`: an object of members `f1`, `f2`….
+pub(crate) fn record_object(name: &str, fields: Vec<Expr>, pretty: bool) -> Expr {
     let mut members = Vec::with_capacity(fields.len() * 2);
     for (i, field) in fields.into_iter().enumerate() {
         members.push(Expr::value(ast::Value::SingleQuotedString(format!(
@@ -333,12 +346,12 @@ fn row_constructor_json(name: &str, f: &ast::Function) -> Option<Expr> {
         members.push(field);
     }
     // `to_json(x)` of a json object is the object, under to_json's name.
-    Some(match (name, pretty) {
+    match (name, pretty) {
         ("to_jsonb", _) => call(name, vec![call("jsonb_build_object", members)]),
         ("to_json", _) => call(name, vec![call(functions::ROW_OBJECT, members)]),
         (_, true) => call(functions::ROW_OBJECT_PRETTY, members),
         _ => call(functions::ROW_OBJECT, members),
-    })
+    }
 }
 
 impl VisitorMut for Rewriter {
