@@ -268,15 +268,7 @@ pub async fn comment(
                 return Err(Error::Unsupported("COMMENT ON COLUMN of a view".into()));
             }
             let mut def = TableDef::clone(&*session.table_def(table)?);
-            let i = def
-                .column_index(column)
-                .filter(|&i| !def.columns[i].hidden)
-                .ok_or_else(|| {
-                    Error::Sql(sql::Error::UnknownColumn {
-                        table: table.clone(),
-                        column: column.clone(),
-                    })
-                })?;
+            let i = user_column(&def, column)?;
             def.columns[i].comment = text;
             def
         }
@@ -797,7 +789,18 @@ fn drop_foreign_keys(
     Ok(())
 }
 
-/// Refuses `what` on a table plain views read (their queries name it as it is).
+/// The position of `def`'s user column `column` (42703 for another name).
+pub(crate) fn user_column(def: &TableDef, column: &str) -> Result<usize> {
+    def.column_index(column)
+        .filter(|&i| !def.columns[i].hidden)
+        .ok_or_else(|| {
+            Error::Sql(sql::Error::UnknownColumn {
+                table: def.name.clone(),
+                column: column.to_string(),
+            })
+        })
+}
+
 /// Whether `def` has a constraint named `name`: a check, a unique index or its primary key.
 pub(crate) fn constraint_exists(def: &TableDef, name: &str) -> bool {
     def.checks.iter().any(|c| c.name == name)

@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::session::{Output, Session};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::DataType;
-use datafusion::sql::sqlparser::ast::{self, Statement};
+use datafusion::sql::sqlparser::ast::{self, Statement, VisitMut};
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
@@ -326,6 +326,15 @@ impl Code {
     }
 }
 
+/// A word's name as SQL reads it: folded to lower case unless quoted.
+fn word_name(w: &datafusion::sql::sqlparser::tokenizer::Word) -> String {
+    sql::ddl::normalize_ident(&ast::Ident {
+        value: w.value.clone(),
+        quote_style: w.quote_style,
+        span: datafusion::sql::sqlparser::tokenizer::Span::empty(),
+    })
+}
+
 /// `text` cut at the first `separator` outside quotes.
 fn split_outside_quotes<'t>(text: &'t str, separator: &str) -> Option<(&'t str, &'t str)> {
     let mut quote = None;
@@ -509,11 +518,7 @@ impl Reader<'_> {
         let Some(Token::Word(name)) = self.token() else {
             return Err(self.error());
         };
-        let name = sql::ddl::normalize_ident(&ast::Ident {
-            value: name.value.clone(),
-            quote_style: name.quote_style,
-            span: datafusion::sql::sqlparser::tokenizer::Span::empty(),
-        });
+        let name = word_name(name);
         self.at += 1;
         let constant = self.at_word("CONSTANT");
         if constant {
@@ -582,12 +587,12 @@ impl Reader<'_> {
             default = Some(self.until(&[";"])?);
         }
         self.expect_semicolon()?;
-        if default.is_none() && (not_null || constant) {
+        if default.is_none() && not_null {
             return Err(Error::Raised {
                 code: "22004".into(),
                 message: format!(
-                    "variable \"{name}\" must have a default value, since it's declared {}",
-                    if constant { "CONSTANT" } else { "NOT NULL" }
+                    "variable \"{name}\" must have a default value, since it's declared NOT \
+                     NULL"
                 ),
                 detail: None,
                 hint: None,
@@ -608,12 +613,12 @@ impl Reader<'_> {
         let Some(Token::Word(w)) = self.token() else {
             return Err(self.error());
         };
-        let mut name = w.value.to_ascii_lowercase();
+        let mut name = word_name(w);
         self.at += 1;
         if self.token() == Some(&Token::Period)
             && let Some((Token::Word(field), _, _)) = self.code.tokens.get(self.at + 1)
         {
-            name = format!("{name}.{}", field.value.to_ascii_lowercase());
+            name = format!("{name}.{}", word_name(field));
             self.at += 2;
         }
         Ok(name)
@@ -688,15 +693,13 @@ impl Reader<'_> {
         let token = |i: usize| self.code.tokens.get(i).map(|(t, _, _)| t);
         let (target, field, after) = match (token(self.at), token(self.at + 1)) {
             (Some(Token::Word(w)), Some(Token::Assignment | Token::Eq)) => {
-                (w.value.to_ascii_lowercase(), None, self.at + 2)
+                (word_name(w), None, self.at + 2)
             }
             (Some(Token::Word(w)), Some(Token::Period)) => {
                 match (token(self.at + 2), token(self.at + 3)) {
-                    (Some(Token::Word(f)), Some(Token::Assignment | Token::Eq)) => (
-                        w.value.to_ascii_lowercase(),
-                        Some(f.value.to_ascii_lowercase()),
-                        self.at + 4,
-                    ),
+                    (Some(Token::Word(f)), Some(Token::Assignment | Token::Eq)) => {
+                        (word_name(w), Some(word_name(f)), self.at + 4)
+                    }
                     _ => return Ok(None),
                 }
             }
@@ -1155,6 +1158,8 @@ struct Variable {
     value: Value,
     constant: bool,
     not_null: bool,
+    /// Declared `t%ROWTYPE`: rows assigned to it fill its columns by position.
+    row_type: bool,
 }
 
 /// The variables in scope, a list per block (and loop), innermost last.
@@ -1204,26 +1209,40 @@ fn constant(ty: &str, value: &Option<String>) -> Result<ast::Expr> {
     })))
 }
 
-/// Puts the variables `statement` names as values (`v`, `r.field`) into it as constants. A
-/// name that is also a column of a table the statement reads (`columns`) is ambiguous
-/// (42702), as PL/pgSQL's default `variable_conflict = error` has it.
-fn substitute(
-    statement: &mut Statement,
-    scopes: &Scopes,
-    columns: &std::collections::HashSet<String>,
-) -> Result<()> {
-    if scopes.iter().all(Vec::is_empty) {
-        return Ok(());
+/// Puts a block's variables into a statement's expressions as constants where the statement
+/// names them as values (`v`, `r.field`), not where a name is a function's named argument or
+/// an output column's alias in ORDER BY or GROUP BY. A name that is also a column of a table
+/// in scope there (the query's FROM items and those of the queries around it, an UPDATE's
+/// or DELETE's table, an INSERT's for its RETURNING and ON CONFLICT) is ambiguous (42702),
+/// as PL/pgSQL's default `variable_conflict = error` has it.
+struct Substituter<'a> {
+    variables: &'a Scopes,
+    /// The columns of each table the statement names.
+    columns_of: &'a std::collections::HashMap<String, Vec<String>>,
+    /// The tables in scope, per query being visited (the statement's own first).
+    tables: Vec<Vec<String>>,
+    /// Names that are not values: named arguments' names, alias references.
+    not_values: std::collections::HashSet<*const ast::Expr>,
+}
+
+impl Substituter<'_> {
+    fn is_column(&self, name: &str) -> bool {
+        self.tables
+            .iter()
+            .flatten()
+            .filter_map(|t| self.columns_of.get(t))
+            .any(|columns| columns.iter().any(|c| c == name))
     }
-    let flow = ast::visit_expressions_mut(statement, |e| {
-        let replaced = match e {
+
+    fn replaced(&self, e: &ast::Expr) -> Option<Result<ast::Expr>> {
+        match e {
             ast::Expr::Identifier(id) => {
                 let name = sql::ddl::normalize_ident(id);
-                match find(scopes, &name) {
+                match find(self.variables, &name) {
                     Some(Variable {
                         value: Value::Scalar { .. },
                         ..
-                    }) if columns.contains(&name) && name != "found" => Some(Err(Error::Raised {
+                    }) if name != "found" && self.is_column(&name) => Some(Err(Error::Raised {
                         code: "42702".into(),
                         message: format!("column reference \"{name}\" is ambiguous"),
                         detail: Some(
@@ -1242,7 +1261,7 @@ fn substitute(
             ast::Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
                 let record = sql::ddl::normalize_ident(&parts[0]);
                 let field = sql::ddl::normalize_ident(&parts[1]);
-                match find(scopes, &record) {
+                match find(self.variables, &record) {
                     Some(Variable {
                         value: Value::Record(None),
                         ..
@@ -1269,40 +1288,114 @@ fn substitute(
                 }
             }
             _ => None,
-        };
-        match replaced {
+        }
+    }
+}
+
+/// The tables a FROM clause names.
+fn from_tables(from: &[ast::TableWithJoins]) -> Vec<String> {
+    let mut names = Vec::new();
+    for twj in from {
+        for relation in std::iter::once(&twj.relation).chain(twj.joins.iter().map(|j| &j.relation))
+        {
+            if let ast::TableFactor::Table {
+                name, args: None, ..
+            } = relation
+                && let Ok(name) = sql::ddl::table_name(name)
+            {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+impl ast::VisitorMut for Substituter<'_> {
+    type Break = Error;
+
+    fn pre_visit_query(&mut self, q: &mut ast::Query) -> std::ops::ControlFlow<Error> {
+        let mut tables = Vec::new();
+        if let ast::SetExpr::Select(select) = q.body.as_ref() {
+            tables = from_tables(&select.from);
+            // An output column's alias named alone in ORDER BY or GROUP BY is the column.
+            let aliases: Vec<String> = select
+                .projection
+                .iter()
+                .filter_map(|item| match item {
+                    ast::SelectItem::ExprWithAlias { alias, .. } => {
+                        Some(sql::ddl::normalize_ident(alias))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let alias = |e: &ast::Expr| matches!(e, ast::Expr::Identifier(id) if aliases.contains(&sql::ddl::normalize_ident(id)));
+            if let Some(order_by) = &q.order_by
+                && let ast::OrderByKind::Expressions(items) = &order_by.kind
+            {
+                for item in items.iter().filter(|i| alias(&i.expr)) {
+                    self.not_values.insert(&item.expr as *const ast::Expr);
+                }
+            }
+            if let ast::GroupByExpr::Expressions(items, _) = &select.group_by {
+                for item in items.iter().filter(|e| alias(e)) {
+                    self.not_values.insert(item as *const ast::Expr);
+                }
+            }
+        }
+        self.tables.push(tables);
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &mut ast::Query) -> std::ops::ControlFlow<Error> {
+        self.tables.pop();
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, e: &mut ast::Expr) -> std::ops::ControlFlow<Error> {
+        if let ast::Expr::Function(f) = e
+            && let ast::FunctionArguments::List(list) = &f.args
+        {
+            for arg in &list.args {
+                if let ast::FunctionArg::ExprNamed { name, .. } = arg {
+                    self.not_values.insert(name as *const ast::Expr);
+                }
+            }
+            return std::ops::ControlFlow::Continue(());
+        }
+        if self.not_values.contains(&(e as *const ast::Expr)) {
+            return std::ops::ControlFlow::Continue(());
+        }
+        match self.replaced(e) {
             Some(Ok(value)) => *e = value,
             Some(Err(error)) => return std::ops::ControlFlow::Break(error),
             None => {}
         }
         std::ops::ControlFlow::Continue(())
-    });
-    match flow {
-        std::ops::ControlFlow::Break(e) => Err(e),
-        std::ops::ControlFlow::Continue(()) => Ok(()),
     }
 }
 
-/// The tables a statement reads columns of: all it names, but an INSERT's target, whose
-/// columns its VALUES cannot name.
-fn read_tables(statement: &Statement) -> Vec<String> {
+/// Whether a block's variables go into `statement`: a query or a write, as PostgreSQL
+/// puts them only into SELECT, INSERT, UPDATE, DELETE and MERGE, not into DDL.
+fn takes_variables(statement: &Statement) -> bool {
+    matches!(
+        statement,
+        Statement::Query(_)
+            | Statement::Insert(_)
+            | Statement::Update(_)
+            | Statement::Delete(_)
+            | Statement::Merge(_)
+    )
+}
+
+/// The tables a statement names.
+fn named_tables(statement: &Statement) -> Vec<String> {
     let mut names = Vec::new();
-    let mut collect = |name: &ast::ObjectName| {
+    let _ = ast::visit_relations(statement, |name| {
         if let Ok(name) = sql::ddl::table_name(name) {
             names.push(name);
         }
         std::ops::ControlFlow::<()>::Continue(())
-    };
-    match statement {
-        Statement::Insert(insert) => {
-            if let Some(source) = &insert.source {
-                let _ = ast::visit_relations(source, &mut collect);
-            }
-        }
-        other => {
-            let _ = ast::visit_relations(other, &mut collect);
-        }
-    }
+    });
     names
 }
 
@@ -1317,8 +1410,26 @@ fn field_type(field: &datafusion::arrow::datatypes::Field) -> String {
     }
 }
 
-/// A loop's rounds over values: the targets, the columns (name, type), and each round's row.
-type Rounds = (Vec<String>, Vec<(String, String)>, Vec<Vec<Option<String>>>);
+/// What a loop's rounds go over.
+enum Rounds {
+    Endless,
+    /// The condition's text.
+    While(String),
+    /// The loop variable, the value of the next round (`None` past integer's range), the
+    /// last value and the step (negative for REVERSE).
+    Integer {
+        name: String,
+        next: Option<i64>,
+        end: i64,
+        step: i64,
+    },
+    /// Rows given to the targets one by one.
+    Rows {
+        targets: Vec<String>,
+        rows: Rows,
+        at: usize,
+    },
+}
 
 /// Rows read for INTO and FOR: the columns (name, type) and each row's values as text.
 struct Rows {
@@ -1327,23 +1438,79 @@ struct Rows {
 }
 
 impl Session {
-    /// Puts the block's variables into `statement` (see [`substitute`]).
+    /// Puts the block's variables into `statement` (see [`Substituter`]).
     fn put_variables(&self, statement: &mut Statement, scopes: &Scopes) -> Result<()> {
-        if scopes.iter().all(Vec::is_empty) {
+        if scopes.iter().all(Vec::is_empty) || !takes_variables(statement) {
             return Ok(());
         }
-        let columns = read_tables(statement)
-            .iter()
-            .filter_map(|t| self.table_def(t).ok())
-            .flat_map(|def| {
-                def.columns
-                    .iter()
-                    .filter(|c| !c.hidden)
-                    .map(|c| c.name.clone())
-                    .collect::<Vec<_>>()
+        let columns_of: std::collections::HashMap<String, Vec<String>> = named_tables(statement)
+            .into_iter()
+            .filter_map(|t| {
+                let def = self.table_def(&t).ok()?;
+                let columns = def.columns.iter().filter(|c| !c.hidden);
+                Some((t, columns.map(|c| c.name.clone()).collect()))
             })
             .collect();
-        substitute(statement, scopes, &columns)
+        let mut substituter = Substituter {
+            variables: scopes,
+            columns_of: &columns_of,
+            tables: Vec::new(),
+            not_values: Default::default(),
+        };
+        let visited = match statement {
+            // VALUES and the source query see no column of the table written to; RETURNING
+            // and ON CONFLICT do.
+            Statement::Insert(insert) => {
+                let target = match &insert.table {
+                    ast::TableObject::TableName(name) => sql::ddl::table_name(name).ok(),
+                    _ => None,
+                };
+                let source = match &mut insert.source {
+                    Some(source) => source.visit(&mut substituter),
+                    None => std::ops::ControlFlow::Continue(()),
+                };
+                substituter.tables = vec![target.into_iter().collect()];
+                match source {
+                    std::ops::ControlFlow::Continue(()) => {
+                        match insert.on.visit(&mut substituter) {
+                            std::ops::ControlFlow::Continue(()) => {
+                                insert.returning.visit(&mut substituter)
+                            }
+                            broken => broken,
+                        }
+                    }
+                    broken => broken,
+                }
+            }
+            Statement::Update(update) => {
+                let mut tables = from_tables(std::slice::from_ref(&update.table));
+                if let Some(
+                    ast::UpdateTableFromKind::AfterSet(from)
+                    | ast::UpdateTableFromKind::BeforeSet(from),
+                ) = &update.from
+                {
+                    tables.extend(from_tables(from));
+                }
+                substituter.tables = vec![tables];
+                statement.visit(&mut substituter)
+            }
+            Statement::Delete(delete) => {
+                let mut tables = match &delete.from {
+                    ast::FromTable::WithFromKeyword(from)
+                    | ast::FromTable::WithoutKeyword(from) => from_tables(from),
+                };
+                if let Some(using) = &delete.using {
+                    tables.extend(from_tables(using));
+                }
+                substituter.tables = vec![tables];
+                statement.visit(&mut substituter)
+            }
+            _ => statement.visit(&mut substituter),
+        };
+        match visited {
+            std::ops::ControlFlow::Break(e) => Err(e),
+            std::ops::ControlFlow::Continue(()) => Ok(()),
+        }
     }
 
     /// Runs a DO statement's code.
@@ -1396,6 +1563,7 @@ impl Session {
                 },
                 constant: false,
                 not_null: false,
+                row_type: false,
             }]],
         };
         let result = self.run_block(&code, &block, &mut run).await;
@@ -1434,7 +1602,13 @@ impl Session {
                 for declaration in &block.declarations {
                     self.declare_variable(code, declaration, run)
                         .await
-                        .map_err(|e| in_context(e, declaration.line, "statement block"))?;
+                        .map_err(|e| {
+                            in_context_phrase(
+                                e,
+                                declaration.line,
+                                "during statement block local variable initialization",
+                            )
+                        })?;
                 }
                 self.run_handled(code, block, run).await
             }
@@ -1511,16 +1685,9 @@ impl Session {
                 let ty = match &d.ty {
                     Declared::ColumnType(table, column) => {
                         let def = self.table_def(table)?;
-                        let i = def
-                            .column_index(column)
-                            .filter(|&i| !def.columns[i].hidden)
-                            .ok_or_else(|| {
-                                Error::Sql(sql::Error::UnknownColumn {
-                                    table: table.clone(),
-                                    column: column.clone(),
-                                })
-                            })?;
-                        def.columns[i].ty.to_string()
+                        def.columns[crate::ddl::user_column(&def, column)?]
+                            .ty
+                            .to_string()
                     }
                     Declared::Type(ty) => ty.clone(),
                     _ => unreachable!("scalar types only"),
@@ -1543,6 +1710,7 @@ impl Session {
                 value,
                 constant: d.constant,
                 not_null: d.not_null,
+                row_type: matches!(d.ty, Declared::RowType(_)),
             });
         }
         Ok(())
@@ -1591,14 +1759,15 @@ impl Session {
         let text = |range: &Range<usize>| code.text(range, values.as_ref());
         match kind {
             StepKind::Sql(range) => {
-                let count = self.run_sql(&text(range), false, &run.scopes).await?;
-                set_found(&mut run.scopes, count > 0);
+                if let Some(count) = self.run_sql(&text(range), false, &run.scopes).await? {
+                    set_found(&mut run.scopes, count > 0);
+                }
             }
             StepKind::Perform(range) => {
                 let count = self
                     .run_sql(&format!("SELECT {}", text(range)), true, &run.scopes)
                     .await?;
-                set_found(&mut run.scopes, count > 0);
+                set_found(&mut run.scopes, count.unwrap_or(0) > 0);
             }
             StepKind::Execute(range) => {
                 let [command] = self
@@ -1648,14 +1817,7 @@ impl Session {
                             "\"{target}\" is not a known variable"
                         )));
                     }
-                    (Some(v), _) if v.constant => {
-                        return Err(Error::Raised {
-                            code: "22005".into(),
-                            message: format!("variable \"{target}\" is declared CONSTANT"),
-                            detail: None,
-                            hint: None,
-                        });
-                    }
+                    (Some(v), _) if v.constant => return Err(constant_assigned(target)),
                     (Some(v), None) => match &v.value {
                         Value::Scalar { ty, .. } => ty.clone(),
                         Value::Record(_) => {
@@ -1693,10 +1855,16 @@ impl Session {
                 targets,
                 strict,
             } => {
-                let query: Vec<String> = statement.iter().map(text).collect();
-                let rows = self
-                    .read_rows(&query.join(" "), Some(2), &run.scopes)
-                    .await?;
+                let query = statement.iter().map(text).collect::<Vec<_>>().join(" ");
+                let rows = self.read_rows(&query, Some(2), &run.scopes).await?;
+                // A write's RETURNING … INTO takes one row, STRICT or not.
+                let first = query.split_whitespace().next().unwrap_or("");
+                let write = ["INSERT", "UPDATE", "DELETE", "MERGE"]
+                    .iter()
+                    .any(|w| first.eq_ignore_ascii_case(w));
+                if write && rows.values.len() > 1 {
+                    return Err(too_many_rows());
+                }
                 if *strict {
                     match rows.values.len() {
                         0 => {
@@ -1708,22 +1876,13 @@ impl Session {
                             });
                         }
                         1 => {}
-                        _ => {
-                            return Err(Error::Raised {
-                                code: "P0003".into(),
-                                message: "query returned more than one row".into(),
-                                detail: None,
-                                hint: Some(
-                                    "Make sure the query returns a single row, or use LIMIT 1."
-                                        .into(),
-                                ),
-                            });
-                        }
+                        _ => return Err(too_many_rows()),
                     }
                 }
                 let row = rows.values.first().cloned();
                 set_found(&mut run.scopes, row.is_some());
-                assign_row(&mut run.scopes, targets, &rows.columns, row)?;
+                self.assign_row(&mut run.scopes, targets, &rows.columns, row)
+                    .await?;
             }
             StepKind::Loop { kind, body } => return self.run_loop(code, kind, body, run).await,
             StepKind::Exit { exit, when } => {
@@ -1752,9 +1911,10 @@ impl Session {
     ) -> Result<Flow> {
         let caught = run.caught.last().map(|(_, values)| values.clone());
         let text = |range: &Range<usize>| code.text(range, caught.as_ref());
-        // What each round assigns before the body runs, for the loops over values.
-        let rounds: Option<Rounds> = match kind {
-            LoopKind::Plain | LoopKind::While(_) => None,
+        // What each round takes before the body runs; the loop's own variables.
+        let (mut rounds, own) = match kind {
+            LoopKind::Plain => (Rounds::Endless, None),
+            LoopKind::While(condition) => (Rounds::While(text(condition)), None),
             LoopKind::Integer {
                 name,
                 reverse,
@@ -1786,20 +1946,8 @@ impl Session {
                         "BY value of FOR loop must be greater than zero".into(),
                     ));
                 }
-                let mut values = Vec::new();
-                let mut i = low;
-                while (!reverse && i <= high) || (*reverse && i >= high) {
-                    values.push(vec![Some(i.to_string())]);
-                    i = match reverse {
-                        false => i.saturating_add(step),
-                        true => i.saturating_sub(step),
-                    };
-                    if i == i64::MAX || i == i64::MIN {
-                        break;
-                    }
-                }
                 // The loop's variable is its own, an integer.
-                run.scopes.push(vec![Variable {
+                let variable = Variable {
                     name: name.clone(),
                     value: Value::Scalar {
                         ty: "integer".into(),
@@ -1807,12 +1955,15 @@ impl Session {
                     },
                     constant: false,
                     not_null: false,
-                }]);
-                Some((
-                    vec![name.clone()],
-                    vec![(name.clone(), "integer".into())],
-                    values,
-                ))
+                    row_type: false,
+                };
+                let rounds = Rounds::Integer {
+                    name: name.clone(),
+                    next: Some(low),
+                    end: high,
+                    step: if *reverse { -step } else { step },
+                };
+                (rounds, Some(vec![variable]))
             }
             LoopKind::Query { targets, query } => {
                 let rows = self.read_rows(&text(query), None, &run.scopes).await?;
@@ -1826,64 +1977,191 @@ impl Session {
                         value: Value::Record(None),
                         constant: false,
                         not_null: false,
+                        row_type: false,
                     });
                 }
-                run.scopes.push(own);
-                Some((targets.clone(), rows.columns, rows.values))
+                let rounds = Rounds::Rows {
+                    targets: targets.clone(),
+                    rows,
+                    at: 0,
+                };
+                (rounds, Some(own))
             }
             LoopKind::Array { name, array } => {
-                let rows = self
-                    .read_rows(
-                        &format!("SELECT unnest(({}\n)) AS element", text(array)),
-                        None,
-                        &run.scopes,
-                    )
-                    .await?;
-                run.scopes.push(Vec::new());
-                Some((vec![name.clone()], rows.columns, rows.values))
+                let array = text(array);
+                if self
+                    .condition(&format!("({array}\n) IS NULL"), &run.scopes)
+                    .await?
+                {
+                    return Err(Error::NullValueNotAllowed(
+                        "FOREACH expression must not be null".into(),
+                    ));
+                }
+                let query = format!("SELECT unnest(({array}\n)) AS element");
+                let rows = self.read_rows(&query, None, &run.scopes).await?;
+                let rounds = Rounds::Rows {
+                    targets: vec![name.clone()],
+                    rows,
+                    at: 0,
+                };
+                (rounds, Some(Vec::new()))
             }
         };
+        let scoped = own.is_some();
+        if let Some(own) = own {
+            run.scopes.push(own);
+        }
         let result = async {
             let mut round = 0usize;
             loop {
                 self.interrupt.check()?;
-                match (&rounds, kind) {
-                    (Some((targets, columns, values)), _) => {
-                        let Some(row) = values.get(round) else {
-                            break;
-                        };
-                        assign_row(&mut run.scopes, targets, columns, Some(row.clone()))?;
-                    }
-                    (None, LoopKind::While(condition)) => {
-                        if !self.condition(&text(condition), &run.scopes).await? {
+                // A loop that waits on nothing still lets the connection's timers run
+                // (statement_timeout).
+                if round % 64 == 63 {
+                    tokio::task::yield_now().await;
+                }
+                match &mut rounds {
+                    Rounds::Endless => {}
+                    Rounds::While(condition) => {
+                        if !self.condition(condition, &run.scopes).await? {
                             break;
                         }
                     }
-                    (None, _) => {}
+                    Rounds::Integer {
+                        name,
+                        next,
+                        end,
+                        step,
+                    } => {
+                        let Some(i) = *next else { break };
+                        if (*step > 0 && i > *end) || (*step < 0 && i < *end) {
+                            break;
+                        }
+                        // Past integer's range the loop ends, as PostgreSQL's does.
+                        *next = i.checked_add(*step).filter(|n| i32::try_from(*n).is_ok());
+                        assign(&mut run.scopes, name, None, Some(i.to_string()))?;
+                    }
+                    Rounds::Rows { targets, rows, at } => {
+                        let Some(row) = rows.values.get(*at).cloned() else {
+                            break;
+                        };
+                        *at += 1;
+                        self.assign_row(&mut run.scopes, targets, &rows.columns, Some(row))
+                            .await?;
+                    }
                 }
                 round += 1;
                 match self.run_steps(code, body, run).await? {
                     Flow::Exit => break,
-                    Flow::Return => return Ok(Flow::Return),
+                    Flow::Return => return Ok((Flow::Return, round)),
                     Flow::Next | Flow::Continue => {}
                 }
             }
-            Ok(Flow::Next)
+            Ok::<_, Error>((Flow::Next, round))
         }
         .await;
-        if rounds.is_some() {
+        if scoped {
             run.scopes.pop();
-            if let Some((_, _, values)) = &rounds {
-                set_found(&mut run.scopes, !values.is_empty());
-            }
         }
-        result
+        let (flow, rounds_run) = result?;
+        // A FOR or FOREACH loop sets FOUND: whether it ran a round.
+        if !matches!(kind, LoopKind::Plain | LoopKind::While(_)) {
+            set_found(&mut run.scopes, rounds_run > 0);
+        }
+        Ok(flow)
+    }
+
+    /// Gives INTO's or FOR's targets a row (`None`: no row, all NULL), each value converted
+    /// to its target's type: a lone `record` target takes the row's shape, a `t%ROWTYPE` one
+    /// its columns by position, other targets a column each in order.
+    async fn assign_row(
+        &mut self,
+        scopes: &mut Scopes,
+        targets: &[String],
+        columns: &[(String, String)],
+        row: Option<Vec<Option<String>>>,
+    ) -> Result<()> {
+        let values = row.unwrap_or_else(|| vec![None; columns.len()]);
+        let source_type = |i: usize| columns.get(i).map_or("", |(_, ty)| ty.as_str());
+        if let [target] = targets
+            && let Some(variable) = find(scopes, target)
+            && let Value::Record(fields) = &variable.value
+        {
+            if variable.constant {
+                return Err(constant_assigned(target));
+            }
+            let fields = match (variable.row_type, fields) {
+                (true, Some(fields)) => {
+                    let mut converted = Vec::with_capacity(fields.len());
+                    for (i, (name, ty, _)) in fields.clone().into_iter().enumerate() {
+                        let value = values.get(i).cloned().flatten();
+                        let value = self.converted(value, source_type(i), &ty).await?;
+                        converted.push((name, ty, value));
+                    }
+                    converted
+                }
+                _ => columns
+                    .iter()
+                    .zip(values)
+                    .map(|((name, ty), value)| (name.clone(), ty.clone(), value))
+                    .collect(),
+            };
+            if let Some(variable) = find_mut(scopes, target) {
+                variable.value = Value::Record(Some(fields));
+            }
+            return Ok(());
+        }
+        for (i, target) in targets.iter().enumerate() {
+            let (name, field) = match target.split_once('.') {
+                Some((record, field)) => (record, Some(field)),
+                None => (target.as_str(), None),
+            };
+            let target_type = match find(scopes, name).map(|v| &v.value) {
+                Some(Value::Scalar { ty, .. }) => ty.clone(),
+                Some(Value::Record(Some(fields))) => fields
+                    .iter()
+                    .find(|(n, _, _)| Some(n.as_str()) == field)
+                    .map_or(String::new(), |(_, ty, _)| ty.clone()),
+                _ => String::new(),
+            };
+            let value = values.get(i).cloned().flatten();
+            let value = self.converted(value, source_type(i), &target_type).await?;
+            assign(scopes, name, field, value)?;
+        }
+        Ok(())
+    }
+
+    /// `value` (text of type `from`) as type `to`'s text, as an assignment converts it.
+    async fn converted(
+        &mut self,
+        value: Option<String>,
+        from: &str,
+        to: &str,
+    ) -> Result<Option<String>> {
+        let Some(text) = value else {
+            return Ok(None);
+        };
+        if to.is_empty() || from.eq_ignore_ascii_case(to) {
+            return Ok(Some(text));
+        }
+        let literal = format!("'{}'", text.replace('\'', "''"));
+        let source = match from.is_empty() {
+            true => literal,
+            false => format!("CAST({literal} AS {from})"),
+        };
+        self.typed(&source, to, &Scopes::new()).await
     }
 
     /// Runs SQL text's statements, their rows thrown away; the rows the last one read or
-    /// wrote. A SELECT must be PERFORM's (`perform`), as in PL/pgSQL.
-    async fn run_sql(&mut self, text: &str, perform: bool, scopes: &Scopes) -> Result<usize> {
-        let mut count = 0;
+    /// wrote (`None` for a command that does neither, which leaves FOUND as it was). A
+    /// SELECT must be PERFORM's (`perform`), as in PL/pgSQL.
+    async fn run_sql(
+        &mut self,
+        text: &str,
+        perform: bool,
+        scopes: &Scopes,
+    ) -> Result<Option<usize>> {
+        let mut count = None;
         for mut statement in crate::session::parse_sql(text)? {
             match &statement {
                 Statement::StartTransaction { .. }
@@ -1913,7 +2191,8 @@ impl Session {
                 _ => {}
             }
             self.put_variables(&mut statement, scopes)?;
-            count = match Box::pin(self.execute_inner(statement, &[])).await? {
+            let counts = takes_variables(&statement);
+            let rows = match Box::pin(self.execute_inner(statement, &[])).await? {
                 Output::Rows { mut stream, .. } => {
                     let mut rows = 0;
                     while let Some(batch) = stream.next().await {
@@ -1929,6 +2208,7 @@ impl Session {
                 Output::Uncommitted(result) => result.count().unwrap_or(0),
                 _ => 0,
             };
+            count = counts.then_some(rows).or(count);
         }
         Ok(count)
     }
@@ -1967,6 +2247,9 @@ impl Session {
             .collect();
         let mut values = Vec::new();
         while let Some(batch) = stream.next().await {
+            if limit.is_some_and(|l| values.len() >= l) {
+                break;
+            }
             let batch = batch?;
             for r in 0..batch.num_rows() {
                 if limit.is_some_and(|l| values.len() >= l) {
@@ -2209,6 +2492,9 @@ fn assign(
             "\"{name}\" is not a known variable"
         )));
     };
+    if variable.constant {
+        return Err(constant_assigned(name));
+    }
     if value.is_none() && variable.not_null {
         return Err(not_null(name));
     }
@@ -2226,36 +2512,24 @@ fn assign(
     Ok(())
 }
 
-/// Gives INTO's or FOR's targets a row (`None`: no row, all NULL): a lone record target
-/// the whole row, else each target a column in order.
-fn assign_row(
-    scopes: &mut Scopes,
-    targets: &[String],
-    columns: &[(String, String)],
-    row: Option<Vec<Option<String>>>,
-) -> Result<()> {
-    let values = row.unwrap_or_else(|| vec![None; columns.len()]);
-    if let [target] = targets
-        && let Some(variable) = find_mut(scopes, target)
-        && let Value::Record(fields) = &mut variable.value
-    {
-        *fields = Some(
-            columns
-                .iter()
-                .zip(values)
-                .map(|((name, ty), value)| (name.clone(), ty.clone(), value))
-                .collect(),
-        );
-        return Ok(());
+/// P0003, for INTO of more than one row where one is wanted.
+fn too_many_rows() -> Error {
+    Error::Raised {
+        code: "P0003".into(),
+        message: "query returned more than one row".into(),
+        detail: None,
+        hint: Some("Make sure the query returns a single row, or use LIMIT 1.".into()),
     }
-    for (i, target) in targets.iter().enumerate() {
-        let value = values.get(i).cloned().flatten();
-        match target.split_once('.') {
-            Some((record, field)) => assign(scopes, record, Some(field), value)?,
-            None => assign(scopes, target, None, value)?,
-        }
+}
+
+/// 22005, for an assignment to a CONSTANT.
+fn constant_assigned(name: &str) -> Error {
+    Error::Raised {
+        code: "22005".into(),
+        message: format!("variable \"{name}\" is declared CONSTANT"),
+        detail: None,
+        hint: None,
     }
-    Ok(())
 }
 
 /// Whether a statement returns rows, which PL/pgSQL wants INTO (PERFORM for a SELECT).
@@ -2287,6 +2561,11 @@ fn bare(e: &Error) -> &Error {
 /// inline_code_block line 3 at SQL statement"). A position in the statement's own text
 /// means nothing in the DO's, and goes.
 fn in_context(e: Error, line: u64, statement: &str) -> Error {
+    in_context_phrase(e, line, &format!("at {statement}"))
+}
+
+/// [`in_context`] with the context's last words given (`during …`).
+fn in_context_phrase(e: Error, line: u64, phrase: &str) -> Error {
     let e = match e {
         Error::At { source, .. } => *source,
         e => e,
@@ -2294,7 +2573,7 @@ fn in_context(e: Error, line: u64, statement: &str) -> Error {
     match e {
         Error::Context { .. } => e,
         e => Error::Context {
-            context: format!("PL/pgSQL function inline_code_block line {line} at {statement}"),
+            context: format!("PL/pgSQL function inline_code_block line {line} {phrase}"),
             source: Box::new(e),
         },
     }
