@@ -750,6 +750,74 @@ pub(crate) fn take_overriding(
     found
 }
 
+/// `INSERT … SELECT … ORDER BY keys`: rows are inserted in that order (serial values, which
+/// of two conflicting rows wins), as in PostgreSQL. The source becomes a derived table, and
+/// DataFusion drops a sort nothing above it asks for; so its keys that are not among its
+/// columns (`src_cols`) are added to its select list as `__partita_ord_<n>`, and the ORDER
+/// BY for the outer query and those added columns' names are returned. A source that is not
+/// a plain SELECT, or is DISTINCT, keeps its order to itself.
+fn carried_order(source: &mut Query, src_cols: &[String]) -> (Option<ast::OrderBy>, Vec<String>) {
+    let Some(ast::OrderBy {
+        kind: ast::OrderByKind::Expressions(items),
+        ..
+    }) = &source.order_by
+    else {
+        return (None, vec![]);
+    };
+    let SetExpr::Select(select) = source.body.as_mut() else {
+        return (None, vec![]);
+    };
+    if select.distinct.is_some() {
+        return (None, vec![]);
+    }
+    // The source's output names, by position.
+    let names: Vec<Option<String>> = select
+        .projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::ExprWithAlias { alias, .. } => Some(normalize_ident(alias)),
+            SelectItem::UnnamedExpr(Expr::Identifier(id)) => Some(normalize_ident(id)),
+            _ => None,
+        })
+        .collect();
+    let mut keys = Vec::new();
+    let mut outer = Vec::with_capacity(items.len());
+    for item in items {
+        let position = match &item.expr {
+            Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => n.parse::<usize>().ok().and_then(|n| n.checked_sub(1)),
+                _ => None,
+            },
+            Expr::Identifier(id) => names
+                .iter()
+                .position(|n| n.as_deref() == Some(normalize_ident(id).as_str())),
+            _ => None,
+        };
+        let column = match position.and_then(|p| src_cols.get(p)) {
+            Some(column) => column.clone(),
+            None => {
+                let name = format!("__partita_ord_{}", keys.len());
+                select.projection.push(SelectItem::ExprWithAlias {
+                    expr: item.expr.clone(),
+                    alias: ident(&name),
+                });
+                keys.push(name.clone());
+                name
+            }
+        };
+        outer.push(ast::OrderByExpr {
+            expr: Expr::CompoundIdentifier(vec![ident("__partita_src"), ident(&column)]),
+            options: item.options,
+            with_fill: None,
+        });
+    }
+    let order = ast::OrderBy {
+        kind: ast::OrderByKind::Expressions(outer),
+        interpolate: None,
+    };
+    (Some(order), keys)
+}
+
 /// The hint prefixes that carry what sqlparser has no place for in an INSERT's ON CONFLICT
 /// target: the WHERE of `ON CONFLICT (columns) WHERE …`, and a target list naming index
 /// expressions (`ON CONFLICT (lower(email))`; sqlparser takes column names only).
@@ -1125,6 +1193,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
             let src_cols: Vec<String> = (0..targets.len())
                 .map(|i| format!("__partita_src_{i}"))
                 .collect();
+            let (order, keys) = carried_order(&mut source, &src_cols);
             let mut projection = Vec::with_capacity(stored.len());
             for &i in &stored {
                 let expr = match targets.iter().position(|&t| t == i) {
@@ -1143,6 +1212,7 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                         name: ident("__partita_src"),
                         columns: src_cols
                             .iter()
+                            .chain(&keys)
                             .map(|c| ast::TableAliasColumnDef::from_name(c.as_str()))
                             .collect(),
                         at: None,
@@ -1151,7 +1221,9 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                 },
                 joins: vec![],
             };
-            select_query(projection, vec![derived], None)
+            let mut query = select_query(projection, vec![derived], None);
+            query.order_by = order;
+            query
         }
         None => {
             // DEFAULT VALUES
