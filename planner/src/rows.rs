@@ -80,11 +80,7 @@ pub fn expand_whole_rows(stmt: &mut Statement, columns_of: RowColumns) -> crate:
             let mut outer = Vec::new();
             let mut outer_unknown = false;
             for frame in self.frames.iter().rev().skip(1) {
-                let select = Select {
-                    from: frame.from.clone(),
-                    ..empty_select()
-                };
-                let (sources, unknown) = sources(&select, &|n| self.lookup(n));
+                let (sources, unknown) = sources(&frame.from, &|n| self.lookup(n));
                 outer.extend(sources);
                 outer_unknown |= unknown;
             }
@@ -363,6 +359,32 @@ struct Source {
 }
 
 impl Source {
+    /// `"qualifier"."column"`.
+    fn column(&self, column: &str) -> Expr {
+        Expr::CompoundIdentifier(vec![
+            Ident::with_quote('"', self.qualifier.clone()),
+            Ident::with_quote('"', column.to_string()),
+        ])
+    }
+
+    /// Each column as a reference.
+    fn columns(&self) -> impl Iterator<Item = Expr> + '_ {
+        self.columns.iter().map(|c| self.column(c))
+    }
+
+    /// `'name', "qualifier"."name"` for each column: a builder's arguments.
+    fn members(&self) -> Vec<Expr> {
+        self.columns
+            .iter()
+            .flat_map(|c| {
+                [
+                    Expr::value(Value::SingleQuotedString(c.clone())),
+                    self.column(c),
+                ]
+            })
+            .collect()
+    }
+
     /// Whether the row is one an outer join made up: its never-NULL column is NULL, or
     /// else all its columns are (`None` when it has none).
     fn missing(&self) -> Option<Expr> {
@@ -392,13 +414,13 @@ enum Lookup {
     Unknown,
 }
 
-/// The FROM items of `select`, and whether any has columns that cannot be known here (a
-/// function's, a CTE's or subquery's unnamed ones): a bare name may then be one of them.
-fn sources(select: &Select, lookup: &dyn Fn(&str) -> Lookup) -> (Vec<Source>, bool) {
+/// The FROM items of a FROM clause, and whether any has columns that cannot be known here
+/// (a function's, a CTE's or subquery's unnamed ones): a bare name may then be one of them.
+fn sources(from: &[ast::TableWithJoins], lookup: &dyn Fn(&str) -> Lookup) -> (Vec<Source>, bool) {
     use ast::JoinOperator as J;
     let mut out = Vec::new();
     let mut unknown = false;
-    for twj in &select.from {
+    for twj in from {
         let right = |j: &ast::Join| {
             matches!(
                 j.join_operator,
@@ -520,7 +542,7 @@ fn select_list_names(body: &SetExpr, lookup: &dyn Fn(&str) -> Lookup) -> Option<
     // The FROM items' columns, read when a wildcard needs them.
     let from = std::cell::OnceCell::new();
     let from = || {
-        from.get_or_init(|| match sources(select, lookup) {
+        from.get_or_init(|| match sources(&select.from, lookup) {
             (sources, false) => Some(sources),
             (_, true) => None,
         })
@@ -552,22 +574,6 @@ fn select_list_names(body: &SetExpr, lookup: &dyn Fn(&str) -> Lookup) -> Option<
     Some(names)
 }
 
-/// A SELECT with nothing in it.
-fn empty_select() -> Select {
-    match datafusion::sql::sqlparser::parser::Parser::new(
-        &datafusion::sql::sqlparser::dialect::PostgreSqlDialect {},
-    )
-    .try_with_sql("SELECT 1")
-    .and_then(|mut p| p.parse_query())
-    {
-        Ok(q) => match *q.body {
-            SetExpr::Select(select) => *select,
-            _ => unreachable!("SELECT 1 is a SELECT"),
-        },
-        Err(_) => unreachable!("SELECT 1 parses"),
-    }
-}
-
 /// Expands each SELECT of a query's body (a set operation's branches too).
 fn expand_set_expr(
     body: &mut SetExpr,
@@ -591,7 +597,7 @@ fn expand_select(
     outer: &[Source],
     outer_unknown: bool,
 ) -> ControlFlow<crate::Error> {
-    let (sources, unknown) = sources(select, lookup);
+    let (sources, unknown) = sources(&select.from, lookup);
     if sources.is_empty() && outer.is_empty() {
         return ControlFlow::Continue(());
     }
@@ -683,14 +689,7 @@ fn expand_select(
     /// The row of `source` as a record (a struct of its columns, which is written as
     /// PostgreSQL writes a record): NULL for a row an outer join made up.
     fn row_record(source: &Source) -> Expr {
-        let mut members = Vec::with_capacity(source.columns.len() * 2);
-        for column in &source.columns {
-            members.push(Expr::value(Value::SingleQuotedString(column.clone())));
-            members.push(Expr::CompoundIdentifier(vec![
-                Ident::with_quote('"', source.qualifier.clone()),
-                Ident::with_quote('"', column.clone()),
-            ]));
-        }
+        let members = source.members();
         let row = call("named_struct", members);
         match source.missing().filter(|_| source.nullable) {
             Some(missing) => Expr::Nested(Box::new(unless_missing(missing, row))),
@@ -701,14 +700,7 @@ fn expand_select(
     /// The row of `source` as a JSON object (jsonb when `jsonb`): NULL for a row an outer
     /// join made up.
     fn row_object(source: &Source, jsonb: bool) -> Expr {
-        let mut members = Vec::with_capacity(source.columns.len() * 2);
-        for column in &source.columns {
-            members.push(Expr::value(Value::SingleQuotedString(column.clone())));
-            members.push(Expr::CompoundIdentifier(vec![
-                Ident::with_quote('"', source.qualifier.clone()),
-                Ident::with_quote('"', column.clone()),
-            ]));
-        }
+        let members = source.members();
         let builder = if jsonb {
             "jsonb_build_object"
         } else {
@@ -754,10 +746,7 @@ fn expand_select(
             {
                 let not = matches!(e, Expr::IsNotNull(_));
                 let column = |c: &String| {
-                    let c = Box::new(Expr::CompoundIdentifier(vec![
-                        Ident::with_quote('"', source.qualifier.clone()),
-                        Ident::with_quote('"', c.clone()),
-                    ]));
+                    let c = Box::new(source.column(c));
                     if not {
                         Expr::IsNotNull(c)
                     } else {
@@ -891,16 +880,11 @@ fn expand_select(
                         _ => None,
                     };
                     match source {
-                        Some(source) if name == "row" => {
-                            args.extend(source.columns.iter().map(|c| {
-                                FunctionArg::Unnamed(FunctionArgExpr::Expr(
-                                    Expr::CompoundIdentifier(vec![
-                                        Ident::with_quote('"', source.qualifier.clone()),
-                                        Ident::with_quote('"', c.clone()),
-                                    ]),
-                                ))
-                            }))
-                        }
+                        Some(source) if name == "row" => args.extend(
+                            source
+                                .columns()
+                                .map(|c| FunctionArg::Unnamed(FunctionArgExpr::Expr(c))),
+                        ),
                         Some(source) => args.push(FunctionArg::Unnamed(FunctionArgExpr::Expr(
                             row_record(source),
                         ))),
@@ -935,12 +919,7 @@ fn expand_select(
                 for field in &fields.args {
                     match field {
                         FunctionArg::Unnamed(a) => match self.row_argument(a) {
-                            Some(source) => expanded.extend(source.columns.iter().map(|c| {
-                                Expr::CompoundIdentifier(vec![
-                                    Ident::with_quote('"', source.qualifier.clone()),
-                                    Ident::with_quote('"', c.clone()),
-                                ])
-                            })),
+                            Some(source) => expanded.extend(source.columns()),
                             None => match a {
                                 FunctionArgExpr::Expr(x) => expanded.push(x.clone()),
                                 _ => return ControlFlow::Continue(()),
