@@ -31,7 +31,7 @@ pub async fn create_table_as(
         return create_table(session, create).await;
     };
     let name = sql::ddl::table_name(&create.name)?;
-    if create.if_not_exists && session.table_def(&name).is_ok() {
+    if create.if_not_exists && crate::temp::table_exists(session, &name, create.temporary) {
         session.notice_coded(
             "42P07",
             format!("relation \"{name}\" already exists, skipping"),
@@ -75,11 +75,13 @@ pub async fn create_table_as(
         .collect();
     let table = crate::functions::text::quote_ident(&name);
     let ddl = format!("CREATE TABLE {table} ({})", columns.join(", "));
-    let Some(ast::Statement::CreateTable(table_create)) =
+    let Some(ast::Statement::CreateTable(mut table_create)) =
         crate::session::parse_sql(&ddl)?.into_iter().next()
     else {
         return Err(Error::Internal(format!("not a CREATE TABLE: {ddl}")));
     };
+    table_create.temporary = create.temporary;
+    table_create.on_commit = create.on_commit;
     create_table(session, &table_create).await?;
     let fill = format!("INSERT INTO {table} SELECT * FROM ({query}) AS __partita_created");
     let Some(ast::Statement::Insert(insert)) = crate::session::parse_sql(&fill)?.into_iter().next()
@@ -101,7 +103,7 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
         return create_table_itself(session, create).await;
     }
     let name = table_name(&create.name)?;
-    if create.if_not_exists && session.table_def(&name).is_ok() {
+    if create.if_not_exists && crate::temp::table_exists(session, &name, create.temporary) {
         // The table is there: its LIKE is not read, as in PostgreSQL.
         session.notice_coded(
             "42P07",
@@ -126,6 +128,7 @@ async fn create_table_itself(
     create: &ast::CreateTable,
 ) -> Result<WriteResult> {
     let mut def = table_def_from_create(create, &session.user_types())?;
+    crate::temp::mark(session, create, &mut def)?;
     let uniques = sql::ddl::unique_constraints(create)?;
     let foreign_keys = sql::ddl::foreign_keys(create)?;
     // A serial column's sequence takes a free name, as PostgreSQL's does (`t_id_seq1` when
@@ -155,8 +158,7 @@ async fn create_table_itself(
     }
     crate::conditions::validate(&def)?;
     let txn = session.open_txn()?;
-    let exists = session.table_def(&def.name).is_ok();
-    if exists {
+    if crate::temp::table_exists(session, &def.name, def.temp_schema.is_some()) {
         if create.if_not_exists {
             session.notice_coded(
                 "42P07",
@@ -170,7 +172,12 @@ async fn create_table_itself(
     if !def.has_row_id() {
         let pkey = def.primary_key_name();
         let changes = crate::sequences::session_changes(session);
-        if session.db.catalog.relation_exists(&pkey, &changes) {
+        let temporary = def.temp_schema.is_some();
+        if session
+            .db
+            .catalog
+            .relation_exists_of_kind(&pkey, temporary, &changes)
+        {
             return Err(Error::Sql(sql::Error::DuplicateTable(pkey)));
         }
     }

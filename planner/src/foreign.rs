@@ -46,6 +46,20 @@ pub(crate) fn resolve(
 ) -> Result<ForeignKeyDef> {
     let parent = referenced_table(session, child, &spec.table)?;
     let parent = parent.as_deref().unwrap_or(child);
+    // Each side names the other in its definition, so both must live as long.
+    match (child.temp_schema.is_some(), parent.temp_schema.is_some()) {
+        (false, true) => {
+            return Err(Error::Sql(sql::Error::InvalidDefinition(
+                "constraints on permanent tables may reference only permanent tables".into(),
+            )));
+        }
+        (true, false) => {
+            return Err(Error::Unsupported(
+                "a foreign key from a temporary table to a permanent one".into(),
+            ));
+        }
+        _ => {}
+    }
     let column = |def: &TableDef, name: &str| -> Result<usize> {
         match def.column_index(name) {
             Some(i) if !def.columns[i].hidden => Ok(i),

@@ -145,6 +145,8 @@ impl IndexShape {
             referenced_by: Vec::new(),
             pkey_name: None,
             comment: None,
+            temp_schema: None,
+            on_commit: None,
         }
     }
 
@@ -618,9 +620,11 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
     session.open_txn()?;
     let catalog = session.db.catalog.clone();
     let scope = Arc::clone(&session.scope);
+    // An index goes where its table is: among the session's temporary relations or not.
+    let temporary = def.temp_schema.is_some();
     let taken = |name: &str| {
         let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
-        catalog.relation_exists(name, &scope.changes)
+        catalog.relation_exists_of_kind(name, temporary, &scope.changes)
     };
     // PostgreSQL's name for an unnamed index: the table, its columns' names (`lower` for
     // `lower(email)`, `expr` for another expression), `idx`, numbered when taken.
@@ -764,9 +768,10 @@ pub(crate) fn add_unique_constraint(
         });
     }
     let catalog = session.db.catalog.clone();
+    let temporary = def.temp_schema.is_some();
     let taken = |name: &str| {
         let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
-        catalog.relation_exists(name, &scope.changes)
+        catalog.relation_exists_of_kind(name, temporary, &scope.changes)
     };
     let name = match &constraint.name {
         Some(name) if taken(name) => {

@@ -57,6 +57,7 @@ pub mod setops;
 pub mod sqlstate;
 mod srf;
 pub mod subquery;
+mod temp;
 pub mod text;
 pub mod to_char;
 pub mod view;

@@ -44,6 +44,15 @@ pub async fn create(session: &mut Session, create: &ast::CreateView) -> Result<W
     let mut reads = relations_named(&Statement::Query(Box::new(query.clone())));
     reads.sort();
     reads.dedup();
+    // PostgreSQL makes such a view temporary itself; Partita has no temporary views.
+    if let Some(temporary) = reads
+        .iter()
+        .find(|name| crate::temp::table_exists(session, name, true))
+    {
+        return Err(Error::Unsupported(format!(
+            "a view of temporary table \"{temporary}\" (temporary views)"
+        )));
+    }
     // Plan the query now, as PostgreSQL does: an unknown table or column is an error here.
     let mut check = Statement::Query(Box::new(query.clone()));
     session.expand_views(&mut check)?;

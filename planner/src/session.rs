@@ -50,6 +50,8 @@ impl Database {
     pub fn open(path: &Path, options: StoreOptions) -> Result<Database> {
         let store = Store::open(path, options)?;
         let catalog = Catalog::load(&store)?;
+        // Temporary tables are their sessions'; a crash leaves them behind.
+        catalog.drop_temporary_tables(&store, None)?;
         let executor =
             Arc::new(Executor::new().map_err(|e| Error::Storage(storage::Error::Io(e)))?);
         Ok(Database {
@@ -219,6 +221,15 @@ pub struct Session {
     sequence_values: crate::sequences::SessionValues,
     /// The session's LISTENs and its transaction's NOTIFYs.
     listener: Arc<crate::notify::Listener>,
+    /// Whether the session has made a temporary table with an ON COMMIT action, which
+    /// every commit then looks for (see `temp::on_commit`).
+    pub(crate) temp_on_commit: bool,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        crate::temp::drop_at_end(self);
+    }
 }
 
 /// The functions `Session::own_functions` hands out.
@@ -1081,7 +1092,7 @@ impl Session {
         let ctx = SessionContext::new_with_state(state);
         let scope = Arc::new(Mutex::new(StatementScope {
             reader: None,
-            changes: CatalogChanges::default(),
+            changes: CatalogChanges::for_session(&crate::temp::next_schema()),
             system_columns: false,
             max_class: ScanClass::Full,
             stream_bytes_min: crate::provider::STREAM_BYTES_MIN,
@@ -1174,6 +1185,7 @@ impl Session {
             advisory,
             sequence_values,
             listener,
+            temp_on_commit: false,
         };
         session.set_zone(Zone::utc());
         session.reported.clear();
@@ -1947,10 +1959,18 @@ impl Session {
             return Err(e);
         }
         let txn = open.txn.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let changes = self.end_scope();
-        let Some(txn) = txn else {
+        let Some(mut txn) = txn else {
+            self.end_scope();
             return Err(Error::Internal("transaction already ended".into()));
         };
+        if self.temp_on_commit
+            && let Err(e) = crate::temp::on_commit(self, &mut txn)
+        {
+            txn.rollback();
+            self.end_scope();
+            return Err(e);
+        }
+        let changes = self.end_scope();
         let catalog = self.db.catalog.clone();
         let commit = move || catalog.commit_with(changes, || txn.commit());
         // The commit blocks until its journal write is durable. A connection's own thread
@@ -2071,7 +2091,7 @@ impl Session {
             .release_all(Some(crate::advisory::Scope::Transaction));
         let mut scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
         scope.reader = None;
-        std::mem::take(&mut scope.changes)
+        scope.changes.take()
     }
 
     /// What a statement reads: the open transaction, else a fresh snapshot.
@@ -2561,8 +2581,8 @@ impl Session {
     /// `DISCARD ALL | PLANS | SEQUENCES | TEMP`. ALL, outside a transaction block only,
     /// closes the cursors, resets every setting, forgets the statements PREPARE made (the
     /// wire layer forgets the protocol's), the kept plans and `currval`, releases the
-    /// session's advisory locks and stops its LISTENs, as PostgreSQL's does. Partita has no
-    /// temporary tables.
+    /// session's advisory locks and stops its LISTENs, as PostgreSQL's does. ALL and TEMP
+    /// drop the session's temporary tables.
     fn discard(&mut self, object: ast::DiscardObject) -> Result<Output> {
         match object {
             ast::DiscardObject::ALL => {
@@ -2578,10 +2598,11 @@ impl Session {
                 self.sequence_values.forget();
                 self.advisory.release_all(None);
                 self.listener.unlisten(None);
+                crate::temp::discard(self)?;
             }
             ast::DiscardObject::PLANS => self.kept_plans.clear(),
             ast::DiscardObject::SEQUENCES => self.sequence_values.forget(),
-            ast::DiscardObject::TEMP => {}
+            ast::DiscardObject::TEMP => crate::temp::discard(self)?,
         }
         Ok(Output::Command(format!("DISCARD {object}")))
     }

@@ -70,6 +70,12 @@ pub async fn create_view(session: &mut Session, create: &ast::CreateView) -> Res
         }
     };
     let base = session.table_def(&base_name)?;
+    if base.temp_schema.is_some() {
+        // PostgreSQL's words: a materialized view lives longer than the session.
+        return Err(Error::Unsupported(
+            "materialized views must not use temporary tables or views".into(),
+        ));
+    }
     if base.view.is_some() {
         return Err(Error::Unsupported(
             "a materialized view of a materialized view".into(),

@@ -283,6 +283,24 @@ pub struct TableDef {
     /// COMMENT ON TABLE's (or MATERIALIZED VIEW's) text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
+    /// For a temporary table, the schema of the session that made it (`pg_temp_<n>`, see
+    /// `CatalogChanges::temp_schema`): no other session sees it, and it is dropped when that
+    /// session ends, or when the store is opened again after a crash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temp_schema: Option<String>,
+    /// A temporary table's ON COMMIT action other than PRESERVE ROWS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_commit: Option<OnCommit>,
+}
+
+/// What a temporary table's `ON COMMIT` clause does when a transaction of its session
+/// commits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OnCommit {
+    /// Its rows are deleted.
+    DeleteRows,
+    /// It is dropped (it lives in the transaction that made it only).
+    Drop,
 }
 
 impl TableDef {
@@ -382,6 +400,21 @@ fn record_key(name: &str) -> Vec<u8> {
     let mut key = b"t/".to_vec();
     key.extend_from_slice(name.as_bytes());
     key
+}
+
+/// The name a table's definition is kept under: its own, or for a temporary table its
+/// schema's and its own, which no permanent table's name is (a NUL is in no identifier),
+/// so that it shadows a permanent table of the same name without taking its place.
+fn table_key(def: &TableDef) -> String {
+    match &def.temp_schema {
+        Some(schema) => temp_key(schema, &def.name),
+        None => def.name.clone(),
+    }
+}
+
+/// The key of temporary table `name` of session schema `schema`.
+fn temp_key(schema: &str, name: &str) -> String {
+    format!("{schema}\0{name}")
 }
 
 fn view_record_key(name: &str) -> Vec<u8> {
@@ -484,9 +517,42 @@ pub struct CatalogChanges {
     pub types: BTreeMap<String, Option<Arc<EnumType>>>,
     /// Extensions created, or dropped (`None`).
     pub extensions: BTreeMap<String, Option<Arc<Extension>>>,
+    /// The session's schema for temporary tables (`pg_temp_<n>`), not a change: its tables
+    /// are found before permanent tables of the same name, and other sessions' are not
+    /// found at all. It outlives the transaction (`CatalogChanges::ended`).
+    pub temp_schema: Option<Arc<str>>,
 }
 
 impl CatalogChanges {
+    /// No changes, for a session whose temporary tables are in `temp_schema`.
+    pub fn for_session(temp_schema: &str) -> CatalogChanges {
+        CatalogChanges {
+            temp_schema: Some(Arc::from(temp_schema)),
+            ..CatalogChanges::default()
+        }
+    }
+
+    /// Takes the changes out at a transaction's end, leaving none behind (the session's
+    /// schema stays).
+    pub fn take(&mut self) -> CatalogChanges {
+        let temp_schema = self.temp_schema.clone();
+        std::mem::replace(
+            self,
+            CatalogChanges {
+                temp_schema,
+                ..CatalogChanges::default()
+            },
+        )
+    }
+
+    /// Whether a table is one other sessions see, or this session's temporary table.
+    fn sees(&self, table: &TableDef) -> bool {
+        table
+            .temp_schema
+            .as_deref()
+            .is_none_or(|s| Some(s) == self.temp_schema.as_deref())
+    }
+
     pub fn is_empty(&self) -> bool {
         self.tables.is_empty()
             && self.views.is_empty()
@@ -660,7 +726,7 @@ impl Catalog {
     pub fn load(store: &Store) -> Result<Catalog> {
         let view = store.snapshot();
         Ok(Catalog {
-            tables: load_records(&view, b"t/", |t: &TableDef| t.name.clone())?,
+            tables: load_records(&view, b"t/", table_key)?,
             views: load_records(&view, b"v/", |v: &PlainView| v.name.clone())?,
             sequence_defs: load_records(&view, b"q/", |q: &SequenceDef| q.name.clone())?,
             types: load_records(&view, b"y/", |y: &EnumType| y.name.clone())?,
@@ -921,17 +987,48 @@ impl Catalog {
         )
     }
 
-    /// The table `name` as `changes` (the caller's transaction) sees it.
+    /// The table `name` as `changes` (the caller's transaction) sees it: the session's
+    /// temporary table of that name, else the permanent one.
     pub fn table(&self, name: &str, changes: &CatalogChanges) -> Option<Arc<TableDef>> {
-        if let Some(change) = changes.tables.get(name) {
-            return change.clone();
-        }
-        self.tables.read().ok()?.get(name).cloned()
+        self.table_of_kind(name, true, changes)
+            .or_else(|| self.table_of_kind(name, false, changes))
     }
 
-    /// Every table `changes` sees, by name.
+    /// The session's temporary table `name` (`temporary`), or the permanent one.
+    pub fn table_of_kind(
+        &self,
+        name: &str,
+        temporary: bool,
+        changes: &CatalogChanges,
+    ) -> Option<Arc<TableDef>> {
+        let key = match (temporary, &changes.temp_schema) {
+            (false, _) => name.to_string(),
+            (true, Some(schema)) => temp_key(schema, name),
+            (true, None) => return None,
+        };
+        if let Some(change) = changes.tables.get(&key) {
+            return change.clone();
+        }
+        self.tables.read().ok()?.get(&key).cloned()
+    }
+
+    /// Every table `changes` sees, by name: the permanent ones and the session's
+    /// temporary ones.
     pub fn tables(&self, changes: &CatalogChanges) -> Vec<Arc<TableDef>> {
-        merged(&self.tables, &changes.tables)
+        let mut all = merged(&self.tables, &changes.tables);
+        all.retain(|t| changes.sees(t));
+        all
+    }
+
+    /// Every temporary table of every session, committed (those a crash left behind, when
+    /// the store is opened).
+    pub fn temporary_tables(&self) -> Vec<Arc<TableDef>> {
+        let tables = self.tables.read().unwrap_or_else(|e| e.into_inner());
+        tables
+            .values()
+            .filter(|t| t.temp_schema.is_some())
+            .cloned()
+            .collect()
     }
 
     /// Creates the table's keyspace and catalog record in `txn`.
@@ -941,10 +1038,17 @@ impl Catalog {
         changes: &mut CatalogChanges,
         mut def: TableDef,
     ) -> Result<Arc<TableDef>> {
+        // A temporary table needs its name free among the session's temporary tables
+        // only: it may shadow a permanent one.
+        if def.temp_schema.is_some() {
+            if self.table_of_kind(&def.name, true, changes).is_some() {
+                return Err(Error::DuplicateTable(def.name));
+            }
+        }
         // The store's record too, read in `txn`: a table another session committed just
         // before this transaction began may not be in the shared map yet, and one it
         // commits later makes this read conflict (40001, retried, then 42P07).
-        if self.relation_exists(&def.name, changes)
+        else if self.relation_exists_of_kind(&def.name, false, changes)
             || txn.get(CATALOG_KEYSPACE, &record_key(&def.name))?.is_some()
             || txn
                 .get(CATALOG_KEYSPACE, &view_record_key(&def.name))?
@@ -976,11 +1080,10 @@ impl Catalog {
             }
         }
         let json = serde_json::to_vec(&def).map_err(|e| Error::CorruptCatalog(e.to_string()))?;
-        txn.put(CATALOG_KEYSPACE, &record_key(&def.name), json)?;
+        let key = table_key(&def);
+        txn.put(CATALOG_KEYSPACE, &record_key(&key), json)?;
         let def = Arc::new(def);
-        changes
-            .tables
-            .insert(def.name.clone(), Some(Arc::clone(&def)));
+        changes.tables.insert(key, Some(Arc::clone(&def)));
         Ok(def)
     }
 
@@ -993,13 +1096,19 @@ impl Catalog {
         old: &str,
         def: TableDef,
     ) -> Result<Arc<TableDef>> {
-        if self.relation_exists(&def.name, changes)
-            || txn.get(CATALOG_KEYSPACE, &record_key(&def.name))?.is_some()
-        {
+        let taken = match def.temp_schema {
+            Some(_) => self.table_of_kind(&def.name, true, changes).is_some(),
+            None => {
+                self.relation_exists_of_kind(&def.name, false, changes)
+                    || txn.get(CATALOG_KEYSPACE, &record_key(&def.name))?.is_some()
+            }
+        };
+        if taken {
             return Err(Error::DuplicateTable(def.name));
         }
-        txn.delete(CATALOG_KEYSPACE, &record_key(old))?;
-        changes.tables.insert(old.to_string(), None);
+        let old = self.key_of(old, changes);
+        txn.delete(CATALOG_KEYSPACE, &record_key(&old))?;
+        changes.tables.insert(old, None);
         self.write(txn, changes, def)
     }
 
@@ -1022,15 +1131,48 @@ impl Catalog {
             txn.delete(CATALOG_KEYSPACE, &record_key(&view.name))?;
             changes.tables.insert(view.name.clone(), None);
         }
-        txn.delete(CATALOG_KEYSPACE, &record_key(name))?;
+        let key = table_key(&def);
+        txn.delete(CATALOG_KEYSPACE, &record_key(&key))?;
         // Its sequences' records stay: deleting them here would conflict with the commit
         // that reserved their last block (40001 for DROP after an INSERT in one
         // transaction). They are kept by keyspace, so a table made again under this name has
         // sequences of its own and starts at 1 — unless, after a restart, it is given the
         // dropped table's keyspace number; it then goes on from the old values (a gap, never
         // a value twice).
-        changes.tables.insert(name.to_string(), None);
+        changes.tables.insert(key, None);
         Ok(())
+    }
+
+    /// Drops temporary tables in one transaction of their own: session `schema`'s, when
+    /// the session ends, or every session's (`None`), those a crash left behind when the
+    /// store opens. Returns how many were dropped.
+    pub fn drop_temporary_tables(&self, store: &Store, schema: Option<&str>) -> Result<usize> {
+        let doomed: Vec<Arc<TableDef>> = self
+            .temporary_tables()
+            .into_iter()
+            .filter(|t| schema.is_none_or(|s| t.temp_schema.as_deref() == Some(s)))
+            .collect();
+        if doomed.is_empty() {
+            return Ok(0);
+        }
+        let mut txn = store.begin();
+        let mut all = CatalogChanges::default();
+        for table in &doomed {
+            let schema = table.temp_schema.as_deref().unwrap_or_default();
+            let mut changes = CatalogChanges::for_session(schema);
+            self.drop_table(&mut txn, &mut changes, &table.name)?;
+            all.tables.append(&mut changes.tables);
+        }
+        self.commit_with(all, || txn.commit())?;
+        Ok(doomed.len())
+    }
+
+    /// The key table `name`'s definition is kept under, as `changes` sees the tables.
+    fn key_of(&self, name: &str, changes: &CatalogChanges) -> String {
+        match self.table(name, changes) {
+            Some(def) => table_key(&def),
+            None => name.to_string(),
+        }
     }
 
     /// The table holding index `name`, and the index's position in it.
@@ -1060,6 +1202,28 @@ impl Catalog {
             || self.find_primary_key(name, changes).is_some()
             || self.view(name, changes).is_some()
             || self.sequence_exists(name, changes)
+    }
+
+    /// Whether `name` is taken in the namespace a new relation goes into: the session's
+    /// temporary tables and their indexes (`temporary`), else every other relation.
+    pub fn relation_exists_of_kind(
+        &self,
+        name: &str,
+        temporary: bool,
+        changes: &CatalogChanges,
+    ) -> bool {
+        let taken_by = |t: &TableDef| {
+            t.name == name
+                || t.indexes.iter().any(|i| i.name == name)
+                || (!t.has_row_id() && t.view.is_none() && t.primary_key_name() == name)
+        };
+        let tables = self.tables(changes);
+        let mut of_kind = tables
+            .iter()
+            .filter(|t| t.temp_schema.is_some() == temporary);
+        of_kind.any(|t| taken_by(t))
+            || (!temporary
+                && (self.view(name, changes).is_some() || self.sequence_exists(name, changes)))
     }
 
     /// The plain view `name` as `changes` sees it.

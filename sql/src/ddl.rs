@@ -391,6 +391,8 @@ pub fn table_def_from_create(create: &ast::CreateTable, user: &[SqlType]) -> Res
         referenced_by: Vec::new(),
         pkey_name,
         comment: None,
+        temp_schema: None,
+        on_commit: None,
     };
     for (name, expr) in checks {
         let check = check_def(&def, name, &expr)?;

@@ -4,17 +4,30 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-/// The database a test server serves: small range splits and cache, so tests cross
+/// The store options of a test server: small range splits and cache, so tests cross
 /// split boundaries with little data.
+pub fn store_options() -> storage::StoreOptions {
+    storage::StoreOptions {
+        split_bytes_max: 64 << 10,
+        cache_bytes: 32 << 20,
+    }
+}
+
+/// The database a test server serves (see `store_options`).
 pub fn open_database(dir: &std::path::Path) -> planner::Database {
-    planner::Database::open(
-        dir,
-        storage::StoreOptions {
-            split_bytes_max: 64 << 10,
-            cache_bytes: 32 << 20,
-        },
-    )
-    .expect("open database")
+    planner::Database::open(dir, store_options()).expect("open database")
+}
+
+/// The names of the temporary tables committed in the store at `dir`, read as stored, before
+/// opening the database drops them.
+pub fn stored_temporary_tables(dir: &std::path::Path) -> Vec<String> {
+    let store = storage::Store::open(dir, store_options()).expect("open store");
+    let catalog = sql::Catalog::load(&store).expect("load catalog");
+    catalog
+        .temporary_tables()
+        .iter()
+        .map(|t| t.name.clone())
+        .collect()
 }
 
 pub struct TestServer {
@@ -114,7 +127,7 @@ impl Drop for TestServer {
 pub struct ChildServer {
     child: std::process::Child,
     pub port: u16,
-    _dir: tempfile::TempDir,
+    dir: Option<tempfile::TempDir>,
 }
 
 impl ChildServer {
@@ -143,7 +156,7 @@ impl ChildServer {
         ChildServer {
             child,
             port,
-            _dir: dir,
+            dir: Some(dir),
         }
     }
 
@@ -161,6 +174,13 @@ impl ChildServer {
             let _ = connection.await;
         });
         client
+    }
+
+    /// Kills the server with SIGKILL, as a crash would, and hands over its data directory.
+    pub fn kill(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.dir.take().expect("the data directory")
     }
 
     /// CPU time the server process has used (user + system), from /proc.

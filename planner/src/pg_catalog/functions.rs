@@ -451,8 +451,16 @@ pub fn register(
             })))
         }),
     );
-    for name in [
+    add(
         "pg_table_is_visible",
+        Boolean,
+        Box::new(|s, a| {
+            Ok(ScalarValue::Boolean(
+                int(a.first()).map(|o| s.visible(o as i32)),
+            ))
+        }),
+    );
+    for name in [
         "pg_type_is_visible",
         "pg_function_is_visible",
         "pg_collation_is_visible",

@@ -31,6 +31,8 @@ const FIRST_USER_OID: i32 = 16384;
 pub const PG_CATALOG_NAMESPACE: i32 = 11;
 pub const PUBLIC_NAMESPACE: i32 = 2200;
 pub const INFORMATION_SCHEMA_NAMESPACE: i32 = 13183;
+/// The session's schema of temporary tables (`pg_temp_<n>`; each session sees its own only).
+pub const TEMP_NAMESPACE: i32 = 16383;
 /// The one role, owner of everything, named as the session's user (`Identity`).
 pub const OWNER_OID: i32 = 10;
 /// The one database, named as the session's database.

@@ -96,6 +96,13 @@ pub struct Snapshot {
     pub types: Vec<Arc<sql::types::EnumType>>,
     /// The extensions CREATE EXTENSION installed.
     pub extensions: Vec<Arc<sql::catalog::Extension>>,
+    /// The session's schema of temporary tables.
+    pub temp_schema: Option<Arc<str>>,
+}
+
+/// The schema a table is in: `public`, or the session's for a temporary table.
+pub fn schema_name(t: &TableDef) -> &str {
+    t.temp_schema.as_deref().unwrap_or("public")
 }
 
 /// The `pg_enum` OID of label `i` of the enum type `type_oid`, in a range of its own.
@@ -146,6 +153,7 @@ impl Snapshot {
             identity: Default::default(),
             types: Vec::new(),
             extensions: Vec::new(),
+            temp_schema: None,
         }
     }
 
@@ -154,13 +162,31 @@ impl Snapshot {
             let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
             (scope.changes.clone(), scope.identity.clone())
         };
-        let mut snapshot = Snapshot::new(catalog.tables(&changes));
+        // The session's temporary tables first: a name finds one before a permanent
+        // table it shadows (`relation_named`, regclass).
+        let mut tables = catalog.tables(&changes);
+        tables.sort_by_key(|t| t.temp_schema.is_none());
+        let mut snapshot = Snapshot::new(tables);
         snapshot.identity = identity;
         snapshot.views = catalog.views(&changes);
         snapshot.sequences = catalog.sequences(&changes);
         snapshot.types = catalog.types(&changes);
         snapshot.extensions = catalog.extensions(&changes);
+        snapshot.temp_schema = changes.temp_schema.clone();
         snapshot
+    }
+
+    /// Whether a relation is found by its name alone: not a permanent table (or index)
+    /// shadowed by a temporary one of the same name, as `pg_table_is_visible` answers.
+    pub fn visible(&self, oid: i32) -> bool {
+        let Some(relation) = self.relation(oid) else {
+            return true;
+        };
+        relation.table().temp_schema.is_some()
+            || !self
+                .relations
+                .iter()
+                .any(|r| r.table().temp_schema.is_some() && r.name() == relation.name())
     }
 
     /// COMMENT ON's text for relation `oid`: the table's when `attnum` is 0, else its column's.
@@ -832,6 +858,14 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                     null(),
                 ]
             })
+            // The session's temporary schema, once it holds a table, as PostgreSQL makes
+            // it with the first.
+            .chain(
+                s.tables
+                    .iter()
+                    .find_map(|t| t.temp_schema.as_deref())
+                    .map(|name| vec![oid(TEMP_NAMESPACE), text(name), oid(OWNER_OID), null()]),
+            )
             .collect(),
         ),
         "pg_class" => (
@@ -898,6 +932,10 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                     // lists them only then.
                     if let Relation::Table(t) = r {
                         row[RELHASTRIGGERS] = boolean(t.has_foreign_keys());
+                    }
+                    if r.table().temp_schema.is_some() {
+                        row[RELNAMESPACE] = oid(TEMP_NAMESPACE);
+                        row[RELPERSISTENCE] = text("t");
                     }
                     row
                 })
@@ -1466,7 +1504,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 .filter(|t| t.view.is_none())
                 .map(|t| {
                     vec![
-                        text("public"),
+                        text(schema_name(t)),
                         text(t.name.clone()),
                         text(&*s.identity.user),
                         null(),
@@ -1517,7 +1555,7 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 .filter_map(|r| {
                     let def = index_definition(r)?;
                     Some(vec![
-                        text("public"),
+                        text(schema_name(r.table())),
                         text(r.table().name.clone()),
                         text(r.name()),
                         null(),
@@ -2114,11 +2152,15 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                 .map(|t| {
                     vec![
                         text(&*s.identity.database),
-                        text("public"),
+                        text(schema_name(t)),
                         text(t.name.clone()),
-                        text("BASE TABLE"),
+                        text(match t.temp_schema {
+                            Some(_) => "LOCAL TEMPORARY",
+                            None => "BASE TABLE",
+                        }),
                         text("YES"),
                         text("NO"),
+                        // PostgreSQL 15 leaves it empty, ON COMMIT or not.
                         null(),
                     ]
                 })
@@ -2806,6 +2848,9 @@ const ATTGENERATED: usize = 17;
 
 /// The position of `relhastriggers` in a `pg_class` row.
 const RELHASTRIGGERS: usize = 20;
+/// The positions of `relnamespace` and `relpersistence` in a `pg_class` row.
+const RELNAMESPACE: usize = 2;
+const RELPERSISTENCE: usize = 15;
 
 /// A `pg_class` row.
 #[allow(clippy::too_many_arguments)]

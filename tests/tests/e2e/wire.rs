@@ -1065,6 +1065,81 @@ async fn syntax_errors_carry_their_position() {
     client.query("SELECT 1", &[]).await.unwrap();
 }
 
+/// Temporary tables are their session's: another session does not find them and may make
+/// its own of the same name, one shadows a permanent table of its name, and they are gone
+/// when their session ends (here, at shutdown) and after a crash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn temporary_tables_belong_to_their_session() {
+    let mut server = TestServer::start();
+    let a = server.connect().await;
+    let b = server.connect().await;
+    a.batch_execute(
+        "CREATE TABLE shared (k int PRIMARY KEY); INSERT INTO shared VALUES (1); \
+         CREATE TEMP TABLE stage (k int PRIMARY KEY, v text); INSERT INTO stage VALUES (1, 'a'); \
+         CREATE TEMP TABLE shared (note text); INSERT INTO shared VALUES ('mine')",
+    )
+    .await
+    .unwrap();
+    let err = b.simple_query("SELECT * FROM stage").await.unwrap_err();
+    assert_eq!(
+        err.code(),
+        Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE)
+    );
+    b.batch_execute("CREATE TEMP TABLE stage (other int); INSERT INTO stage VALUES (7)")
+        .await
+        .unwrap();
+    let other: i32 = b
+        .query_one("SELECT other FROM stage", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(other, 7);
+    let v: String = a
+        .query_one("SELECT v FROM stage", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(v, "a");
+    let note: String = a
+        .query_one("SELECT note FROM shared", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(note, "mine");
+    let k: i32 = b
+        .query_one("SELECT k FROM shared", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(k, 1);
+    drop((a, b));
+    server.stop();
+    // The sessions dropped them as they ended: the store holds none.
+    assert_eq!(
+        tests::server::stored_temporary_tables(&server.data_dir),
+        Vec::<String>::new()
+    );
+    drop(server);
+
+    // A crash leaves them in the store; opening it drops them.
+    let crashed = ChildServer::start(env!("CARGO_BIN_EXE_tests-helper"), &[]);
+    let client = crashed.connect().await;
+    client
+        .batch_execute("CREATE TEMP TABLE left_behind (a int); INSERT INTO left_behind VALUES (1)")
+        .await
+        .unwrap();
+    let dir = crashed.kill();
+    assert_eq!(
+        tests::server::stored_temporary_tables(dir.path()),
+        vec!["left_behind".to_string()]
+    );
+    drop(tests::server::open_database(dir.path()));
+    assert_eq!(
+        tests::server::stored_temporary_tables(dir.path()),
+        Vec::<String>::new()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn data_survives_a_restart() {
     let mut server = TestServer::start();
