@@ -1009,11 +1009,7 @@ async fn fill_column(
     let mut fresh = Vec::with_capacity(rows.len());
     // A sequence numbers the rows in key order (a query's parallel batches would not).
     let changes = crate::sequences::session_changes(session);
-    let sequence = default
-        .strip_prefix("nextval('")
-        .and_then(|rest| rest.strip_suffix("')"))
-        .map(|name| sql::sequence::regclass_name(&name.replace("''", "'")))
-        .and_then(|name| session.db.catalog.sequence(&name, &changes));
+    let sequence = crate::sequences::default_sequence(&session.db.catalog, &changes, default);
     if let Some(sequence) = sequence {
         let store = &session.db.store;
         let numbers = (0..rows.len())

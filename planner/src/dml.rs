@@ -1139,6 +1139,9 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
         .collect();
 
     let source = insert.source.as_ref();
+    // Serial defaults of an INSERT … SELECT … ORDER BY, which the writer hands out in the
+    // rows' order (the query would number them before its sort): column and sequence.
+    let mut ordered_serials: Vec<(usize, sql::catalog::Sequence)> = Vec::new();
     let query = match source.map(|q| q.body.as_ref()) {
         // VALUES: cast each value in place; DEFAULT and omitted columns take the default.
         Some(SetExpr::Values(values))
@@ -1194,11 +1197,30 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                 .map(|i| format!("__partita_src_{i}"))
                 .collect();
             let (order, keys) = carried_order(&mut source, &src_cols);
+            let changes = crate::sequences::session_changes(session);
             let mut projection = Vec::with_capacity(stored.len());
             for &i in &stored {
-                let expr = match targets.iter().position(|&t| t == i) {
-                    Some(_) if identity_default(i)? => default_expr(i)?,
-                    Some(p) => cast(column_expr(&src_cols[p]), def.columns[i].ty),
+                let defaulted = match targets.iter().position(|&t| t == i) {
+                    Some(_) if identity_default(i)? => true,
+                    Some(p) => {
+                        let expr = cast(column_expr(&src_cols[p]), def.columns[i].ty);
+                        projection.push(named(expr, &def.columns[i].name));
+                        continue;
+                    }
+                    None => true,
+                };
+                let sequence = def.columns[i]
+                    .default
+                    .as_deref()
+                    .filter(|_| order.is_some() && defaulted)
+                    .and_then(|d| {
+                        crate::sequences::default_sequence(&session.db.catalog, &changes, d)
+                    });
+                let expr = match sequence {
+                    Some(sequence) => {
+                        ordered_serials.push((i, sequence));
+                        cast(null(), def.columns[i].ty)
+                    }
                     None => default_expr(i)?,
                 };
                 projection.push(named(expr, &def.columns[i].name));
@@ -1287,6 +1309,16 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                     )?);
                     col_in_batch += 1;
                 }
+            }
+            // Taken row by row, as PostgreSQL's defaults are: a row that fails takes the
+            // last value.
+            for (i, sequence) in &ordered_serials {
+                let number = session.db.catalog.next_of(&session.db.store, sequence)?;
+                session.sequence_values.record(&sequence.name, number);
+                let column = &def.columns[*i];
+                let number: datafusion::arrow::array::ArrayRef =
+                    Arc::new(datafusion::arrow::array::Int64Array::from(vec![number]));
+                values[*i] = value_from_array(&number, 0, column.ty, &column.name)?;
             }
             crate::conditions::generate(&def, &mut values)?;
             check_not_null(&def, &values)?;

@@ -36,6 +36,28 @@ impl SessionValues {
     pub fn forget(&self) {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Seen::default();
     }
+
+    /// Records a value `nextval` of `sequence` gave outside the SQL function (values the
+    /// writer hands out itself), for `currval` and `lastval`.
+    pub(crate) fn record(&self, sequence: &str, value: i64) {
+        let mut seen = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        seen.by_sequence.insert(sequence.to_string(), value);
+        seen.last = Some(value);
+    }
+}
+
+/// The sequence a column DEFAULT of exactly `nextval('name')` (a serial's or identity's, or
+/// one written out) takes its values from, as `changes` sees the catalog.
+pub(crate) fn default_sequence(
+    catalog: &Catalog,
+    changes: &CatalogChanges,
+    default: &str,
+) -> Option<Sequence> {
+    let name = default.strip_prefix("nextval('")?.strip_suffix("')")?;
+    catalog.sequence(
+        &sql::sequence::regclass_name(&name.replace("''", "'")),
+        changes,
+    )
 }
 
 /// Registers the sequence functions over `catalog`'s sequences in `store`.

@@ -218,7 +218,7 @@ pub struct Session {
     /// The session's advisory locks, released when it ends.
     advisory: Arc<crate::advisory::AdvisoryOwner>,
     /// What `currval` and `lastval` answer.
-    sequence_values: crate::sequences::SessionValues,
+    pub(crate) sequence_values: crate::sequences::SessionValues,
     /// The session's LISTENs and its transaction's NOTIFYs.
     listener: Arc<crate::notify::Listener>,
     /// Whether the session has made a temporary table with an ON COMMIT action, which

@@ -69,15 +69,17 @@ CREATE TABLE IF NOT EXISTS checkins (LIKE no_such_table);
 CREATE TABLE date (a int);
 CREATE TABLE like_date (LIKE date);
 SELECT column_name FROM information_schema.columns WHERE table_name = 'like_date';
--- INSERT … SELECT … ORDER BY: rows go in in that order (which conflicting row wins).
+-- INSERT … SELECT … ORDER BY: rows go in in that order (which conflicting row wins), and
+-- serial ids are handed out in it (a skipped row takes one too, as in PostgreSQL).
 CREATE TABLE arrivals (id serial PRIMARY KEY, email text NOT NULL, place int);
 CREATE UNIQUE INDEX ON arrivals (lower(email));
 CREATE TABLE finish (email text, place int);
 INSERT INTO finish VALUES ('Zed@x.com', 3), ('ann@x.com', 1), ('ZED@X.COM', 2), ('bob@x.com', 4);
-INSERT INTO arrivals (email, place) SELECT email, place FROM finish ORDER BY place ON CONFLICT (lower(email)) DO NOTHING RETURNING email, place;
-INSERT INTO arrivals (email, place) SELECT email || '.org', place FROM finish ORDER BY 2 DESC RETURNING email;
-INSERT INTO arrivals (email) SELECT email || '.net' FROM finish ORDER BY place * -1 RETURNING email;
-SELECT email, place FROM arrivals ORDER BY lower(email);
+INSERT INTO arrivals (email, place) SELECT email, place FROM finish ORDER BY place ON CONFLICT (lower(email)) DO NOTHING RETURNING id, email, place;
+INSERT INTO arrivals (email, place) SELECT email || '.org', place FROM finish ORDER BY 2 DESC RETURNING id, email;
+INSERT INTO arrivals (email) SELECT email || '.net' FROM finish ORDER BY place * -1 RETURNING id, email;
+SELECT currval('arrivals_id_seq'), lastval();
+SELECT id, email, place FROM arrivals ORDER BY lower(email);
 DROP TABLE arrivals, finish;
 DROP TABLE checkins, conflict, date, like_date;
 DROP TABLE runners, stage, stage_defaults, runners_copy, runners_plain, teams;
