@@ -31,7 +31,7 @@ pub async fn create_table_as(
         return create_table(session, create).await;
     };
     let name = sql::ddl::table_name(&create.name)?;
-    if create.if_not_exists && crate::temp::table_exists(session, &name, create.temporary) {
+    if create.if_not_exists && session.table_def(&name).is_ok() {
         session.notice_coded(
             "42P07",
             format!("relation \"{name}\" already exists, skipping"),
@@ -103,7 +103,7 @@ pub async fn create_table(session: &mut Session, create: &ast::CreateTable) -> R
         return create_table_itself(session, create).await;
     }
     let name = table_name(&create.name)?;
-    if create.if_not_exists && crate::temp::table_exists(session, &name, create.temporary) {
+    if create.if_not_exists && session.table_def(&name).is_ok() {
         // The table is there: its LIKE is not read, as in PostgreSQL.
         session.notice_coded(
             "42P07",
@@ -137,6 +137,7 @@ async fn create_table_itself(
         let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
         let catalog = &session.db.catalog;
         let table = def.name.clone();
+        let temporary = def.temp_schema.is_some();
         for column in &mut def.columns {
             let Some(base) = column.owned_sequence(&table) else {
                 continue;
@@ -148,7 +149,7 @@ async fn create_table_itself(
             {
                 continue;
             }
-            free_sequence_name(catalog, &scope.changes, &table, column);
+            free_sequence_name(catalog, &scope.changes, &table, temporary, column);
         }
     }
     for col in &def.columns {
@@ -158,7 +159,7 @@ async fn create_table_itself(
     }
     crate::conditions::validate(&def)?;
     let txn = session.open_txn()?;
-    if crate::temp::table_exists(session, &def.name, def.temp_schema.is_some()) {
+    if session.table_def(&def.name).is_ok() {
         if create.if_not_exists {
             session.notice_coded(
                 "42P07",
@@ -173,11 +174,7 @@ async fn create_table_itself(
         let pkey = def.primary_key_name();
         let changes = crate::sequences::session_changes(session);
         let temporary = def.temp_schema.is_some();
-        if session
-            .db
-            .catalog
-            .relation_exists_of_kind(&pkey, temporary, &changes)
-        {
+        if session.db.catalog.name_taken(&pkey, temporary, &changes) {
             return Err(Error::Sql(sql::Error::DuplicateTable(pkey)));
         }
     }
@@ -836,6 +833,7 @@ fn free_sequence_name(
     catalog: &sql::Catalog,
     changes: &sql::catalog::CatalogChanges,
     table: &str,
+    temporary: bool,
     column: &mut sql::ColumnDef,
 ) {
     let Some(base) = column.owned_sequence(table) else {
@@ -843,7 +841,7 @@ fn free_sequence_name(
     };
     let mut name = base.clone();
     let mut n = 0;
-    while catalog.relation_exists(&name, changes) {
+    while catalog.name_taken(&name, temporary, changes) {
         n += 1;
         name = format!("{base}{n}");
     }
@@ -884,7 +882,8 @@ async fn add_column(
     let mut col = sql::ddl::column_from_ast(&name, column_def, &session.user_types())?;
     if has_own_sequence(column_def) {
         let changes = crate::sequences::session_changes(session);
-        free_sequence_name(&session.db.catalog, &changes, &name, &mut col);
+        let temporary = def.temp_schema.is_some();
+        free_sequence_name(&session.db.catalog, &changes, &name, temporary, &mut col);
         // Its values are kept under a number of its own: a dropped or renamed column of
         // that name, or a rolled back ADD COLUMN, may have left some under the name.
         let number = session.db.catalog.take_sequence_number(&session.db.store)?;

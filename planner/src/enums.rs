@@ -97,7 +97,8 @@ fn find(session: &Session, name: &str) -> Result<Arc<EnumType>> {
 fn columns_of(session: &Session, name: &str) -> Vec<(String, String)> {
     let changes = crate::sequences::session_changes(session);
     let mut found = Vec::new();
-    for table in session.db.catalog.tables(&changes) {
+    // Other sessions' temporary tables too: the type must not go from under them.
+    for table in session.db.catalog.every_table(&changes) {
         for column in &table.columns {
             if column.ty.enum_type().is_some_and(|ty| ty.name == name) {
                 found.push((table.name.clone(), column.name.clone()));
@@ -214,7 +215,7 @@ pub async fn alter(session: &mut Session, alter: &ast::AlterType) -> Result<Writ
     // The tables whose columns are of the type, and the base tables' copies of their
     // materialized views, take the new labels.
     let changes = crate::sequences::session_changes(session);
-    for table in session.db.catalog.tables(&changes) {
+    for table in session.db.catalog.every_table(&changes) {
         let mut def = sql::TableDef::clone(&table);
         let mut changed = retype(&mut def.columns, &name, ty);
         for view in &mut def.views {

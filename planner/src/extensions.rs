@@ -114,7 +114,7 @@ pub async fn drop(session: &mut Session, drop: &ast::DropExtension) -> Result<Wr
                 "extension \"{name}\" does not exist"
             )));
         }
-        let users: Vec<String> = (session.db.catalog.tables(&changes).iter())
+        let users: Vec<String> = (session.db.catalog.every_table(&changes).iter())
             .flat_map(|t| {
                 t.columns.iter().filter_map(|c| {
                     let default = c.default.as_deref()?;

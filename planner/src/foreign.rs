@@ -60,6 +60,13 @@ pub(crate) fn resolve(
         }
         _ => {}
     }
+    // Their commits would drop or empty one side without the other (PostgreSQL refuses a
+    // mismatch at commit).
+    if child.on_commit.is_some() || parent.on_commit.is_some() {
+        return Err(Error::Unsupported(
+            "a foreign key of a table with ON COMMIT DROP or DELETE ROWS".into(),
+        ));
+    }
     let column = |def: &TableDef, name: &str| -> Result<usize> {
         match def.column_index(name) {
             Some(i) if !def.columns[i].hidden => Ok(i),

@@ -624,7 +624,7 @@ pub async fn create_index(session: &mut Session, create: &ast::CreateIndex) -> R
     let temporary = def.temp_schema.is_some();
     let taken = |name: &str| {
         let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
-        catalog.relation_exists_of_kind(name, temporary, &scope.changes)
+        catalog.name_taken(name, temporary, &scope.changes)
     };
     // PostgreSQL's name for an unnamed index: the table, its columns' names (`lower` for
     // `lower(email)`, `expr` for another expression), `idx`, numbered when taken.
@@ -771,7 +771,7 @@ pub(crate) fn add_unique_constraint(
     let temporary = def.temp_schema.is_some();
     let taken = |name: &str| {
         let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
-        catalog.relation_exists_of_kind(name, temporary, &scope.changes)
+        catalog.name_taken(name, temporary, &scope.changes)
     };
     let name = match &constraint.name {
         Some(name) if taken(name) => {
@@ -906,9 +906,6 @@ pub fn rename_index(session: &mut Session, name: &str, to: &str) -> Result<()> {
     let scope = Arc::clone(&session.scope);
     let changed = {
         let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
-        if catalog.relation_exists(to, &scope.changes) {
-            return Err(Error::Sql(sql::Error::DuplicateTable(to.to_string())));
-        }
         // A UNIQUE constraint's index, or the primary key's: the constraint is renamed too.
         let (def, position) = match catalog.find_index(name, &scope.changes) {
             Some((def, position)) => (def, Some(position)),
@@ -917,6 +914,9 @@ pub fn rename_index(session: &mut Session, name: &str, to: &str) -> Result<()> {
                 None => return Err(Error::Sql(sql::Error::UnknownIndex(name.to_string()))),
             },
         };
+        if catalog.name_taken(to, def.temp_schema.is_some(), &scope.changes) {
+            return Err(Error::Sql(sql::Error::DuplicateTable(to.to_string())));
+        }
         let constraint = position.is_none_or(|i| def.indexes[i].constraint);
         if constraint && crate::ddl::constraint_exists(&def, to) {
             return Err(Error::Sql(sql::Error::DuplicateObject(format!(

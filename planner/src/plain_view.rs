@@ -45,10 +45,11 @@ pub async fn create(session: &mut Session, create: &ast::CreateView) -> Result<W
     reads.sort();
     reads.dedup();
     // PostgreSQL makes such a view temporary itself; Partita has no temporary views.
-    if let Some(temporary) = reads
-        .iter()
-        .find(|name| crate::temp::table_exists(session, name, true))
-    {
+    if let Some(temporary) = reads.iter().find(|name| {
+        session
+            .table_def(name)
+            .is_ok_and(|t| t.temp_schema.is_some())
+    }) {
         return Err(Error::Unsupported(format!(
             "a view of temporary table \"{temporary}\" (temporary views)"
         )));
@@ -115,7 +116,7 @@ pub async fn create(session: &mut Session, create: &ast::CreateView) -> Result<W
         let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
         (
             catalog.view(&name, &scope.changes),
-            catalog.relation_exists(&name, &scope.changes),
+            catalog.name_taken(&name, false, &scope.changes),
         )
     };
     match &old {
@@ -701,7 +702,7 @@ pub(crate) fn rename(session: &mut Session, view: &PlainView, to: &str) -> Resul
     let readers = readers(session, &view.name);
     crate::provider::in_txn(&txn, |t| {
         let mut scope = scope.lock().unwrap_or_else(|e| e.into_inner());
-        if catalog.relation_exists(to, &scope.changes) {
+        if catalog.name_taken(to, false, &scope.changes) {
             return Err(Error::Sql(sql::Error::DuplicateTable(to.to_string())));
         }
         catalog.track_relation(t, to)?;

@@ -731,6 +731,12 @@ fn owner(session: &Session, target: &ast::ObjectName) -> Result<(String, String)
     };
     let def = session.table_def(&table)?;
     def.column(&column)?;
+    if def.temp_schema.is_some() {
+        // PostgreSQL's words: the table is in its session's schema, the sequence is not.
+        return Err(crate::Error::NotInPrerequisiteState(
+            "sequence must be in same schema as table it is linked to".into(),
+        ));
+    }
     Ok((table, column))
 }
 
@@ -768,7 +774,7 @@ pub async fn create(session: &mut Session, stmt: &ast::Statement) -> Result<Writ
     if session
         .db
         .catalog
-        .relation_exists(&name, &session_changes(session))
+        .name_taken(&name, false, &session_changes(session))
     {
         if *if_not_exists {
             session.notice_coded(
@@ -953,7 +959,7 @@ fn renamed_default(default: &str, old: &str, new: &str) -> Option<String> {
 
 fn rename(session: &mut Session, txn: &SharedTxn, sequence: &Sequence, to: &str) -> Result<()> {
     let catalog = session.db.catalog.clone();
-    if catalog.relation_exists(to, &session_changes(session)) {
+    if catalog.name_taken(to, false, &session_changes(session)) {
         return Err(sql::Error::DuplicateTable(to.to_string()).into());
     }
     // The columns whose defaults call it go on calling it under its new name.

@@ -50,8 +50,12 @@ impl Database {
     pub fn open(path: &Path, options: StoreOptions) -> Result<Database> {
         let store = Store::open(path, options)?;
         let catalog = Catalog::load(&store)?;
-        // Temporary tables are their sessions'; a crash leaves them behind.
-        catalog.drop_temporary_tables(&store, None)?;
+        // Temporary tables are their sessions'; a crash leaves them behind. Failing to
+        // drop them is no reason not to start: they are dropped at the next start.
+        if let Err(e) = catalog.drop_temporary_tables(&store, None) {
+            eprintln!("partita: temporary tables left from before are kept for now: {e}");
+            crate::temp::skip_schemas(&catalog);
+        }
         let executor =
             Arc::new(Executor::new().map_err(|e| Error::Storage(storage::Error::Io(e)))?);
         Ok(Database {

@@ -27,6 +27,21 @@ pub(crate) fn next_schema() -> String {
     format!("pg_temp_{}", NEXT_SCHEMA.fetch_add(1, Ordering::Relaxed))
 }
 
+/// Gives new sessions schema numbers past those of the temporary tables still in `catalog`
+/// (left because they could not be dropped), which no session may take for its own.
+pub(crate) fn skip_schemas(catalog: &sql::Catalog) {
+    for table in catalog.temporary_tables() {
+        let number = table
+            .temp_schema
+            .as_deref()
+            .and_then(|s| s.strip_prefix("pg_temp_"))
+            .and_then(|n| n.parse::<u64>().ok());
+        if let Some(number) = number {
+            NEXT_SCHEMA.fetch_max(number + 1, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Makes `def` the session's temporary table when `create` says TEMPORARY, with its
 /// ON COMMIT action. ON COMMIT of a permanent table is 42P16, as in PostgreSQL.
 pub(crate) fn mark(
@@ -53,17 +68,6 @@ pub(crate) fn mark(
         session.temp_on_commit = true;
     }
     Ok(())
-}
-
-/// Whether a table `name` exists where CREATE TABLE would put it: among the session's
-/// temporary tables (`temporary`) or the permanent ones.
-pub(crate) fn table_exists(session: &Session, name: &str, temporary: bool) -> bool {
-    let scope = session.scope.lock().unwrap_or_else(|e| e.into_inner());
-    session
-        .db
-        .catalog
-        .table_of_kind(name, temporary, &scope.changes)
-        .is_some()
 }
 
 /// The session's schema for temporary tables.

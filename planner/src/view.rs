@@ -180,7 +180,7 @@ pub async fn create_view(session: &mut Session, create: &ast::CreateView) -> Res
     let scope = Arc::clone(&session.scope);
     {
         let scope = scope.lock().unwrap_or_else(|e| e.into_inner());
-        if catalog.relation_exists(&name, &scope.changes) {
+        if catalog.name_taken(&name, false, &scope.changes) {
             drop(scope);
             if create.if_not_exists {
                 session.notice_coded(

@@ -402,9 +402,10 @@ fn record_key(name: &str) -> Vec<u8> {
     key
 }
 
-/// The name a table's definition is kept under: its own, or for a temporary table its
-/// schema's and its own, which no permanent table's name is (a NUL is in no identifier),
-/// so that it shadows a permanent table of the same name without taking its place.
+/// The name a table's definition is kept under: its own, or for a temporary table its own
+/// and its schema's, which no permanent table's name is (a NUL is in no identifier), so
+/// that two sessions' temporary tables of one name are apart, and the temporary tables of
+/// a name are together (`temp_prefix`).
 fn table_key(def: &TableDef) -> String {
     match &def.temp_schema {
         Some(schema) => temp_key(schema, &def.name),
@@ -414,7 +415,22 @@ fn table_key(def: &TableDef) -> String {
 
 /// The key of temporary table `name` of session schema `schema`.
 fn temp_key(schema: &str, name: &str) -> String {
-    format!("{schema}\0{name}")
+    format!("{}{schema}", temp_prefix(name))
+}
+
+/// The start of the keys of every session's temporary tables named `name`.
+fn temp_prefix(name: &str) -> String {
+    format!("{name}\0")
+}
+
+/// Whether `t` or one of its indexes, or the sequence of one of its columns, is named `name`.
+fn names_relation(t: &TableDef, name: &str) -> bool {
+    t.name == name
+        || t.indexes.iter().any(|i| i.name == name)
+        || (!t.has_row_id() && t.view.is_none() && t.primary_key_name() == name)
+        || t.columns
+            .iter()
+            .any(|c| c.owned_sequence(&t.name).as_deref() == Some(name))
 }
 
 fn view_record_key(name: &str) -> Vec<u8> {
@@ -988,14 +1004,15 @@ impl Catalog {
     }
 
     /// The table `name` as `changes` (the caller's transaction) sees it: the session's
-    /// temporary table of that name, else the permanent one.
+    /// temporary table of that name, else the permanent one (there are not both, see
+    /// `name_taken`, unless two sessions made them at once).
     pub fn table(&self, name: &str, changes: &CatalogChanges) -> Option<Arc<TableDef>> {
         self.table_of_kind(name, true, changes)
             .or_else(|| self.table_of_kind(name, false, changes))
     }
 
     /// The session's temporary table `name` (`temporary`), or the permanent one.
-    pub fn table_of_kind(
+    fn table_of_kind(
         &self,
         name: &str,
         temporary: bool,
@@ -1020,6 +1037,18 @@ impl Catalog {
         all
     }
 
+    /// The tables `changes` sees and every other session's temporary tables: those a change
+    /// of a type or extension must reach too.
+    pub fn every_table(&self, changes: &CatalogChanges) -> Vec<Arc<TableDef>> {
+        let mut all = self.tables(changes);
+        all.extend(
+            self.temporary_tables()
+                .into_iter()
+                .filter(|t| !changes.sees(t)),
+        );
+        all
+    }
+
     /// Every temporary table of every session, committed (those a crash left behind, when
     /// the store is opened).
     pub fn temporary_tables(&self) -> Vec<Arc<TableDef>> {
@@ -1038,24 +1067,11 @@ impl Catalog {
         changes: &mut CatalogChanges,
         mut def: TableDef,
     ) -> Result<Arc<TableDef>> {
-        // A temporary table needs its name free among the session's temporary tables
-        // only: it may shadow a permanent one.
-        if def.temp_schema.is_some() {
-            if self.table_of_kind(&def.name, true, changes).is_some() {
-                return Err(Error::DuplicateTable(def.name));
-            }
-        }
-        // The store's record too, read in `txn`: a table another session committed just
+        // The store's records too, read in `txn`: a table another session committed just
         // before this transaction began may not be in the shared map yet, and one it
         // commits later makes this read conflict (40001, retried, then 42P07).
-        else if self.relation_exists_of_kind(&def.name, false, changes)
-            || txn.get(CATALOG_KEYSPACE, &record_key(&def.name))?.is_some()
-            || txn
-                .get(CATALOG_KEYSPACE, &view_record_key(&def.name))?
-                .is_some()
-            || txn
-                .get(CATALOG_KEYSPACE, &sequence_record_key(&def.name))?
-                .is_some()
+        if self.name_taken(&def.name, def.temp_schema.is_some(), changes)
+            || self.name_recorded(txn, &def.name, def.temp_schema.is_some())?
         {
             return Err(Error::DuplicateTable(def.name));
         }
@@ -1096,14 +1112,10 @@ impl Catalog {
         old: &str,
         def: TableDef,
     ) -> Result<Arc<TableDef>> {
-        let taken = match def.temp_schema {
-            Some(_) => self.table_of_kind(&def.name, true, changes).is_some(),
-            None => {
-                self.relation_exists_of_kind(&def.name, false, changes)
-                    || txn.get(CATALOG_KEYSPACE, &record_key(&def.name))?.is_some()
-            }
-        };
-        if taken {
+        let temporary = def.temp_schema.is_some();
+        if self.name_taken(&def.name, temporary, changes)
+            || self.name_recorded(txn, &def.name, temporary)?
+        {
             return Err(Error::DuplicateTable(def.name));
         }
         let old = self.key_of(old, changes);
@@ -1204,26 +1216,43 @@ impl Catalog {
             || self.sequence_exists(name, changes)
     }
 
-    /// Whether `name` is taken in the namespace a new relation goes into: the session's
-    /// temporary tables and their indexes (`temporary`), else every other relation.
-    pub fn relation_exists_of_kind(
-        &self,
-        name: &str,
-        temporary: bool,
-        changes: &CatalogChanges,
-    ) -> bool {
-        let taken_by = |t: &TableDef| {
-            t.name == name
-                || t.indexes.iter().any(|i| i.name == name)
-                || (!t.has_row_id() && t.view.is_none() && t.primary_key_name() == name)
-        };
-        let tables = self.tables(changes);
-        let mut of_kind = tables
-            .iter()
-            .filter(|t| t.temp_schema.is_some() == temporary);
-        of_kind.any(|t| taken_by(t))
+    /// Whether a new relation of the session, temporary or not, may not take `name`: a
+    /// relation the session sees has it, or, for a permanent one, another session's
+    /// temporary table, index or serial sequence.
+    ///
+    /// A temporary relation never shares its name with a permanent one, where PostgreSQL
+    /// lets the temporary one shadow the other: Partita finds relations by name alone (the
+    /// other side of a foreign key, a materialized view's base, the readers of a view), so
+    /// a session that had both would find the one it did not mean. Two sessions' temporary
+    /// relations may share a name.
+    pub fn name_taken(&self, name: &str, temporary: bool, changes: &CatalogChanges) -> bool {
+        self.relation_exists(name, changes)
             || (!temporary
-                && (self.view(name, changes).is_some() || self.sequence_exists(name, changes)))
+                && self
+                    .temporary_tables()
+                    .iter()
+                    .any(|t| names_relation(t, name)))
+    }
+
+    /// Whether the store holds, as `txn` reads it, a record that takes table name `name`:
+    /// a permanent table's, view's or sequence's, or, for a new permanent table, any
+    /// session's temporary table's. The reads make a concurrent commit of such a record
+    /// conflict with `txn`.
+    fn name_recorded(&self, txn: &mut Transaction, name: &str, temporary: bool) -> Result<bool> {
+        let mut found = txn.get(CATALOG_KEYSPACE, &record_key(name))?.is_some()
+            || txn.get(CATALOG_KEYSPACE, &view_record_key(name))?.is_some()
+            || txn
+                .get(CATALOG_KEYSPACE, &sequence_record_key(name))?
+                .is_some();
+        if !temporary {
+            let range = KeyRange::prefix(&record_key(&temp_prefix(name)));
+            found |= txn
+                .scan(CATALOG_KEYSPACE, &range, Direction::Forward)?
+                .next()
+                .transpose()?
+                .is_some();
+        }
+        Ok(found)
     }
 
     /// The plain view `name` as `changes` sees it.

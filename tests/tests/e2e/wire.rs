@@ -1066,25 +1066,36 @@ async fn syntax_errors_carry_their_position() {
 }
 
 /// Temporary tables are their session's: another session does not find them and may make
-/// its own of the same name, one shadows a permanent table of its name, and they are gone
+/// its own of the same name; a temporary and a permanent table never share a name (42P07
+/// either way, where PostgreSQL lets the temporary one shadow the other); and they are gone
 /// when their session ends (here, at shutdown) and after a crash.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn temporary_tables_belong_to_their_session() {
+    use tokio_postgres::error::SqlState;
     let mut server = TestServer::start();
     let a = server.connect().await;
     let b = server.connect().await;
     a.batch_execute(
         "CREATE TABLE shared (k int PRIMARY KEY); INSERT INTO shared VALUES (1); \
-         CREATE TEMP TABLE stage (k int PRIMARY KEY, v text); INSERT INTO stage VALUES (1, 'a'); \
-         CREATE TEMP TABLE shared (note text); INSERT INTO shared VALUES ('mine')",
+         CREATE TEMP TABLE stage (k int PRIMARY KEY, v text); INSERT INTO stage VALUES (1, 'a')",
     )
     .await
     .unwrap();
     let err = b.simple_query("SELECT * FROM stage").await.unwrap_err();
-    assert_eq!(
-        err.code(),
-        Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE)
-    );
+    assert_eq!(err.code(), Some(&SqlState::UNDEFINED_TABLE));
+    // Neither kind takes the other's name, nor its indexes' names.
+    for (client, sql) in [
+        (&a, "CREATE TEMP TABLE shared (note text)"),
+        (&b, "CREATE TABLE stage (k int)"),
+        (
+            &b,
+            "CREATE TABLE pk (k int CONSTRAINT stage_pkey PRIMARY KEY)",
+        ),
+        (&a, "ALTER TABLE stage RENAME TO shared"),
+    ] {
+        let err = client.simple_query(sql).await.unwrap_err();
+        assert_eq!(err.code(), Some(&SqlState::DUPLICATE_TABLE), "{sql}");
+    }
     b.batch_execute("CREATE TEMP TABLE stage (other int); INSERT INTO stage VALUES (7)")
         .await
         .unwrap();
@@ -1100,12 +1111,6 @@ async fn temporary_tables_belong_to_their_session() {
         .unwrap()
         .get(0);
     assert_eq!(v, "a");
-    let note: String = a
-        .query_one("SELECT note FROM shared", &[])
-        .await
-        .unwrap()
-        .get(0);
-    assert_eq!(note, "mine");
     let k: i32 = b
         .query_one("SELECT k FROM shared", &[])
         .await
