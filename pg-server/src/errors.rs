@@ -4,7 +4,7 @@
 
 use pgwire::error::{ErrorInfo, PgWireError};
 use planner::Error;
-use planner::sqlstate::{decimal_overflow, innermost, message, sql_state};
+use planner::sqlstate::{fields, message, sql_state};
 
 fn info(code: &str, message: String) -> ErrorInfo {
     ErrorInfo::new("ERROR".to_owned(), code.to_owned(), message)
@@ -169,140 +169,14 @@ pub fn to_pg_error(e: &Error) -> PgWireError {
     };
     let code = sql_state(e);
     let mut err = info(code, message(e));
-    match innermost(e) {
-        // An unconstrained numeric's Arrow precision and scale are not the user's to see.
-        Error::FieldOverflow { precision, scale }
-            if *precision < sql::types::MAX_NUMERIC_PRECISION =>
-        {
-            err.detail = Some(planner::convert::field_overflow_detail(*precision, *scale))
-        }
-        Error::DataFusion(inner) => {
-            if let Some((precision, scale)) = decimal_overflow(&inner.to_string()) {
-                err.detail = Some(planner::convert::field_overflow_detail(precision, scale))
-            }
-        }
-        // asyncpg and pgjdbc recognize this error by PostgreSQL's routine name, and prepare
-        // the statement again.
-        Error::CachedPlanChanged => err.routine = Some("RevalidateCachedQuery".into()),
-        Error::ScanClassNotAllowed { .. } => {
-            err.hint = Some(
-                "Bind the partition key with = in the WHERE clause (and a row key prefix for a \
-                 point or row range), or raise partita.max_scan_class."
-                    .into(),
-            )
-        }
-        // Drivers read the failing constraint, table and column from their own fields
-        // (psycopg's `diag`, pgjdbc's `ServerErrorMessage`, Prisma's unique-field errors).
-        Error::UniqueViolation {
-            table,
-            constraint,
-            detail,
-        }
-        | Error::DuplicateInNewIndex {
-            table,
-            index: constraint,
-            detail,
-        }
-        | Error::CheckViolation {
-            table,
-            constraint,
-            detail,
-        }
-        | Error::ForeignKeyViolation {
-            table,
-            constraint,
-            detail,
-            ..
-        } => {
-            err.detail = Some(detail.clone());
-            err.schema = Some("public".into());
-            err.table = Some(table.clone());
-            err.constraint = Some(constraint.clone());
-        }
-        Error::NotNull { table, column, row } => {
-            err.detail = Some(row.clone());
-            err.schema = Some("public".into());
-            err.table = Some(table.clone());
-            err.column = Some(column.clone());
-        }
-        Error::NullsInColumn { table, column } => {
-            err.schema = Some("public".into());
-            err.table = Some(table.clone());
-            err.column = Some(column.clone());
-        }
-        Error::ForeignKeyTypes { detail, .. } => err.detail = Some(detail.clone()),
-        Error::InvalidEscape(message) if message == "invalid escape string" => {
-            err.hint = Some("Escape string must be empty or one character.".into())
-        }
-        Error::TruncateReferenced { table, child } => {
-            err.detail = Some(format!("Table \"{child}\" references \"{table}\"."));
-            err.hint = Some(format!(
-                "Truncate table \"{child}\" at the same time, or use TRUNCATE ... CASCADE."
-            ));
-        }
-        Error::NotSupported {
-            detail: Some(detail),
-            ..
-        } => err.detail = Some(detail.clone()),
-        Error::RequiredObject { hint, .. }
-        | Error::WrongObjectKind { hint, .. }
-        | Error::CannotCoerce { hint, .. } => err.hint = Some(hint.clone()),
-        Error::DependentObjects { detail, .. } => {
-            err.detail = Some(detail.clone());
-            err.hint = Some("Use DROP ... CASCADE to drop the dependent objects too.".into());
-        }
-        Error::GeneratedAlways {
-            column,
-            expression: true,
-            ..
-        } => err.detail = Some(format!("Column \"{column}\" is a generated column.")),
-        Error::GeneratedAlways { column, insert, .. } => {
-            err.detail = Some(format!(
-                "Column \"{column}\" is an identity column defined as GENERATED ALWAYS."
-            ));
-            if *insert {
-                err.hint = Some("Use OVERRIDING SYSTEM VALUE to override.".into());
-            }
-        }
-        Error::UpsertRowTwice => {
-            err.hint = Some(
-                "Ensure that no rows proposed for insertion within the same command have \
-                 duplicate constrained values."
-                    .into(),
-            )
-        }
-        Error::UndefinedFunction(_) => {
-            err.hint = Some(
-                "No function matches the given name and argument types. You might need to \
-                 add explicit type casts."
-                    .into(),
-            )
-        }
-        Error::UndefinedOperator(_) => {
-            err.hint = Some(
-                "No operator matches the given name and argument types. You might need to \
-                 add explicit type casts."
-                    .into(),
-            )
-        }
-        Error::Raised { detail, hint, .. } => {
-            err.detail = detail.clone();
-            err.hint = hint.clone();
-        }
-        Error::SerializationFailure => {
-            err.hint = Some(
-                "The transaction might succeed if retried; retry it with exponential backoff."
-                    .into(),
-            )
-        }
-        Error::Storage(storage::Error::Conflict) => {
-            err.hint = Some(
-                "The transaction might succeed if retried; retry it with exponential backoff."
-                    .into(),
-            )
-        }
-        _ => {}
-    }
+    let fields = fields(e);
+    err.detail = fields.detail;
+    err.hint = fields.hint;
+    err.schema = fields.schema;
+    err.table = fields.table;
+    err.column = fields.column;
+    err.constraint = fields.constraint;
+    err.routine = fields.routine;
     err.where_context = context;
     err.position = position.map(|p| p.to_string());
     PgWireError::UserError(Box::new(err))

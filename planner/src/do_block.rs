@@ -14,7 +14,11 @@
 //! constant of its type where the statement names it as a value (`v`, `r.field`), not where
 //! it names a column to write or an alias. Loops: LOOP, WHILE, FOR over integers (REVERSE,
 //! BY), over a query's rows and FOREACH over an array's elements, with EXIT and CONTINUE
-//! [WHEN]. Labels, cursors, GET DIAGNOSTICS, CASE and EXECUTE … INTO are 0A000.
+//! [WHEN], of the innermost loop or of a `<<label>>`ed one (EXIT label leaves a labeled
+//! block too). CASE statements, simple and searched (20000 when no arm matches and there is
+//! no ELSE). `GET DIAGNOSTICS` (ROW_COUNT, PG_CONTEXT) and, in a handler, `GET STACKED
+//! DIAGNOSTICS` (the error's SQLSTATE, message, detail, hint, table, column, constraint).
+//! Cursors and EXECUTE … INTO are 0A000.
 //!
 //! The block runs in the session's transaction, or in one of its own that commits when the
 //! block ends, so a DO is atomic as in PostgreSQL.
@@ -77,6 +81,8 @@ pub(crate) fn code(call: &ast::Function) -> Option<(String, String)> {
 
 /// A block: `[DECLARE declarations] BEGIN steps [EXCEPTION WHEN … THEN steps …] END`.
 struct Block {
+    /// `<<label>>`: EXIT label leaves the block.
+    label: Option<String>,
     declarations: Vec<Declaration>,
     steps: Vec<Step>,
     handlers: Vec<Handler>,
@@ -172,11 +178,28 @@ enum StepKind {
     Loop {
         kind: LoopKind,
         body: Vec<Step>,
+        /// `<<label>>`: EXIT or CONTINUE label reaches this loop from inner ones.
+        label: Option<String>,
     },
-    /// EXIT (`exit`) or CONTINUE, when its condition holds.
+    /// EXIT (`exit`) or CONTINUE, of the innermost loop or the one (or block) labeled so,
+    /// when its condition holds.
     Exit {
         exit: bool,
+        label: Option<String>,
         when: Option<Range<usize>>,
+    },
+    /// `CASE [subject] WHEN values-or-condition THEN steps … [ELSE steps] END CASE;`: each
+    /// arm's values (a simple CASE's, each compared with the subject) or condition.
+    Case {
+        subject: Option<Range<usize>>,
+        arms: Vec<(Vec<Range<usize>>, Vec<Step>)>,
+        otherwise: Option<Vec<Step>>,
+    },
+    /// `GET [CURRENT | STACKED] DIAGNOSTICS target = item, …;`, on line `line`.
+    Diagnostics {
+        stacked: bool,
+        items: Vec<(String, String)>,
+        line: u64,
     },
     Null,
     Return,
@@ -202,6 +225,9 @@ impl StepKind {
                 LoopKind::Query { .. } => "FOR over SELECT rows",
                 LoopKind::Array { .. } => "FOREACH over array",
             },
+            StepKind::Case { .. } => "CASE",
+            StepKind::Diagnostics { stacked: false, .. } => "GET DIAGNOSTICS",
+            StepKind::Diagnostics { stacked: true, .. } => "GET STACKED DIAGNOSTICS",
             StepKind::Exit { exit: true, .. } => "EXIT",
             StepKind::Exit { exit: false, .. } => "CONTINUE",
             StepKind::Null => "NULL",
@@ -239,10 +265,18 @@ enum Flow {
     Next,
     /// RETURN: the whole block ends.
     Return,
-    /// EXIT: the innermost loop ends.
-    Exit,
-    /// CONTINUE: the innermost loop goes on with its next round.
-    Continue,
+    /// EXIT: the innermost loop ends, or the loop or block with this label.
+    Exit(Option<String>),
+    /// CONTINUE: the innermost loop, or the loop with this label, goes on with its next
+    /// round.
+    Continue(Option<String>),
+}
+
+impl Flow {
+    /// Whether this EXIT or CONTINUE is for the loop labeled `label` (or the innermost).
+    fn targets(label: &Option<String>, target: &Option<String>) -> bool {
+        target.is_none() || target == label
+    }
 }
 
 /// The code's significant tokens, each with its byte offset and line.
@@ -383,9 +417,63 @@ struct Reader<'a> {
     at: usize,
     /// How many loops the reader is inside (EXIT and CONTINUE need one).
     loops: usize,
+    /// The labels of the blocks and loops the reader is inside, with whether each is a
+    /// loop's.
+    labels: Vec<(String, bool)>,
+    /// A `<<label>>` just read, for the block or loop that follows.
+    label: Option<String>,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    fn new(code: &'a Code, at: usize) -> Reader<'a> {
+        Reader {
+            code,
+            at,
+            loops: 0,
+            labels: Vec::new(),
+            label: None,
+        }
+    }
+
+    /// `<<label>>`, if the reader is at one.
+    fn read_label(&mut self) -> Result<Option<String>> {
+        if self.token() != Some(&Token::ShiftLeft) {
+            return Ok(None);
+        }
+        self.at += 1;
+        let Some(Token::Word(name)) = self.token() else {
+            return Err(self.error());
+        };
+        let name = word_name(name);
+        self.at += 1;
+        if self.token() != Some(&Token::ShiftRight) {
+            return Err(self.error());
+        }
+        self.at += 1;
+        Ok(Some(name))
+    }
+
+    /// The optional label after END [LOOP] of a block or loop labeled `label`, which must
+    /// be that label, as in PL/pgSQL.
+    fn end_label(&mut self, label: &Option<String>) -> Result<()> {
+        let Some(Token::Word(end)) = self.token() else {
+            return Ok(());
+        };
+        let end = word_name(end);
+        match label {
+            None => Err(Error::InvalidStatement(format!(
+                "end label \"{end}\" specified for unlabeled block"
+            ))),
+            Some(label) if *label != end => Err(Error::InvalidStatement(format!(
+                "end label \"{end}\" differs from block's label \"{label}\""
+            ))),
+            Some(_) => {
+                self.at += 1;
+                Ok(())
+            }
+        }
+    }
+
     fn token(&self) -> Option<&Token> {
         self.code.tokens.get(self.at).map(|(t, _, _)| t)
     }
@@ -465,9 +553,22 @@ impl Reader<'_> {
 
     /// `[DECLARE …] BEGIN steps [EXCEPTION handlers] END [label]`.
     fn block(&mut self) -> Result<Block> {
-        if self.token() == Some(&Token::ShiftLeft) {
-            return Err(Error::Unsupported("labels in a DO block".into()));
+        let label = match self.label.take() {
+            Some(label) => Some(label),
+            None => self.read_label()?,
+        };
+        let labeled = label.is_some();
+        if let Some(label) = &label {
+            self.labels.push((label.clone(), false));
         }
+        let block = self.block_body(label);
+        if labeled {
+            self.labels.pop();
+        }
+        block
+    }
+
+    fn block_body(&mut self, label: Option<String>) -> Result<Block> {
         let mut declarations = Vec::new();
         if self.at_word("DECLARE") {
             self.at += 1;
@@ -499,13 +600,9 @@ impl Reader<'_> {
             }
         }
         self.expect_word("END")?;
-        if let Some(Token::Word(label)) = self.token() {
-            return Err(Error::InvalidStatement(format!(
-                "end label \"{}\" specified for unlabeled block",
-                label.value
-            )));
-        }
+        self.end_label(&label)?;
         Ok(Block {
+            label,
             declarations,
             steps,
             handlers,
@@ -636,14 +733,123 @@ impl Reader<'_> {
 
     /// `LOOP steps END LOOP;`, after the loop's header.
     fn loop_body(&mut self, kind: LoopKind) -> Result<StepKind> {
+        let label = self.label.take();
         self.expect_word("LOOP")?;
         self.loops += 1;
-        let body = self.steps()?;
+        if let Some(label) = &label {
+            self.labels.push((label.clone(), true));
+        }
+        let body = self.steps();
+        if label.is_some() {
+            self.labels.pop();
+        }
         self.loops -= 1;
+        let body = body?;
         self.expect_word("END")?;
         self.expect_word("LOOP")?;
+        self.end_label(&label)?;
         self.expect_semicolon()?;
-        Ok(StepKind::Loop { kind, body })
+        Ok(StepKind::Loop { kind, body, label })
+    }
+
+    /// `CASE …` after CASE, to its `END CASE;`.
+    fn case_statement(&mut self) -> Result<StepKind> {
+        let subject = match self.at_word("WHEN") {
+            true => None,
+            false => Some(self.until(&["WHEN"])?),
+        };
+        let mut arms = Vec::new();
+        while self.at_word("WHEN") {
+            self.at += 1;
+            // A simple CASE's values, each compared with the subject; a searched CASE's
+            // condition, whole.
+            let mut values = vec![match subject {
+                Some(_) => self.until(&[",", "THEN"])?,
+                None => self.until(&["THEN"])?,
+            }];
+            while self.token() == Some(&Token::Comma) {
+                self.at += 1;
+                values.push(self.until(&[",", "THEN"])?);
+            }
+            self.expect_word("THEN")?;
+            arms.push((values, self.steps()?));
+        }
+        if arms.is_empty() {
+            return Err(self.error());
+        }
+        let otherwise = match self.at_word("ELSE") {
+            true => {
+                self.at += 1;
+                Some(self.steps()?)
+            }
+            false => None,
+        };
+        self.expect_word("END")?;
+        self.expect_word("CASE")?;
+        self.expect_semicolon()?;
+        Ok(StepKind::Case {
+            subject,
+            arms,
+            otherwise,
+        })
+    }
+
+    /// `[CURRENT | STACKED] DIAGNOSTICS target = item, …;` after GET.
+    fn diagnostics(&mut self, line: u64) -> Result<StepKind> {
+        let stacked = self.at_word("STACKED");
+        if stacked || self.at_word("CURRENT") {
+            self.at += 1;
+        }
+        self.expect_word("DIAGNOSTICS")?;
+        let mut items = Vec::new();
+        loop {
+            let target = self.target()?;
+            if !matches!(self.token(), Some(Token::Eq | Token::Assignment)) {
+                return Err(self.error());
+            }
+            self.at += 1;
+            let item = self.word().ok_or_else(|| self.error())?;
+            const CURRENT: &[&str] = &["ROW_COUNT", "PG_CONTEXT"];
+            const STACKED: &[&str] = &[
+                "RETURNED_SQLSTATE",
+                "MESSAGE_TEXT",
+                "PG_EXCEPTION_DETAIL",
+                "PG_EXCEPTION_HINT",
+                "PG_EXCEPTION_CONTEXT",
+                "COLUMN_NAME",
+                "CONSTRAINT_NAME",
+                "PG_DATATYPE_NAME",
+                "TABLE_NAME",
+                "SCHEMA_NAME",
+            ];
+            let (own, other, kind) = match stacked {
+                false => (CURRENT, STACKED, "CURRENT"),
+                true => (STACKED, CURRENT, "STACKED"),
+            };
+            if other.contains(&item.as_str()) {
+                return Err(Error::InvalidStatement(format!(
+                    "diagnostics item {item} is not allowed in GET {kind} DIAGNOSTICS"
+                )));
+            }
+            if !own.contains(&item.as_str()) {
+                return Err(Error::InvalidStatement(format!(
+                    "unrecognized GET DIAGNOSTICS item at or near \"{}\"",
+                    item.to_lowercase()
+                )));
+            }
+            self.at += 1;
+            items.push((target, item));
+            if self.token() != Some(&Token::Comma) {
+                break;
+            }
+            self.at += 1;
+        }
+        self.expect_semicolon()?;
+        Ok(StepKind::Diagnostics {
+            stacked,
+            items,
+            line,
+        })
     }
 
     /// `FOR …` after FOR: over integers or a query's rows.
@@ -744,11 +950,7 @@ impl Reader<'_> {
                             && i > range.start
                             && word(i - 1).as_deref() != Some("INSERT")) =>
                 {
-                    let mut reader = Reader {
-                        code: self.code,
-                        at: i + 1,
-                        loops: 0,
-                    };
+                    let mut reader = Reader::new(self.code, i + 1);
                     let strict = reader.at_word("STRICT");
                     if strict {
                         reader.at += 1;
@@ -799,11 +1001,21 @@ impl Reader<'_> {
                 self.at += 1;
                 continue;
             }
+            let line = self.line();
+            // `<<label>>` before a block or loop.
+            if let Some(label) = self.read_label()? {
+                if !matches!(
+                    self.word().as_deref(),
+                    Some("BEGIN" | "DECLARE" | "LOOP" | "WHILE" | "FOR" | "FOREACH")
+                ) {
+                    return Err(self.error());
+                }
+                self.label = Some(label);
+            }
             let word = self.word();
             if word.as_deref().is_some_and(|w| ENDS.contains(&w)) {
                 return Ok(steps);
             }
-            let line = self.line();
             let kind = match word.as_deref() {
                 Some("BEGIN" | "DECLARE") => {
                     let block = self.block()?;
@@ -883,16 +1095,40 @@ impl Reader<'_> {
                 }
                 Some(w @ ("EXIT" | "CONTINUE")) => {
                     let exit = w == "EXIT";
-                    if self.loops == 0 {
-                        return Err(Error::InvalidStatement(format!(
-                            "{w} cannot be used outside a loop{}",
-                            if exit { ", unless it has a label" } else { "" }
-                        )));
-                    }
                     self.at += 1;
-                    if matches!(self.token(), Some(Token::Word(w)) if w.quote_style.is_none() && !w.value.eq_ignore_ascii_case("when"))
-                    {
-                        return Err(Error::Unsupported("loop labels in a DO block".into()));
+                    let label = match self.token() {
+                        Some(Token::Word(l))
+                            if !(l.quote_style.is_none()
+                                && l.value.eq_ignore_ascii_case("when")) =>
+                        {
+                            let l = word_name(l);
+                            self.at += 1;
+                            Some(l)
+                        }
+                        _ => None,
+                    };
+                    match &label {
+                        None if self.loops == 0 => {
+                            return Err(Error::InvalidStatement(format!(
+                                "{w} cannot be used outside a loop{}",
+                                if exit { ", unless it has a label" } else { "" }
+                            )));
+                        }
+                        None => {}
+                        Some(l) => match self.labels.iter().rev().find(|(n, _)| n == l) {
+                            None => {
+                                return Err(Error::InvalidStatement(format!(
+                                    "there is no label \"{l}\" attached to any block or loop \
+                                     enclosing this statement"
+                                )));
+                            }
+                            Some((_, false)) if !exit => {
+                                return Err(Error::InvalidStatement(format!(
+                                    "block label \"{l}\" cannot be used in CONTINUE"
+                                )));
+                            }
+                            Some(_) => {}
+                        },
                     }
                     let when = match self.at_word("WHEN") {
                         true => {
@@ -902,16 +1138,18 @@ impl Reader<'_> {
                         false => None,
                     };
                     self.expect_semicolon()?;
-                    StepKind::Exit { exit, when }
+                    StepKind::Exit { exit, label, when }
                 }
-                Some(
-                    w @ ("CASE" | "GET" | "OPEN" | "FETCH" | "MOVE" | "CLOSE" | "COMMIT"
-                    | "ROLLBACK"),
-                ) => {
+                Some("CASE") => {
+                    self.at += 1;
+                    self.case_statement()?
+                }
+                Some("GET") => {
+                    self.at += 1;
+                    self.diagnostics(line)?
+                }
+                Some(w @ ("OPEN" | "FETCH" | "MOVE" | "CLOSE" | "COMMIT" | "ROLLBACK")) => {
                     return Err(Error::Unsupported(format!("{w} in a DO block")));
-                }
-                _ if self.token() == Some(&Token::ShiftLeft) => {
-                    return Err(Error::Unsupported("labels in a DO block".into()));
                 }
                 _ => match self.assignment()? {
                     Some(assignment) => assignment,
@@ -1169,6 +1407,8 @@ type Scopes = Vec<Vec<Variable>>;
 struct Run {
     caught: Caught,
     scopes: Scopes,
+    /// The rows the last SQL statement read or wrote (GET DIAGNOSTICS' ROW_COUNT).
+    row_count: usize,
 }
 
 fn find<'s>(scopes: &'s Scopes, name: &str) -> Option<&'s Variable> {
@@ -1529,11 +1769,7 @@ impl Session {
             });
         }
         let code = Code::read(text)?;
-        let mut reader = Reader {
-            code: &code,
-            at: 0,
-            loops: 0,
-        };
+        let mut reader = Reader::new(&code, 0);
         let block = reader.block()?;
         if reader.token() == Some(&Token::SemiColon) {
             reader.at += 1;
@@ -1555,6 +1791,7 @@ impl Session {
         // FOUND, which SQL statements and loops set.
         let mut run = Run {
             caught: Caught::new(),
+            row_count: 0,
             scopes: vec![vec![Variable {
                 name: "found".into(),
                 value: Value::Scalar {
@@ -1614,7 +1851,11 @@ impl Session {
             }
             .await;
             run.scopes.pop();
-            result
+            // EXIT label of this block leaves it.
+            match result? {
+                Flow::Exit(Some(target)) if block.label.as_ref() == Some(&target) => Ok(Flow::Next),
+                flow => Ok(flow),
+            }
         })
     }
 
@@ -1716,13 +1957,28 @@ impl Session {
         Ok(())
     }
 
-    /// Expression `expression` cast to `ty`, as its output text.
+    /// Expression `expression` converted to `ty` as an assignment converts it, as its
+    /// output text: a cast, but a string too long for a `varchar(n)` or `char(n)` is 22001
+    /// (unless what is past n is spaces), where a cast would cut it.
     async fn typed(
         &mut self,
         expression: &str,
         ty: &str,
         scopes: &Scopes,
     ) -> Result<Option<String>> {
+        if let Some((limit, shown)) = length_limit(ty) {
+            let text = format!("CAST(({expression}\n) AS text)");
+            let Some(text) = self.evaluate(&[text], scopes).await?.remove(0) else {
+                return Ok(None);
+            };
+            if text.trim_end_matches(' ').chars().count() > limit {
+                return Err(Error::StringTooLong(format!(
+                    "value too long for type {shown}({limit})"
+                )));
+            }
+            let literal = format!("CAST('{}' AS {ty})", text.replace('\'', "''"));
+            return Ok(self.evaluate(&[literal], scopes).await?.remove(0));
+        }
         let cast = match ty.is_empty() {
             true => expression.to_string(),
             false => format!("CAST(({expression}\n) AS {ty})"),
@@ -1759,15 +2015,18 @@ impl Session {
         let text = |range: &Range<usize>| code.text(range, values.as_ref());
         match kind {
             StepKind::Sql(range) => {
-                if let Some(count) = self.run_sql(&text(range), false, &run.scopes).await? {
+                let count = self.run_sql(&text(range), false, &run.scopes).await?;
+                if let Some(count) = count {
                     set_found(&mut run.scopes, count > 0);
                 }
+                run.row_count = count.unwrap_or(0);
             }
             StepKind::Perform(range) => {
                 let count = self
                     .run_sql(&format!("SELECT {}", text(range)), true, &run.scopes)
                     .await?;
                 set_found(&mut run.scopes, count.unwrap_or(0) > 0);
+                run.row_count = count.unwrap_or(0);
             }
             StepKind::Execute(range) => {
                 let [command] = self
@@ -1781,7 +2040,8 @@ impl Session {
                     ));
                 };
                 // EXECUTE's text is its own: the block's variables are not in it.
-                self.run_sql(&command, true, &Scopes::new()).await?;
+                let count = self.run_sql(&command, true, &Scopes::new()).await?;
+                run.row_count = count.unwrap_or(0);
             }
             StepKind::If { arms, otherwise } => {
                 for (condition, steps) in arms {
@@ -1811,44 +2071,8 @@ impl Session {
                 field,
                 value,
             } => {
-                let ty = match (find(&run.scopes, target), field) {
-                    (None, _) => {
-                        return Err(Error::InvalidStatement(format!(
-                            "\"{target}\" is not a known variable"
-                        )));
-                    }
-                    (Some(v), _) if v.constant => return Err(constant_assigned(target)),
-                    (Some(v), None) => match &v.value {
-                        Value::Scalar { ty, .. } => ty.clone(),
-                        Value::Record(_) => {
-                            return Err(Error::Unsupported(
-                                "assigning a whole record in a DO block".into(),
-                            ));
-                        }
-                    },
-                    (Some(v), Some(f)) => match &v.value {
-                        Value::Record(Some(fields)) => match fields.iter().find(|(n, _, _)| n == f)
-                        {
-                            Some((_, ty, _)) => ty.clone(),
-                            None => {
-                                return Err(Error::Sql(sql::Error::UnknownColumn {
-                                    table: target.clone(),
-                                    column: f.clone(),
-                                }));
-                            }
-                        },
-                        _ => {
-                            return Err(Error::Raised {
-                                code: "55000".into(),
-                                message: format!("record \"{target}\" is not assigned yet"),
-                                detail: None,
-                                hint: None,
-                            });
-                        }
-                    },
-                };
-                let value = self.typed(&text(value), &ty, &run.scopes).await?;
-                assign(&mut run.scopes, target, field.as_deref(), value)?;
+                self.assign_expression(target, field.as_deref(), &text(value), run)
+                    .await?;
             }
             StepKind::Into {
                 statement,
@@ -1881,17 +2105,63 @@ impl Session {
                 }
                 let row = rows.values.first().cloned();
                 set_found(&mut run.scopes, row.is_some());
+                run.row_count = usize::from(row.is_some());
                 self.assign_row(&mut run.scopes, targets, &rows.columns, row)
                     .await?;
             }
-            StepKind::Loop { kind, body } => return self.run_loop(code, kind, body, run).await,
-            StepKind::Exit { exit, when } => {
+            StepKind::Loop { kind, body, label } => {
+                return self.run_loop(code, kind, body, label, run).await;
+            }
+            StepKind::Exit { exit, label, when } => {
                 let holds = match when {
                     Some(condition) => self.condition(&text(condition), &run.scopes).await?,
                     None => true,
                 };
                 if holds {
-                    return Ok(if *exit { Flow::Exit } else { Flow::Continue });
+                    return Ok(match exit {
+                        true => Flow::Exit(label.clone()),
+                        false => Flow::Continue(label.clone()),
+                    });
+                }
+            }
+            StepKind::Case {
+                subject,
+                arms,
+                otherwise,
+            } => {
+                for (values, steps) in arms {
+                    // A simple CASE's subject is compared with each value as `=` compares
+                    // them (NULL matches nothing).
+                    let condition = match subject {
+                        Some(subject) => values
+                            .iter()
+                            .map(|v| format!("(({}\n) = ({}\n))", text(subject), text(v)))
+                            .collect::<Vec<_>>()
+                            .join(" OR "),
+                        None => text(&values[0]),
+                    };
+                    if self.condition(&condition, &run.scopes).await? {
+                        return self.run_steps(code, steps, run).await;
+                    }
+                }
+                return match otherwise {
+                    Some(steps) => self.run_steps(code, steps, run).await,
+                    None => Err(Error::Raised {
+                        code: "20000".into(),
+                        message: "case not found".into(),
+                        detail: None,
+                        hint: Some("CASE statement is missing ELSE part.".into()),
+                    }),
+                };
+            }
+            StepKind::Diagnostics {
+                stacked,
+                items,
+                line,
+            } => {
+                for (target, item) in items {
+                    let value = self.diagnostic(item, *stacked, *line, run)?;
+                    self.assign_expression(target, None, &value, run).await?;
                 }
             }
             StepKind::Null => {}
@@ -1901,12 +2171,104 @@ impl Session {
         Ok(Flow::Next)
     }
 
+    /// `target[.field] := expression`: the expression's value converted to the variable's
+    /// (or field's) type.
+    async fn assign_expression(
+        &mut self,
+        target: &str,
+        field: Option<&str>,
+        expression: &str,
+        run: &mut Run,
+    ) -> Result<()> {
+        let ty = match (find(&run.scopes, target), field) {
+            (None, _) => {
+                return Err(Error::InvalidStatement(format!(
+                    "\"{target}\" is not a known variable"
+                )));
+            }
+            (Some(v), _) if v.constant => return Err(constant_assigned(target)),
+            (Some(v), None) => match &v.value {
+                Value::Scalar { ty, .. } => ty.clone(),
+                Value::Record(_) => {
+                    return Err(Error::Unsupported(
+                        "assigning a whole record in a DO block".into(),
+                    ));
+                }
+            },
+            (Some(v), Some(f)) => match &v.value {
+                Value::Record(Some(fields)) => match fields.iter().find(|(n, _, _)| n == f) {
+                    Some((_, ty, _)) => ty.clone(),
+                    None => {
+                        return Err(Error::Sql(sql::Error::UnknownColumn {
+                            table: target.to_string(),
+                            column: f.to_string(),
+                        }));
+                    }
+                },
+                _ => {
+                    return Err(Error::Raised {
+                        code: "55000".into(),
+                        message: format!("record \"{target}\" is not assigned yet"),
+                        detail: None,
+                        hint: None,
+                    });
+                }
+            },
+        };
+        let value = self.typed(expression, &ty, &run.scopes).await?;
+        assign(&mut run.scopes, target, field, value)
+    }
+
+    /// The value of GET DIAGNOSTICS item `item` as SQL text: the current statement's
+    /// (ROW_COUNT, PG_CONTEXT) or, `stacked`, the handled error's.
+    fn diagnostic(&self, item: &str, stacked: bool, line: u64, run: &Run) -> Result<String> {
+        let text = |t: Option<&str>| match t {
+            Some(t) => format!("'{}'::text", t.replace('\'', "''")),
+            None => "''::text".into(),
+        };
+        if !stacked {
+            return Ok(match item {
+                "ROW_COUNT" => format!("{}::bigint", run.row_count),
+                _ => text(Some(&format!(
+                    "PL/pgSQL function inline_code_block line {line} at GET DIAGNOSTICS"
+                ))),
+            });
+        }
+        let Some((error, (code, message))) = run.caught.last() else {
+            return Err(Error::Raised {
+                code: "0Z002".into(),
+                message: "GET STACKED DIAGNOSTICS cannot be used outside an exception handler"
+                    .into(),
+                detail: None,
+                hint: None,
+            });
+        };
+        let fields = error
+            .as_ref()
+            .map(|e| crate::sqlstate::fields(bare(e)))
+            .unwrap_or_default();
+        Ok(match item {
+            "RETURNED_SQLSTATE" => text(Some(code)),
+            "MESSAGE_TEXT" => text(Some(message)),
+            "PG_EXCEPTION_DETAIL" => text(fields.detail.as_deref()),
+            "PG_EXCEPTION_HINT" => text(fields.hint.as_deref()),
+            "COLUMN_NAME" => text(fields.column.as_deref()),
+            "CONSTRAINT_NAME" => text(fields.constraint.as_deref()),
+            "TABLE_NAME" => text(fields.table.as_deref()),
+            "SCHEMA_NAME" => text(fields.schema.as_deref()),
+            "PG_EXCEPTION_CONTEXT" => text(Some("PL/pgSQL function inline_code_block")),
+            // PG_DATATYPE_NAME: errors name no data type here.
+            _ => text(None),
+        })
+    }
+
     /// A loop's rounds: each runs the body until it ends, EXITs or CONTINUEs.
     async fn run_loop(
         &mut self,
         code: &Code,
         kind: &LoopKind,
         body: &[Step],
+        label: &Option<String>,
         run: &mut Run,
     ) -> Result<Flow> {
         let caught = run.caught.last().map(|(_, values)| values.clone());
@@ -2052,9 +2414,11 @@ impl Session {
                 }
                 round += 1;
                 match self.run_steps(code, body, run).await? {
-                    Flow::Exit => break,
-                    Flow::Return => return Ok((Flow::Return, round)),
-                    Flow::Next | Flow::Continue => {}
+                    Flow::Exit(target) if Flow::targets(label, &target) => break,
+                    Flow::Continue(target) if Flow::targets(label, &target) => {}
+                    Flow::Next => {}
+                    // RETURN, or an EXIT or CONTINUE of a loop or block around this one.
+                    flow => return Ok((flow, round)),
                 }
             }
             Ok::<_, Error>((Flow::Next, round))
@@ -2464,6 +2828,25 @@ impl Session {
 }
 
 /// Sets FOUND.
+/// The length a `varchar(n)` or `char(n)` type (as written) limits its strings to, and
+/// the type's name as errors show it.
+fn length_limit(ty: &str) -> Option<(usize, &'static str)> {
+    let ty = ty.trim().to_ascii_lowercase();
+    let (name, rest) = ty.split_once('(')?;
+    let limit = rest.strip_suffix(')')?.trim().parse().ok()?;
+    let shown = match name
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .as_str()
+    {
+        "varchar" | "character varying" => "character varying",
+        "char" | "character" | "bpchar" => "character",
+        _ => return None,
+    };
+    Some((limit, shown))
+}
+
 fn set_found(scopes: &mut Scopes, found: bool) {
     if let Some(v) = scopes.first_mut().and_then(|s| s.first_mut()) {
         v.value = Value::Scalar {
@@ -2585,11 +2968,7 @@ mod tests {
 
     fn block(text: &str) -> Result<Block> {
         let code = Code::read(text)?;
-        let mut reader = Reader {
-            code: &code,
-            at: 0,
-            loops: 0,
-        };
+        let mut reader = Reader::new(&code, 0);
         reader.block()
     }
 
@@ -2636,9 +3015,28 @@ mod tests {
             block("BEGIN EXIT; END"),
             Err(Error::InvalidStatement(_))
         ));
+        // Labels: EXIT names an enclosing one, CONTINUE a loop's; END repeats it.
+        assert!(block("BEGIN <<l>> LOOP EXIT l; END LOOP l; END").is_ok());
+        assert!(block("<<b>> BEGIN <<l>> LOOP EXIT b WHEN true; END LOOP; END b").is_ok());
         assert!(matches!(
-            block("BEGIN <<l>> LOOP EXIT l; END LOOP; END"),
-            Err(Error::Unsupported(_))
+            block("BEGIN LOOP EXIT l; END LOOP; END"),
+            Err(Error::InvalidStatement(_))
+        ));
+        assert!(matches!(
+            block("<<b>> BEGIN LOOP CONTINUE b; END LOOP; END"),
+            Err(Error::InvalidStatement(_))
+        ));
+        assert!(matches!(
+            block("BEGIN <<l>> LOOP EXIT; END LOOP m; END"),
+            Err(Error::InvalidStatement(_))
+        ));
+        assert!(matches!(
+            block("BEGIN <<l>> NULL; END"),
+            Err(Error::InvalidStatement(_))
+        ));
+        assert!(matches!(
+            block("BEGIN GET DIAGNOSTICS n = RETURNED_SQLSTATE; END"),
+            Err(Error::InvalidStatement(_))
         ));
         assert!(matches!(
             block("BEGIN NULL; EXCEPTION WHEN no_such_thing THEN NULL; END"),

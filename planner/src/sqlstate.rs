@@ -978,6 +978,159 @@ pub fn condition_matches(condition: &str, code: &str) -> bool {
             && code.get(..2) == condition.get(..2))
 }
 
+/// The fields of an error response besides its code and message, which drivers read
+/// (psycopg's `diag`, pgjdbc's `ServerErrorMessage`) and GET STACKED DIAGNOSTICS gives.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Fields {
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+    pub schema: Option<String>,
+    pub table: Option<String>,
+    pub column: Option<String>,
+    pub constraint: Option<String>,
+    pub routine: Option<String>,
+}
+
+/// The fields PostgreSQL would send with error `e`.
+pub fn fields(e: &Error) -> Fields {
+    let mut fields = Fields::default();
+    match innermost(e) {
+        // An unconstrained numeric's Arrow precision and scale are not the user's to see.
+        Error::FieldOverflow { precision, scale }
+            if *precision < sql::types::MAX_NUMERIC_PRECISION =>
+        {
+            fields.detail = Some(crate::convert::field_overflow_detail(*precision, *scale))
+        }
+        Error::DataFusion(inner) => {
+            if let Some((precision, scale)) = decimal_overflow(&inner.to_string()) {
+                fields.detail = Some(crate::convert::field_overflow_detail(precision, scale))
+            }
+        }
+        // asyncpg and pgjdbc recognize this error by PostgreSQL's routine name, and prepare
+        // the statement again.
+        Error::CachedPlanChanged => fields.routine = Some("RevalidateCachedQuery".into()),
+        Error::ScanClassNotAllowed { .. } => {
+            fields.hint = Some(
+                "Bind the partition key with = in the WHERE clause (and a row key prefix for a \
+                 point or row range), or raise partita.max_scan_class."
+                    .into(),
+            )
+        }
+        // Drivers read the failing constraint, table and column from their own fields
+        // (psycopg's `diag`, pgjdbc's `ServerErrorMessage`, Prisma's unique-field errors).
+        Error::UniqueViolation {
+            table,
+            constraint,
+            detail,
+        }
+        | Error::DuplicateInNewIndex {
+            table,
+            index: constraint,
+            detail,
+        }
+        | Error::CheckViolation {
+            table,
+            constraint,
+            detail,
+        }
+        | Error::ForeignKeyViolation {
+            table,
+            constraint,
+            detail,
+            ..
+        } => {
+            fields.detail = Some(detail.clone());
+            fields.schema = Some("public".into());
+            fields.table = Some(table.clone());
+            fields.constraint = Some(constraint.clone());
+        }
+        Error::NotNull { table, column, row } => {
+            fields.detail = Some(row.clone());
+            fields.schema = Some("public".into());
+            fields.table = Some(table.clone());
+            fields.column = Some(column.clone());
+        }
+        Error::NullsInColumn { table, column } => {
+            fields.schema = Some("public".into());
+            fields.table = Some(table.clone());
+            fields.column = Some(column.clone());
+        }
+        Error::ForeignKeyTypes { detail, .. } => fields.detail = Some(detail.clone()),
+        Error::InvalidEscape(message) if message == "invalid escape string" => {
+            fields.hint = Some("Escape string must be empty or one character.".into())
+        }
+        Error::TruncateReferenced { table, child } => {
+            fields.detail = Some(format!("Table \"{child}\" references \"{table}\"."));
+            fields.hint = Some(format!(
+                "Truncate table \"{child}\" at the same time, or use TRUNCATE ... CASCADE."
+            ));
+        }
+        Error::NotSupported {
+            detail: Some(detail),
+            ..
+        } => fields.detail = Some(detail.clone()),
+        Error::RequiredObject { hint, .. }
+        | Error::WrongObjectKind { hint, .. }
+        | Error::CannotCoerce { hint, .. } => fields.hint = Some(hint.clone()),
+        Error::DependentObjects { detail, .. } => {
+            fields.detail = Some(detail.clone());
+            fields.hint = Some("Use DROP ... CASCADE to drop the dependent objects too.".into());
+        }
+        Error::GeneratedAlways {
+            column,
+            expression: true,
+            ..
+        } => fields.detail = Some(format!("Column \"{column}\" is a generated column.")),
+        Error::GeneratedAlways { column, insert, .. } => {
+            fields.detail = Some(format!(
+                "Column \"{column}\" is an identity column defined as GENERATED ALWAYS."
+            ));
+            if *insert {
+                fields.hint = Some("Use OVERRIDING SYSTEM VALUE to override.".into());
+            }
+        }
+        Error::UpsertRowTwice => {
+            fields.hint = Some(
+                "Ensure that no rows proposed for insertion within the same command have \
+                 duplicate constrained values."
+                    .into(),
+            )
+        }
+        Error::UndefinedFunction(_) => {
+            fields.hint = Some(
+                "No function matches the given name and argument types. You might need to \
+                 add explicit type casts."
+                    .into(),
+            )
+        }
+        Error::UndefinedOperator(_) => {
+            fields.hint = Some(
+                "No operator matches the given name and argument types. You might need to \
+                 add explicit type casts."
+                    .into(),
+            )
+        }
+        Error::Raised { detail, hint, .. } => {
+            fields.detail = detail.clone();
+            fields.hint = hint.clone();
+        }
+        Error::SerializationFailure => {
+            fields.hint = Some(
+                "The transaction might succeed if retried; retry it with exponential backoff."
+                    .into(),
+            )
+        }
+        Error::Storage(storage::Error::Conflict) => {
+            fields.hint = Some(
+                "The transaction might succeed if retried; retry it with exponential backoff."
+                    .into(),
+            )
+        }
+        _ => {}
+    }
+    fields
+}
+
 /// The planner error a DataFusion error carries, if any (errors raised inside a plan).
 pub fn innermost(e: &Error) -> &Error {
     if let Error::DataFusion(df) = e {
