@@ -1318,7 +1318,17 @@ pub async fn insert(session: &mut Session, insert: &ast::Insert) -> Result<Write
                 let column = &def.columns[*i];
                 let number: datafusion::arrow::array::ArrayRef =
                     Arc::new(datafusion::arrow::array::Int64Array::from(vec![number]));
-                values[*i] = value_from_array(&number, 0, column.ty, &column.name)?;
+                values[*i] = match value_from_array(&number, 0, column.ty, &column.name)? {
+                    // The conversion gives NULL for a value the type cannot hold.
+                    Value::Null => {
+                        return Err(Error::NumericOverflow(match column.ty {
+                            sql::SqlType::Int2 => "smallint out of range".into(),
+                            sql::SqlType::Int4 => "integer out of range".into(),
+                            _ => "numeric field overflow".into(),
+                        }));
+                    }
+                    value => value,
+                };
             }
             crate::conditions::generate(&def, &mut values)?;
             check_not_null(&def, &values)?;

@@ -2129,20 +2129,37 @@ impl Session {
                 arms,
                 otherwise,
             } => {
-                for (values, steps) in arms {
-                    // A simple CASE's subject is compared with each value as `=` compares
-                    // them (NULL matches nothing).
-                    let condition = match subject {
-                        Some(subject) => values
-                            .iter()
-                            .map(|v| format!("(({}\n) = ({}\n))", text(subject), text(v)))
-                            .collect::<Vec<_>>()
-                            .join(" OR "),
-                        None => text(&values[0]),
-                    };
-                    if self.condition(&condition, &run.scopes).await? {
-                        return self.run_steps(code, steps, run).await;
+                let chosen = match subject {
+                    // A simple CASE evaluates its subject once, comparing it with the
+                    // values as `=` does (NULL matches none): one query picks the arm.
+                    Some(subject) => {
+                        let mut picker = format!("CASE ({}\n)", text(subject));
+                        for (arm, (values, _)) in arms.iter().enumerate() {
+                            for value in values {
+                                picker.push_str(&format!(" WHEN ({}\n) THEN {arm}", text(value)));
+                            }
+                        }
+                        picker.push_str(" END");
+                        let [arm] = self
+                            .evaluate(&[picker], &run.scopes)
+                            .await?
+                            .try_into()
+                            .unwrap_or([None]);
+                        arm.and_then(|a| a.parse::<usize>().ok())
                     }
+                    None => {
+                        let mut chosen = None;
+                        for (arm, (condition, _)) in arms.iter().enumerate() {
+                            if self.condition(&text(&condition[0]), &run.scopes).await? {
+                                chosen = Some(arm);
+                                break;
+                            }
+                        }
+                        chosen
+                    }
+                };
+                if let Some(arm) = chosen {
+                    return self.run_steps(code, &arms[arm].1, run).await;
                 }
                 return match otherwise {
                     Some(steps) => self.run_steps(code, steps, run).await,
@@ -2161,7 +2178,14 @@ impl Session {
             } => {
                 for (target, item) in items {
                     let value = self.diagnostic(item, *stacked, *line, run)?;
-                    self.assign_expression(target, None, &value, run).await?;
+                    // A record's field (`r.n`) as INTO fills one.
+                    let (target, field) = match target.split_once('.') {
+                        Some((record, field)) if find(&run.scopes, target).is_none() => {
+                            (record, Some(field))
+                        }
+                        _ => (target.as_str(), None),
+                    };
+                    self.assign_expression(target, field, &value, run).await?;
                 }
             }
             StepKind::Null => {}
@@ -2827,11 +2851,13 @@ impl Session {
     }
 }
 
-/// Sets FOUND.
 /// The length a `varchar(n)` or `char(n)` type (as written) limits its strings to, and
-/// the type's name as errors show it.
+/// the type's name as errors show it. `char` alone is `char(1)`.
 fn length_limit(ty: &str) -> Option<(usize, &'static str)> {
     let ty = ty.trim().to_ascii_lowercase();
+    if ty == "char" || ty == "character" {
+        return Some((1, "character"));
+    }
     let (name, rest) = ty.split_once('(')?;
     let limit = rest.strip_suffix(')')?.trim().parse().ok()?;
     let shown = match name
@@ -2847,6 +2873,7 @@ fn length_limit(ty: &str) -> Option<(usize, &'static str)> {
     Some((limit, shown))
 }
 
+/// Sets FOUND.
 fn set_found(scopes: &mut Scopes, found: bool) {
     if let Some(v) = scopes.first_mut().and_then(|s| s.first_mut()) {
         v.value = Value::Scalar {

@@ -1231,7 +1231,7 @@ impl Catalog {
                 && self
                     .temporary_tables()
                     .iter()
-                    .any(|t| names_relation(t, name)))
+                    .any(|t| !changes.sees(t) && names_relation(t, name)))
     }
 
     /// Whether the store holds, as `txn` reads it, a record that takes table name `name`:

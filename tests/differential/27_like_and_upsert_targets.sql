@@ -80,6 +80,14 @@ INSERT INTO arrivals (email, place) SELECT email || '.org', place FROM finish OR
 INSERT INTO arrivals (email) SELECT email || '.net' FROM finish ORDER BY place * -1 RETURNING id, email;
 SELECT currval('arrivals_id_seq'), lastval();
 SELECT id, email, place FROM arrivals ORDER BY lower(email);
+-- A serial value the column cannot hold fails the INSERT (22003), ordered or not.
+CREATE SEQUENCE small_seq START 32766;
+CREATE TABLE smalls (a smallint DEFAULT nextval('small_seq'), b int);
+INSERT INTO smalls (b) SELECT g FROM generate_series(1, 3) g ORDER BY g DESC;
+INSERT INTO smalls (b) SELECT g FROM generate_series(1, 3) g;
+SELECT count(*) FROM smalls;
+DROP TABLE smalls;
+DROP SEQUENCE small_seq;
 DROP TABLE arrivals, finish;
 DROP TABLE checkins, conflict, date, like_date;
 DROP TABLE runners, stage, stage_defaults, runners_copy, runners_plain, teams;

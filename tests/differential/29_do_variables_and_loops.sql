@@ -84,4 +84,13 @@ DO $$ BEGIN <<b>> BEGIN LOOP CONTINUE b; END LOOP; END; END $$;
 DO $$ BEGIN <<l>> LOOP EXIT; END LOOP m; END $$;
 DO $$ DECLARE n int; BEGIN GET DIAGNOSTICS n = MESSAGE_TEXT; END $$;
 SELECT id, tier FROM ledger WHERE id = 2;
+DO $$ DECLARE c char := 'ab'; BEGIN NULL; END $$;
+-- A simple CASE evaluates its subject once.
+CREATE SEQUENCE case_seq;
+DO $$ BEGIN PERFORM nextval('case_seq'); CASE nextval('case_seq') WHEN 1 THEN RAISE EXCEPTION 'one'; WHEN 2 THEN CREATE TABLE case_two (a int); END CASE; END $$;
+SELECT count(*) FROM case_two;
+DO $$ DECLARE r record; BEGIN SELECT 5 AS n INTO r; UPDATE case_two SET a = 1; GET DIAGNOSTICS r.n = ROW_COUNT; INSERT INTO case_two VALUES (r.n); END $$;
+SELECT a FROM case_two;
+DROP TABLE case_two;
+DROP SEQUENCE case_seq;
 DROP TABLE ledger;

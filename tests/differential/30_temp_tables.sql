@@ -62,6 +62,14 @@ CREATE TEMP TABLE trefs (id int PRIMARY KEY, b int REFERENCES accounts_copy (id)
 CREATE SEQUENCE per_copy OWNED BY accounts_copy.id;
 INSERT INTO trefs VALUES (1, 1);
 INSERT INTO trefs VALUES (2, 42);
+-- A temporary table dropped in a transaction frees its name for a permanent one.
+CREATE TEMP TABLE swap (a int);
+BEGIN;
+DROP TABLE swap;
+CREATE TABLE swap (a int);
+COMMIT;
+SELECT relpersistence FROM pg_class WHERE relname = 'swap';
+DROP TABLE swap;
 DISCARD TEMP;
 SELECT * FROM accounts_copy;
 SELECT * FROM rich;
