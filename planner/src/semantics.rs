@@ -105,10 +105,50 @@ pub(crate) fn rewrite_node_expressions(
         Ok(result.update_data(|e| saved.restore(e)))
     })?;
     if rewritten.transformed {
-        rewritten.map_data(|p| p.recompute_schema())
+        rewritten.map_data(|p| match p {
+            // A VALUES list's column types were fixed when it was planned: they are taken
+            // again from its rows (`VALUES (ARRAY[1, 2])` is an integer[] now).
+            LogicalPlan::Values(values) => values_retyped(values),
+            p => p.recompute_schema(),
+        })
     } else {
         Ok(rewritten)
     }
+}
+
+/// A VALUES list with each column typed as its rows now are, where they agree; a column
+/// whose rows differ keeps its type, each row cast to it.
+fn values_retyped(values: datafusion::logical_expr::Values) -> Result<LogicalPlan> {
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::logical_expr::{ExprSchemable, Values};
+    let empty = datafusion::common::DFSchema::empty();
+    let mut rows = values.values;
+    let mut fields = Vec::with_capacity(values.schema.fields().len());
+    for (j, field) in values.schema.fields().iter().enumerate() {
+        let types = rows
+            .iter()
+            .map(|row| row[j].get_type(&empty))
+            .collect::<Result<Vec<_>>>()?;
+        let mut typed = types.iter().filter(|t| **t != DataType::Null);
+        let ty = match typed.next() {
+            Some(first) if typed.all(|t| t == first) => first.clone(),
+            _ => field.data_type().clone(),
+        };
+        for (row, row_type) in rows.iter_mut().zip(&types) {
+            if *row_type != ty {
+                row[j] = std::mem::take(&mut row[j]).cast_to(&ty, &empty)?;
+            }
+        }
+        fields.push(Arc::new(field.as_ref().clone().with_data_type(ty)));
+    }
+    let schema = datafusion::common::DFSchema::from_unqualified_fields(
+        fields.into(),
+        values.schema.metadata().clone(),
+    )?;
+    Ok(LogicalPlan::Values(Values {
+        schema: Arc::new(schema),
+        values: rows,
+    }))
 }
 
 /// `concat` and `concat_ws` with their boolean and array arguments written by their output

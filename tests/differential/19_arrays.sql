@@ -74,3 +74,8 @@ INSERT INTO slots_src VALUES (1, '{u}');
 UPDATE slots SET tags[1] = 'x' FROM slots_src WHERE slots_src.id = slots.id RETURNING slots.tags;
 UPDATE slots AS t SET tags[2] = 'y' WHERE t.id = 1 RETURNING tags;
 UPDATE slots SET n = CASE WHEN 1 IS DISTINCT FROM 2 THEN n END, tags[1] = 'z' WHERE id = 1 RETURNING tags;
+-- VALUES lists whose expressions take PostgreSQL's types (an integer[], a rounded numeric).
+VALUES (ARRAY[1, 2]), (ARRAY[3]);
+SELECT x, pg_typeof(x) FROM (VALUES (ARRAY[1, 2] || 3)) v(x);
+SELECT a, b FROM (VALUES (1, round(2.555, 2)), (2, round(3.1, 2))) v(a, b) ORDER BY a;
+SELECT jsonb_agg(x ORDER BY x) FROM (VALUES (ARRAY[1, 2]), (ARRAY[3])) v(x);
