@@ -949,20 +949,14 @@ impl datafusion::logical_expr::ScalarUDFImpl for CheckedArithmetic {
 }
 
 /// PostgreSQL types an integer constant that fits in 32 bits as `integer`, DataFusion as
-/// BIGINT. A constant that is a result column of the statement (`SELECT 1 AS one`, which
-/// drivers read as a number or as text depending on its type) gets PostgreSQL's type.
+/// BIGINT. A constant that is a column of a query's rows (`SELECT 1 AS one`, which drivers
+/// read as a number or as text depending on its type; a VALUES list's, `FROM (VALUES (1,
+/// 'a')) v(id, name)`; a set operation's branches) gets PostgreSQL's type, in the statement's
+/// query and the queries inside it.
 pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
     use datafusion::sql::sqlparser::ast::{self, Expr, SelectItem, SetExpr, Statement, Value};
-    let Statement::Query(q) = stmt else {
-        return;
-    };
-    let SetExpr::Select(select) = q.body.as_mut() else {
-        return;
-    };
-    for item in &mut select.projection {
-        let (SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. }) = item else {
-            continue;
-        };
+    use datafusion::sql::sqlparser::ast::{VisitMut, VisitorMut};
+    fn integer(e: &mut Expr) {
         if let Expr::Value(v) = e
             && let Value::Number(n, false) = &v.value
             && n.parse::<i32>().is_ok()
@@ -976,6 +970,40 @@ pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
                 format: None,
             };
         }
+    }
+    fn body(set: &mut SetExpr) {
+        match set {
+            SetExpr::Select(select) => {
+                for item in &mut select.projection {
+                    if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } =
+                        item
+                    {
+                        integer(e);
+                    }
+                }
+            }
+            SetExpr::Values(values) => values
+                .rows
+                .iter_mut()
+                .flat_map(|row| row.content.iter_mut())
+                .for_each(integer),
+            SetExpr::SetOperation { left, right, .. } => {
+                body(left);
+                body(right);
+            }
+            _ => {}
+        }
+    }
+    struct Queries;
+    impl VisitorMut for Queries {
+        type Break = ();
+        fn pre_visit_query(&mut self, query: &mut ast::Query) -> std::ops::ControlFlow<()> {
+            body(&mut query.body);
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    if let Statement::Query(_) = stmt {
+        let _ = stmt.visit(&mut Queries);
     }
 }
 

@@ -79,3 +79,8 @@ VALUES (ARRAY[1, 2]), (ARRAY[3]);
 SELECT x, pg_typeof(x) FROM (VALUES (ARRAY[1, 2] || 3)) v(x);
 SELECT a, b FROM (VALUES (1, round(2.555, 2)), (2, round(3.1, 2))) v(a, b) ORDER BY a;
 SELECT jsonb_agg(x ORDER BY x) FROM (VALUES (ARRAY[1, 2]), (ARRAY[3])) v(x);
+-- Integer constants in VALUES and set operations are integers, as in PostgreSQL.
+SELECT pg_typeof(x), pg_typeof(y) FROM (VALUES (1, 3000000000)) v(x, y);
+SELECT pg_typeof(x) FROM (SELECT 1 AS x UNION ALL SELECT 2) s LIMIT 1;
+WITH v(x) AS (VALUES (1), (3000000000)) SELECT pg_typeof(x) FROM v LIMIT 1;
+SELECT x * 100000 FROM (VALUES (100000)) v(x);
