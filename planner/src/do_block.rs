@@ -1495,6 +1495,23 @@ impl Substituter<'_> {
                         value: Value::Scalar { ty, value },
                         ..
                     }) => Some(constant(ty, value)),
+                    // A whole record is a value too (`RAISE NOTICE '%', r`, `r IS NULL`): the
+                    // row of its fields.
+                    // One not yet assigned is NULL there, as in PL/pgSQL.
+                    Some(Variable {
+                        value: Value::Record(None),
+                        ..
+                    }) if !self.is_column(&name) => Some(Ok(ast::Expr::value(ast::Value::Null))),
+                    Some(Variable {
+                        value: Value::Record(Some(fields)),
+                        ..
+                    }) if !self.is_column(&name) => Some(
+                        fields
+                            .iter()
+                            .map(|(_, ty, value)| constant(ty, value))
+                            .collect::<Result<Vec<_>>>()
+                            .map(|fields| crate::pg_catalog::call("row", fields)),
+                    ),
                     _ => None,
                 }
             }
@@ -1505,15 +1522,7 @@ impl Substituter<'_> {
                     Some(Variable {
                         value: Value::Record(None),
                         ..
-                    }) => Some(Err(Error::Raised {
-                        code: "55000".into(),
-                        message: format!("record \"{record}\" is not assigned yet"),
-                        detail: Some(
-                            "The tuple structure of a not-yet-assigned record is indeterminate."
-                                .into(),
-                        ),
-                        hint: None,
-                    })),
+                    }) => Some(Err(not_assigned(&record))),
                     Some(Variable {
                         value: Value::Record(Some(fields)),
                         ..
@@ -1749,7 +1758,11 @@ impl Session {
         };
         match visited {
             std::ops::ControlFlow::Break(e) => Err(e),
-            std::ops::ControlFlow::Continue(()) => Ok(()),
+            // A whole record put in as ROW(…) is read as PostgreSQL reads a record there.
+            std::ops::ControlFlow::Continue(()) => {
+                crate::rows::row_constructors(statement);
+                Ok(())
+            }
         }
     }
 
@@ -2871,6 +2884,16 @@ fn length_limit(ty: &str) -> Option<(usize, &'static str)> {
         _ => return None,
     };
     Some((limit, shown))
+}
+
+/// 55000 for a record read before a row was assigned to it.
+fn not_assigned(record: &str) -> Error {
+    Error::Raised {
+        code: "55000".into(),
+        message: format!("record \"{record}\" is not assigned yet"),
+        detail: Some("The tuple structure of a not-yet-assigned record is indeterminate.".into()),
+        hint: None,
+    }
 }
 
 /// Sets FOUND.

@@ -49,6 +49,8 @@ fn figure_name(expr: &Expr) -> Option<(String, u8)> {
         {
             ("row_to_json".into(), 2)
         }
+        // `ROW(…)::text`, written as the record's output text, is named by the row.
+        Expr::Function(f) if row_text(f) => ("row".into(), 2),
         // `json_agg(ROW(…))`, whose rows are separated as records are.
         Expr::Function(f) if f.name.to_string() == crate::json::functions::ROW_ARRAY => {
             ("json_agg".into(), 2)
@@ -106,6 +108,23 @@ fn figure_name(expr: &Expr) -> Option<(String, u8)> {
         Expr::Subquery(q) => (first_column_name(q)?, 2),
         _ => return None,
     })
+}
+
+/// Whether `f` is a row constructor's output text (`ROW(1, 'a')::text`, see
+/// `rows::row_constructors`).
+fn row_text(f: &ast::Function) -> bool {
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return false;
+    };
+    f.name.to_string() == crate::output::OUTPUT_TEXT
+        && match list.args.as_slice() {
+            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] => match arg {
+                Expr::Tuple(_) => true,
+                Expr::Function(g) => g.name.to_string().eq_ignore_ascii_case("row"),
+                _ => false,
+            },
+            _ => false,
+        }
 }
 
 /// The OID-alias type (regclass, regtype, regnamespace) whose cast a call stands for.

@@ -24,6 +24,73 @@ use std::ops::ControlFlow;
 /// A table's user columns, and one a stored row never has NULL in, when it has one.
 type RowColumns<'a> = &'a dyn Fn(&str) -> Option<(Vec<String>, Option<String>)>;
 
+/// A row constructor where PostgreSQL reads it as a record: `ROW(1, 'a')::text` (and a
+/// parenthesized `(1, 'a')::text`) is the record's text, `(1,a)`; `ROW(…) IS [NOT] NULL`
+/// tests each field, as it does for a table's row.
+pub fn row_constructors(stmt: &mut Statement) {
+    struct Forms;
+    impl VisitorMut for Forms {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            let fields = |e: &Expr| -> Option<Vec<Expr>> {
+                match unnested(e) {
+                    Expr::Tuple(items) => Some(items.clone()),
+                    Expr::Function(f)
+                        if f.name.to_string().eq_ignore_ascii_case("row")
+                            && let FunctionArguments::List(list) = &f.args =>
+                    {
+                        list.args
+                            .iter()
+                            .map(|a| match a {
+                                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
+                                _ => None,
+                            })
+                            .collect()
+                    }
+                    _ => None,
+                }
+            };
+            match e {
+                Expr::Cast {
+                    expr, data_type, ..
+                } if matches!(
+                    data_type,
+                    ast::DataType::Text
+                        | ast::DataType::Varchar(None)
+                        | ast::DataType::CharacterVarying(None)
+                ) && fields(expr).is_some() =>
+                {
+                    let row = std::mem::replace(expr.as_mut(), Expr::value(ast::Value::Null));
+                    *e = call(crate::output::OUTPUT_TEXT, vec![row]);
+                }
+                Expr::IsNull(inner) | Expr::IsNotNull(inner) => {
+                    let Some(items) = fields(inner) else {
+                        return ControlFlow::Continue(());
+                    };
+                    let null = matches!(e, Expr::IsNull(_));
+                    let tests = items.into_iter().map(|item| {
+                        let item = Box::new(Expr::Nested(Box::new(item)));
+                        match null {
+                            true => Expr::IsNull(item),
+                            false => Expr::IsNotNull(item),
+                        }
+                    });
+                    if let Some(all) = tests.reduce(|a, b| Expr::BinaryOp {
+                        left: Box::new(a),
+                        op: ast::BinaryOperator::And,
+                        right: Box::new(b),
+                    }) {
+                        *e = Expr::Nested(Box::new(all));
+                    }
+                }
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Forms);
+}
+
 /// Writes out the whole-row references above; `columns_of` gives a table's user columns.
 /// `count(DISTINCT t.*)`, which would need rows compared whole, is refused (0A000).
 pub fn expand_whole_rows(stmt: &mut Statement, columns_of: RowColumns) -> crate::Result<()> {

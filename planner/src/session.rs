@@ -484,6 +484,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         crate::json::rewrite(&mut statement)?;
         crate::srf::rewrite(&mut statement)?;
         crate::query_forms::rewrite(&mut statement)?;
+        crate::rows::row_constructors(&mut statement);
         crate::functions::rewrite::rewrite(&mut statement);
         crate::arrays::rewrite(&mut statement);
         statements.push(statement);

@@ -59,3 +59,6 @@ SELECT (SELECT row_to_json(m) FROM rentals r WHERE r.movie_id = m.id ORDER BY r.
 SELECT g FROM genres g WHERE id = 1 UNION ALL SELECT g FROM genres g WHERE id = 3 ORDER BY 1;
 DROP TABLE genres;
 DROP TABLE movies, rentals;
+-- Row constructors read as records: their text, and IS [NOT] NULL field by field.
+SELECT row(1, 'a b', NULL)::text, row(NULL, NULL) IS NULL AS a, row(1, NULL) IS NULL AS b, row(1, NULL) IS NOT NULL AS c, (1, 'x')::text = '(1,x)' AS d;
+SELECT row(1, 'it''s', '', 'a,b', 'q"q')::text;

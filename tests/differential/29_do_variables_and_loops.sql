@@ -94,3 +94,8 @@ SELECT a FROM case_two;
 DROP TABLE case_two;
 DROP SEQUENCE case_seq;
 DROP TABLE ledger;
+-- A whole record as a value: NULL before it is assigned, then the row of its fields.
+CREATE TABLE rec_log (line text);
+DO $$ DECLARE r record; BEGIN INSERT INTO rec_log VALUES (coalesce(r::text, 'unset')); SELECT 1 AS a, 'x y' AS b INTO r; INSERT INTO rec_log VALUES (r::text); IF r IS NOT NULL THEN INSERT INTO rec_log VALUES ('set'); END IF; SELECT NULL::int AS a INTO r; IF r IS NULL THEN INSERT INTO rec_log VALUES ('all null'); END IF; END $$;
+SELECT line FROM rec_log;
+DROP TABLE rec_log;
