@@ -32,24 +32,7 @@ pub fn row_constructors(stmt: &mut Statement) {
     impl VisitorMut for Forms {
         type Break = ();
         fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-            let fields = |e: &Expr| -> Option<Vec<Expr>> {
-                match unnested(e) {
-                    Expr::Tuple(items) => Some(items.clone()),
-                    Expr::Function(f)
-                        if f.name.to_string().eq_ignore_ascii_case("row")
-                            && let FunctionArguments::List(list) = &f.args =>
-                    {
-                        list.args
-                            .iter()
-                            .map(|a| match a {
-                                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
-                                _ => None,
-                            })
-                            .collect()
-                    }
-                    _ => None,
-                }
-            };
+            let fields = |e: &Expr| crate::functions::rewrite::row_fields(unnested(e));
             match e {
                 Expr::Cast {
                     expr, data_type, ..

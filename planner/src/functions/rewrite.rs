@@ -145,7 +145,7 @@ fn inline_named_windows(select: &mut ast::Select) {
 }
 
 /// The fields of a row constructor, `(a, b)` or `ROW(a, b)`.
-fn row_fields(e: &Expr) -> Option<Vec<Expr>> {
+pub(crate) fn row_fields(e: &Expr) -> Option<Vec<Expr>> {
     match e {
         Expr::Tuple(items) => Some(items.clone()),
         Expr::Function(f)
