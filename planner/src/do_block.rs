@@ -1495,22 +1495,42 @@ impl Substituter<'_> {
                         value: Value::Scalar { ty, value },
                         ..
                     }) => Some(constant(ty, value)),
-                    // A whole record is a value too (`RAISE NOTICE '%', r`, `r IS NULL`): the
-                    // row of its fields.
-                    // One not yet assigned is NULL there, as in PL/pgSQL.
+                    // A whole record is a value too (`RAISE NOTICE '%', r`, `r IS NULL`,
+                    // `to_json(r)`): its fields by name, NULL before one is assigned, as in
+                    // PL/pgSQL. A column or a table in scope of its name makes it ambiguous.
+                    Some(Variable {
+                        value: Value::Record(_),
+                        ..
+                    }) if self.is_column(&name)
+                        || self.tables.iter().flatten().any(|t| *t == name) =>
+                    {
+                        Some(Err(Error::Raised {
+                            code: "42702".into(),
+                            message: format!("column reference \"{name}\" is ambiguous"),
+                            detail: Some(
+                                "It could refer to either a PL/pgSQL variable or a table column."
+                                    .into(),
+                            ),
+                            hint: None,
+                        }))
+                    }
                     Some(Variable {
                         value: Value::Record(None),
                         ..
-                    }) if !self.is_column(&name) => Some(Ok(ast::Expr::value(ast::Value::Null))),
+                    }) => Some(Ok(ast::Expr::value(ast::Value::Null))),
                     Some(Variable {
                         value: Value::Record(Some(fields)),
                         ..
-                    }) if !self.is_column(&name) => Some(
+                    }) => Some(
                         fields
                             .iter()
-                            .map(|(_, ty, value)| constant(ty, value))
+                            .map(|(field, ty, value)| {
+                                let name =
+                                    ast::Expr::value(ast::Value::SingleQuotedString(field.clone()));
+                                Ok([name, constant(ty, value)?])
+                            })
                             .collect::<Result<Vec<_>>>()
-                            .map(|fields| crate::pg_catalog::call("row", fields)),
+                            .map(|pairs| crate::pg_catalog::call("named_struct", pairs.concat())),
                     ),
                     _ => None,
                 }

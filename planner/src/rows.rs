@@ -32,7 +32,25 @@ pub fn row_constructors(stmt: &mut Statement) {
     impl VisitorMut for Forms {
         type Break = ();
         fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-            let fields = |e: &Expr| crate::functions::rewrite::row_fields(unnested(e));
+            // A row's fields: `ROW(a, b)`, `(a, b)`, or a DO block's record,
+            // `named_struct('x', a, 'y', b)`.
+            let fields = |e: &Expr| match unnested(e) {
+                Expr::Function(f) if f.name.to_string() == "named_struct" => {
+                    let FunctionArguments::List(list) = &f.args else {
+                        return None;
+                    };
+                    list.args
+                        .iter()
+                        .skip(1)
+                        .step_by(2)
+                        .map(|a| match a {
+                            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
+                            _ => None,
+                        })
+                        .collect()
+                }
+                e => crate::functions::rewrite::row_fields(e),
+            };
             match e {
                 Expr::Cast {
                     expr, data_type, ..
@@ -43,7 +61,7 @@ pub fn row_constructors(stmt: &mut Statement) {
                         | ast::DataType::CharacterVarying(None)
                 ) && fields(expr).is_some() =>
                 {
-                    let row = std::mem::replace(expr.as_mut(), Expr::value(ast::Value::Null));
+                    let row = unnested(expr).clone();
                     *e = call(crate::output::OUTPUT_TEXT, vec![row]);
                 }
                 Expr::IsNull(inner) | Expr::IsNotNull(inner) => {

@@ -139,7 +139,16 @@ fn values_retyped(values: datafusion::logical_expr::Values) -> Result<LogicalPla
                 row[j] = std::mem::take(&mut row[j]).cast_to(&ty, &empty)?;
             }
         }
-        fields.push(Arc::new(field.as_ref().clone().with_data_type(ty)));
+        // A column whose type changed loses the old type's declared name.
+        let field = match *field.data_type() == ty {
+            true => field.as_ref().clone(),
+            false => field
+                .as_ref()
+                .clone()
+                .with_data_type(ty)
+                .with_metadata(Default::default()),
+        };
+        fields.push(Arc::new(field));
     }
     let schema = datafusion::common::DFSchema::from_unqualified_fields(
         fields.into(),
@@ -957,10 +966,19 @@ pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
     use datafusion::sql::sqlparser::ast::{self, Expr, SelectItem, SetExpr, Statement, Value};
     use datafusion::sql::sqlparser::ast::{VisitMut, VisitorMut};
     fn integer(e: &mut Expr) {
-        if let Expr::Value(v) = e
-            && let Value::Number(n, false) = &v.value
-            && n.parse::<i32>().is_ok()
-        {
+        let fits = match &*e {
+            Expr::Value(v) => {
+                matches!(&v.value, Value::Number(n, false) if n.parse::<i32>().is_ok())
+            }
+            // `-5`, and `-2147483648`, which is an integer too.
+            Expr::UnaryOp {
+                op: ast::UnaryOperator::Minus,
+                expr,
+            } => matches!(expr.as_ref(), Expr::Value(v)
+                if matches!(&v.value, Value::Number(n, false) if format!("-{n}").parse::<i32>().is_ok())),
+            _ => false,
+        };
+        if fits {
             let literal = std::mem::replace(e, Expr::value(Value::Null));
             *e = Expr::Cast {
                 kind: ast::CastKind::DoubleColon,

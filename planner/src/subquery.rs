@@ -899,9 +899,11 @@ impl SubqueryFunction {
         for batch in &batches {
             let sets_column = batch.column(0);
             for r in 0..batch.num_rows() {
-                let ScalarValue::Int64(Some(i)) = ScalarValue::try_from_array(sets_column, r)?
-                else {
-                    return Ok(None);
+                // The row number, an integer constant of the VALUES list.
+                let i = match ScalarValue::try_from_array(sets_column, r)? {
+                    ScalarValue::Int64(Some(i)) => i,
+                    ScalarValue::Int32(Some(i)) => i64::from(i),
+                    _ => return Ok(None),
                 };
                 let value = ScalarValue::try_from_array(batch.column(1), r)?;
                 if let Some(slot) = usize::try_from(i).ok().and_then(|i| results.get_mut(i)) {

@@ -84,3 +84,5 @@ SELECT pg_typeof(x), pg_typeof(y) FROM (VALUES (1, 3000000000)) v(x, y);
 SELECT pg_typeof(x) FROM (SELECT 1 AS x UNION ALL SELECT 2) s LIMIT 1;
 WITH v(x) AS (VALUES (1), (3000000000)) SELECT pg_typeof(x) FROM v LIMIT 1;
 SELECT x * 100000 FROM (VALUES (100000)) v(x);
+SELECT -5 AS n, pg_typeof(x) FROM (VALUES (1), (-5)) v(x) ORDER BY x;
+SELECT pg_typeof(x) FROM (VALUES (-2147483648)) v(x);

@@ -62,3 +62,4 @@ DROP TABLE movies, rentals;
 -- Row constructors read as records: their text, and IS [NOT] NULL field by field.
 SELECT row(1, 'a b', NULL)::text, row(NULL, NULL) IS NULL AS a, row(1, NULL) IS NULL AS b, row(1, NULL) IS NOT NULL AS c, (1, 'x')::text = '(1,x)' AS d;
 SELECT row(1, 'it''s', '', 'a,b', 'q"q')::text;
+SELECT (ROW(1, 'a'))::text;

@@ -23,32 +23,6 @@ pub fn normalize(stmt: &mut Statement) {
         let _ = stmt.visit(&mut EmptyPruner);
     }
     let _ = stmt.visit(&mut Normalizer { catalog_query });
-    if let Statement::Query(query) = stmt
-        && let SetExpr::Select(select) = query.body.as_mut()
-    {
-        show_alias_literals(&mut select.projection);
-    }
-}
-
-/// A query's own `'t'::regclass` or `'int4'::regtype` column shows the relation's or type's
-/// name, as PostgreSQL's output function shows those types (the cast names the OID
-/// everywhere else, where it is compared or cast on).
-fn show_alias_literals(projection: &mut [ast::SelectItem]) {
-    for item in projection {
-        let expr = match item {
-            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
-            _ => continue,
-        };
-        let shown = match expr {
-            Expr::Function(f) => match idents(&f.name).as_slice() {
-                [n] if n == "partita_regclass" => "partita_relname",
-                [n] if n == "partita_regtype" => "partita_typname",
-                _ => continue,
-            },
-            _ => continue,
-        };
-        *expr = call(shown, vec![expr.clone()]);
-    }
 }
 
 /// Catalogs of features Partita does not have: they never have rows.
@@ -870,13 +844,7 @@ mod tests {
         );
         assert_eq!(
             rewritten("SELECT c.oid::pg_catalog.regclass, 't'::regclass, x::pg_catalog.text"),
-            "SELECT partita_relname(c.oid), partita_relname(partita_regclass('t')), x::TEXT"
-        );
-        // Shown by name as a query's own column only; compared as the OID.
-        assert_eq!(
-            rewritten("SELECT 'int4'::regtype AS t FROM pg_class c WHERE c.oid = 't'::regclass"),
-            "SELECT partita_typname(partita_regtype('int4')) AS t FROM pg_catalog.pg_class c \
-             WHERE c.oid = partita_regclass('t')"
+            "SELECT partita_relname(c.oid), partita_regclass('t'), x::TEXT"
         );
         assert_eq!(
             rewritten("SELECT ARRAY(SELECT rolname FROM pg_roles ORDER BY 1)"),
