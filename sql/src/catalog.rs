@@ -423,6 +423,11 @@ fn temp_prefix(name: &str) -> String {
     format!("{name}\0")
 }
 
+/// How many of the committed `tables` are temporary (their keys hold a NUL).
+fn temporary_count(tables: &BTreeMap<String, Arc<TableDef>>) -> usize {
+    tables.keys().filter(|k| k.contains('\0')).count()
+}
+
 /// Whether `t` or one of its indexes, or the sequence of one of its columns, is named `name`.
 fn names_relation(t: &TableDef, name: &str) -> bool {
     t.name == name
@@ -535,7 +540,7 @@ pub struct CatalogChanges {
     pub extensions: BTreeMap<String, Option<Arc<Extension>>>,
     /// The session's schema for temporary tables (`pg_temp_<n>`), not a change: its tables
     /// are found before permanent tables of the same name, and other sessions' are not
-    /// found at all. It outlives the transaction (`CatalogChanges::ended`).
+    /// found at all. It outlives the transaction (`CatalogChanges::take`).
     pub temp_schema: Option<Arc<str>>,
 }
 
@@ -588,6 +593,9 @@ pub struct Catalog {
     extensions: Records<Extension>,
     /// Bumped by every applied change: plans kept across statements check it.
     generation: Arc<std::sync::atomic::AtomicU64>,
+    /// How many committed tables are temporary: while none are, a lookup by name looks for
+    /// no session's temporary table.
+    temporary: Arc<std::sync::atomic::AtomicUsize>,
     /// The values each sequence (by its catalog key) has reserved in the store and not yet
     /// handed out.
     sequences: Arc<std::sync::Mutex<BTreeMap<Vec<u8>, SequenceBlock>>>,
@@ -741,8 +749,11 @@ impl Catalog {
     /// Loads every definition from the store: tables, views, sequences, types, extensions.
     pub fn load(store: &Store) -> Result<Catalog> {
         let view = store.snapshot();
+        let tables = load_records(&view, b"t/", table_key)?;
+        let temporary = temporary_count(&tables.read().unwrap_or_else(|e| e.into_inner()));
         Ok(Catalog {
-            tables: load_records(&view, b"t/", table_key)?,
+            tables,
+            temporary: Arc::new(temporary.into()),
             views: load_records(&view, b"v/", |v: &PlainView| v.name.clone())?,
             sequence_defs: load_records(&view, b"q/", |q: &SequenceDef| q.name.clone())?,
             types: load_records(&view, b"y/", |y: &EnumType| y.name.clone())?,
@@ -1007,26 +1018,24 @@ impl Catalog {
     /// temporary table of that name, else the permanent one (there are not both, see
     /// `name_taken`, unless two sessions made them at once).
     pub fn table(&self, name: &str, changes: &CatalogChanges) -> Option<Arc<TableDef>> {
-        self.table_of_kind(name, true, changes)
-            .or_else(|| self.table_of_kind(name, false, changes))
+        // Most statements run where no temporary table exists: no key is made for one.
+        let temporary = self.temporary.load(std::sync::atomic::Ordering::Acquire) > 0
+            || changes.tables.keys().any(|k| k.contains('\0'));
+        if temporary
+            && let Some(schema) = &changes.temp_schema
+            && let Some(def) = self.table_at(&temp_key(schema, name), changes)
+        {
+            return Some(def);
+        }
+        self.table_at(name, changes)
     }
 
-    /// The session's temporary table `name` (`temporary`), or the permanent one.
-    fn table_of_kind(
-        &self,
-        name: &str,
-        temporary: bool,
-        changes: &CatalogChanges,
-    ) -> Option<Arc<TableDef>> {
-        let key = match (temporary, &changes.temp_schema) {
-            (false, _) => name.to_string(),
-            (true, Some(schema)) => temp_key(schema, name),
-            (true, None) => return None,
-        };
-        if let Some(change) = changes.tables.get(&key) {
+    /// The table kept under catalog key `key`, as `changes` sees it.
+    fn table_at(&self, key: &str, changes: &CatalogChanges) -> Option<Arc<TableDef>> {
+        if let Some(change) = changes.tables.get(key) {
             return change.clone();
         }
-        self.tables.read().ok()?.get(&key).cloned()
+        self.tables.read().ok()?.get(key).cloned()
     }
 
     /// Every table `changes` sees, by name: the permanent ones and the session's
@@ -1052,6 +1061,9 @@ impl Catalog {
     /// Every temporary table of every session, committed (those a crash left behind, when
     /// the store is opened).
     pub fn temporary_tables(&self) -> Vec<Arc<TableDef>> {
+        if self.temporary.load(std::sync::atomic::Ordering::Acquire) == 0 {
+            return Vec::new();
+        }
         let tables = self.tables.read().unwrap_or_else(|e| e.into_inner());
         tables
             .values()
@@ -1410,11 +1422,18 @@ impl Catalog {
         let out = commit()?;
         self.generation
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        let temporary = changes.tables.keys().any(|k| k.contains('\0'));
         for (name, change) in changes.tables {
             match change {
                 Some(def) => tables.insert(name, def),
                 None => tables.remove(&name),
             };
+        }
+        if temporary {
+            self.temporary.store(
+                temporary_count(&tables),
+                std::sync::atomic::Ordering::Release,
+            );
         }
         for (name, change) in changes.views {
             match change {
