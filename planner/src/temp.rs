@@ -1,8 +1,9 @@
 //! Temporary tables: `CREATE TEMP[ORARY] TABLE`, tables of one session.
 //!
 //! Each session has a schema of its own, `pg_temp_<n>` (`CatalogChanges::temp_schema`). A
-//! table made TEMPORARY is kept under it (`TableDef::temp_schema`): the session finds it
-//! before a permanent table of the same name, and no other session finds it at all. Its rows
+//! table made TEMPORARY is kept under it (`TableDef::temp_schema`): the session finds it by
+//! its name, which no permanent relation may share (`Catalog::name_taken`), and no other
+//! session finds it at all. Its rows
 //! are stored as any table's, in keyspaces of its own. The session drops its temporary
 //! tables when it ends (`Drop for Session`), DISCARD TEMP or ALL drops them sooner, and those
 //! a crash left behind are dropped when the database opens (`Database::open`).
