@@ -294,6 +294,26 @@ impl AnalyzerRule for ArithmeticOperands {
                 }
                 return Ok(Transformed::yes(f.func.call(args)));
             }
+            // generate_series of integers (its constants are made integers before planning)
+            // is a series of integers, as in PostgreSQL (DataFusion's is of bigints).
+            let small =
+                |a: &Expr| matches!(a.get_type(schema), Ok(DataType::Int32 | DataType::Int16));
+            if let Expr::ScalarFunction(f) = &e
+                && f.name() == "generate_series"
+                && (2..=3).contains(&f.args.len())
+                && f.args.iter().any(small)
+                && f.args
+                    .iter()
+                    .all(|a| small(a) || matches!(a.get_type(schema), Ok(DataType::Null)))
+            {
+                let args = f
+                    .args
+                    .iter()
+                    .map(|a| cast(a.clone(), DataType::Int64))
+                    .collect();
+                let integers = DataType::new_list(DataType::Int32, true);
+                return Ok(Transformed::yes(cast(f.func.call(args), integers)));
+            }
             // ARRAY[1, 2] of integer constants (and integer or smallint values) is an
             // integer[], as in PostgreSQL (DataFusion's is a bigint[]).
             if let Expr::ScalarFunction(f) = &e
@@ -957,38 +977,42 @@ impl datafusion::logical_expr::ScalarUDFImpl for CheckedArithmetic {
     }
 }
 
+/// Makes an integer constant that fits in 32 bits (`5`, `-5`) an explicit `integer`, as
+/// PostgreSQL types it (DataFusion's constants are bigints). Says whether it did.
+pub(crate) fn int4_constant(e: &mut datafusion::sql::sqlparser::ast::Expr) -> bool {
+    use datafusion::sql::sqlparser::ast::{self, Expr, Value};
+    let fits = match &*e {
+        Expr::Value(v) => matches!(&v.value, Value::Number(n, false) if n.parse::<i32>().is_ok()),
+        // `-5`, and `-2147483648`, which is an integer too.
+        Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => matches!(expr.as_ref(), Expr::Value(v)
+            if matches!(&v.value, Value::Number(n, false) if format!("-{n}").parse::<i32>().is_ok())),
+        _ => false,
+    };
+    if fits {
+        let literal = std::mem::replace(e, Expr::value(Value::Null));
+        *e = Expr::Cast {
+            kind: ast::CastKind::DoubleColon,
+            expr: Box::new(literal),
+            data_type: ast::DataType::Integer(None),
+            array: false,
+            format: None,
+        };
+    }
+    fits
+}
+
 /// PostgreSQL types an integer constant that fits in 32 bits as `integer`, DataFusion as
 /// BIGINT. A constant that is a column of a query's rows (`SELECT 1 AS one`, which drivers
 /// read as a number or as text depending on its type; a VALUES list's, `FROM (VALUES (1,
 /// 'a')) v(id, name)`; a set operation's branches) gets PostgreSQL's type, in the statement's
 /// query and the queries inside it.
 pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
-    use datafusion::sql::sqlparser::ast::{self, Expr, SelectItem, SetExpr, Statement, Value};
+    use datafusion::sql::sqlparser::ast::{self, SelectItem, SetExpr, Statement};
     use datafusion::sql::sqlparser::ast::{VisitMut, VisitorMut};
-    fn integer(e: &mut Expr) {
-        let fits = match &*e {
-            Expr::Value(v) => {
-                matches!(&v.value, Value::Number(n, false) if n.parse::<i32>().is_ok())
-            }
-            // `-5`, and `-2147483648`, which is an integer too.
-            Expr::UnaryOp {
-                op: ast::UnaryOperator::Minus,
-                expr,
-            } => matches!(expr.as_ref(), Expr::Value(v)
-                if matches!(&v.value, Value::Number(n, false) if format!("-{n}").parse::<i32>().is_ok())),
-            _ => false,
-        };
-        if fits {
-            let literal = std::mem::replace(e, Expr::value(Value::Null));
-            *e = Expr::Cast {
-                kind: ast::CastKind::DoubleColon,
-                expr: Box::new(literal),
-                data_type: ast::DataType::Integer(None),
-                array: false,
-                format: None,
-            };
-        }
-    }
+    use int4_constant as integer;
     fn body(set: &mut SetExpr) {
         match set {
             SetExpr::Select(select) => {
@@ -1004,7 +1028,9 @@ pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
                 .rows
                 .iter_mut()
                 .flat_map(|row| row.content.iter_mut())
-                .for_each(integer),
+                .for_each(|e| {
+                    integer(e);
+                }),
             SetExpr::SetOperation { left, right, .. } => {
                 body(left);
                 body(right);

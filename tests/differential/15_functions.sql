@@ -151,3 +151,13 @@ CREATE TABLE json_codes (id int PRIMARY KEY, code varchar(3));
 INSERT INTO json_codes SELECT * FROM jsonb_to_recordset('[{"id":1,"code":"abcdef"}]') AS x(id int, code varchar(3));
 INSERT INTO json_codes SELECT * FROM jsonb_to_recordset('[{"id":2,"code":"abc"}]') AS x(id int, code varchar(3)) RETURNING *;
 SELECT * FROM jsonb_to_recordset('[{"a":1}]') WITH ORDINALITY AS r(a int);
+-- A series of integer constants is of integers, as drivers read it; a bigint bound makes bigints.
+SELECT pg_typeof(g), g FROM generate_series(1, 3) g;
+SELECT pg_typeof(g) FROM generate_series(1, 3000000000, 1000000000) g;
+SELECT pg_typeof(g) FROM generate_series(1::bigint, 2) g;
+SELECT x, pg_typeof(x) FROM generate_series(-2, 2, 2) AS x;
+SELECT generate_series(1, 3) AS s, pg_typeof(generate_series(1, 2));
+SELECT lists.id, x, pg_typeof(x) FROM lists, generate_series(1, lists.a) x ORDER BY 1, 2;
+SELECT v, n, pg_typeof(v), pg_typeof(n) FROM generate_series(1, 2) WITH ORDINALITY AS t(v, n);
+SELECT sum(g), pg_typeof(sum(g)), avg(g) FROM generate_series(1, 100) g;
+SELECT generate_series(2147483646, 2147483647);

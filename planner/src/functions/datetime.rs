@@ -850,6 +850,68 @@ mod tests {
 /// `generate_series` in FROM, as PostgreSQL runs it over dates: a series of timestamptz from
 /// the dates' midnights in the session's zone (DataFusion's gives dates or timestamps). Other
 /// arguments go to DataFusion's function as they are.
+/// A series of bigints read as integers: each column cast to `integer` (the values are
+/// between two integer bounds).
+#[derive(Debug)]
+struct IntegerSeries {
+    series: Arc<dyn datafusion::catalog::TableProvider>,
+    schema: datafusion::arrow::datatypes::SchemaRef,
+}
+
+impl IntegerSeries {
+    fn new(series: Arc<dyn datafusion::catalog::TableProvider>) -> IntegerSeries {
+        use datafusion::arrow::datatypes::{Field, Schema};
+        let fields: Vec<Field> = series
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_data_type(DataType::Int32))
+            .collect();
+        IntegerSeries {
+            series,
+            schema: Arc::new(Schema::new(fields)),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl datafusion::catalog::TableProvider for IntegerSeries {
+    fn schema(&self) -> datafusion::arrow::datatypes::SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> datafusion::logical_expr::TableType {
+        self.series.table_type()
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn datafusion::catalog::Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[datafusion::logical_expr::Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+        use datafusion::physical_expr::PhysicalExpr;
+        use datafusion::physical_expr::expressions::{CastExpr, Column};
+        let plan = self.series.scan(state, projection, filters, limit).await?;
+        let exprs: Vec<(Arc<dyn PhysicalExpr>, String)> = plan
+            .schema()
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let column = Arc::new(Column::new(f.name(), i));
+                let cast: Arc<dyn PhysicalExpr> =
+                    Arc::new(CastExpr::new(column, DataType::Int32, None));
+                (cast, f.name().clone())
+            })
+            .collect();
+        Ok(Arc::new(
+            datafusion::physical_plan::projection::ProjectionExec::try_new(exprs, plan)?,
+        ))
+    }
+}
+
 #[derive(Debug)]
 pub struct DateSeries {
     pub inner: Arc<dyn datafusion::catalog::TableFunctionImpl>,
@@ -863,8 +925,41 @@ impl datafusion::catalog::TableFunctionImpl for DateSeries {
         use chrono::TimeZone;
         use datafusion::logical_expr::Expr;
         let exprs = args.exprs();
+        // A series of integers (`generate_series(1, 3)`, whose constants are integers) is
+        // DataFusion's series of bigints, read as integers.
+        let int4 = |e: &Expr| match e {
+            Expr::Literal(ScalarValue::Int32(v), _) => Some(v.map(i64::from)),
+            Expr::Literal(ScalarValue::Int16(v), _) => Some(v.map(i64::from)),
+            Expr::Literal(ScalarValue::Null, _) => Some(None),
+            _ => None,
+        };
+        let bounds: Option<Vec<Option<i64>>> = exprs.iter().map(int4).collect();
+        if let Some(bounds) = bounds
+            && exprs.len() >= 2
+            && exprs
+                .iter()
+                .any(|e| !matches!(e, Expr::Literal(ScalarValue::Null, _)))
+        {
+            let widened: Vec<Expr> = bounds
+                .into_iter()
+                .map(|b| Expr::Literal(ScalarValue::Int64(b), None))
+                .collect();
+            let series = self
+                .inner
+                .call_with_args(datafusion::catalog::TableFunctionArgs::new(
+                    &widened,
+                    args.session(),
+                ))?;
+            return Ok(Arc::new(IntegerSeries::new(series)));
+        }
         let is_date = |e: &Expr| matches!(e, Expr::Literal(ScalarValue::Date32(_), _));
-        let mut converted = exprs.to_vec();
+        let mut converted: Vec<Expr> = exprs
+            .iter()
+            .map(|e| match int4(e) {
+                Some(v) => Expr::Literal(ScalarValue::Int64(v), None),
+                None => e.clone(),
+            })
+            .collect();
         // DataFusion's series takes nanosecond timestamps; Partita's are microseconds.
         for e in converted.iter_mut().take(2) {
             if let Expr::Literal(ScalarValue::TimestampMicrosecond(micros, zone), _) = e {

@@ -826,16 +826,22 @@ fn series_args(args: &mut [FunctionArg]) {
             *text = full;
         }
     }
-    if args.len() != 3 {
-        return;
-    }
     // A quoted number steps numbers (`generate_series(1, 10, '2')`).
-    if let FunctionArg::Unnamed(FunctionArgExpr::Expr(step)) = &mut args[2]
+    if let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(step))) = args.get_mut(2)
         && let Expr::Value(v) = step
         && let Value::SingleQuotedString(text) = &v.value
         && text.trim().parse::<f64>().is_ok()
     {
         *step = Expr::value(Value::Number(text.trim().to_string(), false));
+    }
+    // Integer constants are integers, so the series is one of integers, as in PostgreSQL
+    // (a bigint one when a bound is a bigint).
+    for arg in args.iter_mut() {
+        if let FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) = arg {
+            crate::semantics::int4_constant(x);
+        }
+    }
+    if args.len() != 3 {
         return;
     }
     let step_is_text = matches!(
