@@ -440,7 +440,7 @@ mod tests {
         super::rewrite(&mut stmt);
         assert_eq!(
             stmt.to_string(),
-            "SELECT unnest(generate_series(1, 3)) AS generate_series, unnest(generate_series(1, n)) AS g FROM t"
+            "SELECT unnest(generate_series(1::INTEGER, 3::INTEGER)) AS generate_series, unnest(generate_series(1::INTEGER, n)) AS g FROM t"
         );
     }
 }

@@ -1836,7 +1836,9 @@ impl Session {
                 row_type: false,
             }]],
         };
+        let alias_names = std::mem::replace(&mut self.alias_names, false);
         let result = self.run_block(&code, &block, &mut run).await;
+        self.alias_names = alias_names;
         let implicit = matches!(owner, Owner::Implicit)
             || (matches!(owner, Owner::Itself) && self.implicit_block);
         match result {

@@ -126,9 +126,22 @@ struct Found {
 fn find(select: &ast::Select) -> crate::Result<Option<Found>> {
     let all = places(select);
     for (n, &at) in all.iter().enumerate() {
-        let Some(args) = call_of(factor_at(select, at)).and_then(|c| c.args) else {
+        let factor = factor_at(select, at);
+        let subquery = call_of(factor).is_none();
+        let Some(args) = call_of(factor)
+            .and_then(|c| c.args)
+            .or_else(|| select_list(factor).map(|(items, _)| items))
+        else {
             continue;
         };
+        // A select list is folded into its owner only as an inner join (DataFusion plans
+        // the others itself, or refuses them).
+        if subquery
+            && let Some(j) = at.join
+            && !always_true_operator(&select.from[at.item].joins[j].join_operator)
+        {
+            continue;
+        }
         let earlier = &all[..n];
         let name_of = |p: &Place| item_name(factor_at(select, *p)).map(|i| folded(&i));
         // Qualifiers naming earlier items (others are an outer query's columns).
@@ -177,6 +190,15 @@ fn find(select: &ast::Select) -> crate::Result<Option<Found>> {
     Ok(None)
 }
 
+fn always_true_operator(op: &JoinOperator) -> bool {
+    match op {
+        JoinOperator::CrossJoin(c) | JoinOperator::Join(c) | JoinOperator::Inner(c) => {
+            always_true(c)
+        }
+        _ => false,
+    }
+}
+
 fn always_true(c: &JoinConstraint) -> bool {
     match c {
         JoinConstraint::None => true,
@@ -185,6 +207,46 @@ fn always_true(c: &JoinConstraint) -> bool {
         }
         _ => false,
     }
+}
+
+/// A LATERAL subquery that is only a select list over an earlier item's columns
+/// (`LATERAL (SELECT unnest(i.indkey), generate_subscripts(i.indkey, 1) + 1) AS k(a, n)`,
+/// whose set-returning functions run in step): the items and the alias.
+fn select_list(factor: &TableFactor) -> Option<(Vec<Expr>, Option<&TableAlias>)> {
+    let TableFactor::Derived {
+        lateral: true,
+        subquery,
+        alias,
+        ..
+    } = factor
+    else {
+        return None;
+    };
+    let SetExpr::Select(inner) = subquery.body.as_ref() else {
+        return None;
+    };
+    let plain = inner.from.is_empty()
+        && inner.selection.is_none()
+        && inner.having.is_none()
+        && inner.distinct.is_none()
+        && matches!(&inner.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
+        && subquery.with.is_none()
+        && subquery.order_by.is_none()
+        && subquery.limit_clause.is_none();
+    if !plain {
+        return None;
+    }
+    let items = inner
+        .projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                Some(e.clone())
+            }
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((items, alias.as_ref()))
 }
 
 /// A FROM function: its name, arguments, alias and WITH ORDINALITY; `f(…)` and
@@ -483,6 +545,10 @@ fn apply(select: &mut ast::Select, found: Found, n: usize) -> crate::Result<Rena
     let mut items = vec![format!("{owner_name}.*")];
     let mut columns = Vec::new();
     for (i, (list, default)) in lists.iter().enumerate() {
+        let (list, unnested) = match list {
+            Column::List(list) => (list, false),
+            Column::Value(value) => (value, true),
+        };
         let given = alias
             .as_ref()
             .and_then(|a| a.columns.get(i))
@@ -490,13 +556,14 @@ fn apply(select: &mut ast::Select, found: Found, n: usize) -> crate::Result<Rena
         // A name of its own: the owner may have a column of the same name.
         let column = Ident::new(format!("__{}_{n}", folded(&given)));
         // Outer: an empty or NULL list gives one row of NULL.
-        let list = match found.outer {
-            true => {
-                format!("CASE WHEN cardinality({list}) > 0 THEN {list} ELSE make_array(NULL) END")
-            }
-            false => list.to_string(),
-        };
-        items.push(format!("unnest({list}) AS {column}"));
+        items.push(match (unnested, found.outer) {
+            (true, _) => format!("{list} AS {column}"),
+            (false, true) => format!(
+                "unnest(CASE WHEN cardinality({list}) > 0 THEN {list} ELSE make_array(NULL) END) \
+                 AS {column}"
+            ),
+            (false, false) => format!("unnest({list}) AS {column}"),
+        });
         columns.push((given, column));
     }
     let owner = factor_at_mut(select, found.owner);
@@ -528,14 +595,34 @@ fn apply(select: &mut ast::Select, found: Found, n: usize) -> crate::Result<Rena
     })
 }
 
-/// A lateral function's name and alias, and the lists it unnests with the default name of
-/// each column.
-type Unnested = (String, Option<TableAlias>, Vec<(Expr, String)>);
+/// A column of a lateral item: a list a function's rows are the elements of, or (a select
+/// list's item) the value itself, set-returning functions in it unnested in step.
+enum Column {
+    List(Expr),
+    Value(Expr),
+}
+
+/// A lateral function's (or select list's) name and alias, and its columns with the
+/// default name of each.
+type Unnested = (String, Option<TableAlias>, Vec<(Column, String)>);
 
 /// The function of `factor`, as [`Unnested`].
 fn function_columns(factor: &TableFactor) -> crate::Result<Unnested> {
     let unsupported = |what: String| Err(crate::Error::Unsupported(what));
-    let call = call_of(factor).expect("find() takes only functions");
+    if let Some((values, alias)) = select_list(factor) {
+        let Some(alias) = alias else {
+            return unsupported("a LATERAL subquery without an alias".into());
+        };
+        let columns = values
+            .into_iter()
+            .map(|v| {
+                let name = crate::naming::pg_column_name(&v).unwrap_or_else(|| "?column?".into());
+                (Column::Value(v), name)
+            })
+            .collect();
+        return Ok((folded(&alias.name), Some(alias.clone()), columns));
+    }
+    let call = call_of(factor).expect("find() takes only functions and select lists");
     let function = call.name;
     let Some(args) = call.args else {
         return unsupported(format!("{function} with named arguments over a column"));
@@ -563,7 +650,11 @@ fn function_columns(factor: &TableFactor) -> crate::Result<Unnested> {
     if call.with_ordinality {
         lists.push((ordinality(&lists)?, "ordinality".into()));
     }
-    Ok((function, call.alias.cloned(), lists))
+    let columns = lists
+        .into_iter()
+        .map(|(list, name)| (Column::List(list), name))
+        .collect();
+    Ok((function, call.alias.cloned(), columns))
 }
 
 /// `WITH ORDINALITY`'s column as one more list to unnest beside `lists`: 1 up to the

@@ -60,6 +60,7 @@ pub mod subquery;
 mod temp;
 pub mod text;
 pub mod to_char;
+mod using;
 pub mod view;
 pub mod wildcard;
 mod with_writes;

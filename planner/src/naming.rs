@@ -127,12 +127,15 @@ fn row_text(f: &ast::Function) -> bool {
         }
 }
 
-/// The OID-alias type (regclass, regtype, regnamespace) whose cast a call stands for.
+/// The OID-alias type (regclass, regtype, regnamespace) whose cast a call stands for (or
+/// `text`, for a regclass cast to text).
 fn alias_cast_type(f: &ast::Function) -> Option<&'static str> {
     match f.name.0.last()?.as_ident()?.value.as_str() {
         "partita_relname" | "partita_regclass" => Some("regclass"),
         "partita_typname" | "partita_regtype" => Some("regtype"),
         "partita_nspname" => Some("regnamespace"),
+        // `x::regclass::text`.
+        "partita_regclass_name" => Some("text"),
         _ => None,
     }
 }

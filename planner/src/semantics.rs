@@ -1013,6 +1013,47 @@ pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
     use datafusion::sql::sqlparser::ast::{self, SelectItem, SetExpr, Statement};
     use datafusion::sql::sqlparser::ast::{VisitMut, VisitorMut};
     use int4_constant as integer;
+    /// A constant the column's value is (also through CASE, coalesce, greatest, least,
+    /// nullif, and the argument of sum, min and max: `CASE WHEN … THEN 1 ELSE 0 END` is an
+    /// integer).
+    fn result(e: &mut ast::Expr) {
+        use ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
+        if integer(e) {
+            return;
+        }
+        match e {
+            Expr::Nested(inner) => result(inner),
+            Expr::Case {
+                conditions,
+                else_result,
+                ..
+            } => {
+                for c in conditions {
+                    result(&mut c.result);
+                }
+                if let Some(e) = else_result {
+                    result(e);
+                }
+            }
+            Expr::Function(f) => {
+                let name = f.name.to_string().to_lowercase();
+                let values = match name.as_str() {
+                    "coalesce" | "greatest" | "least" | "nullif" => usize::MAX,
+                    // `sum(CASE WHEN … THEN 1 ELSE 0 END)` sums integers: a bigint.
+                    "sum" | "min" | "max" | "pg_typeof" => 1,
+                    _ => 0,
+                };
+                if let FunctionArguments::List(list) = &mut f.args {
+                    for arg in list.args.iter_mut().take(values) {
+                        if let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = arg {
+                            result(e);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     fn body(set: &mut SetExpr) {
         match set {
             SetExpr::Select(select) => {
@@ -1020,7 +1061,7 @@ pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
                     if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } =
                         item
                     {
-                        integer(e);
+                        result(e);
                     }
                 }
             }

@@ -228,6 +228,9 @@ pub struct Session {
     /// Whether the session has made a temporary table with an ON COMMIT action, which
     /// every commit then looks for (see `temp::on_commit`).
     pub(crate) temp_on_commit: bool,
+    /// Whether a query's OID-alias columns are sent by name (see `show_oid_aliases`): not
+    /// while a DO block runs, whose variables take the OIDs.
+    pub(crate) alias_names: bool,
 }
 
 impl Drop for Session {
@@ -482,6 +485,8 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         crate::wildcard::qualify_by_from(&mut statement);
         crate::literals::normalize(&mut statement)?;
         crate::json::rewrite(&mut statement)?;
+        // `i.c[1]` as a subscript of the column, before LATERAL rewrites rename `i`.
+        crate::subquery::qualified_subscripts(&mut statement);
         crate::srf::rewrite(&mut statement)?;
         crate::query_forms::rewrite(&mut statement)?;
         crate::rows::row_constructors(&mut statement);
@@ -1191,6 +1196,7 @@ impl Session {
             sequence_values,
             listener,
             temp_on_commit: false,
+            alias_names: true,
         };
         session.set_zone(Zone::utc());
         session.reported.clear();
@@ -1488,7 +1494,7 @@ impl Session {
             let renames = crate::naming::alias_result_columns(&mut s)?;
             // What cannot be planned with placeholders (a FROM function's arguments) takes
             // the general path, which binds the values first.
-            let Ok(plan) = self.plan(s).await else {
+            let Ok(plan) = self.plan(s).await.and_then(|p| self.show_oid_aliases(p)) else {
                 return Ok(None);
             };
             // A parameter of two types (`name = $1 OR code = $1`, text and varchar(20)) is
@@ -2138,14 +2144,18 @@ impl Session {
             .unwrap_or(crate::provider::STREAM_BYTES_MIN);
     }
 
-    /// Each (plain) view the statement reads becomes its query (see `plain_view`).
+    /// Each (plain) view the statement reads becomes its query (see `plain_view`); then a
+    /// USING join's columns named in WHERE are qualified (see `using`).
     pub(crate) fn expand_views(&self, stmt: &mut Statement) -> Result<()> {
-        let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
-        if !self.db.catalog.has_views(&scope.changes) {
-            return Ok(());
+        {
+            let scope = self.scope.lock().unwrap_or_else(|e| e.into_inner());
+            if self.db.catalog.has_views(&scope.changes) {
+                let catalog = &self.db.catalog;
+                crate::plain_view::expand(stmt, &|name| catalog.view(name, &scope.changes))?;
+            }
         }
-        let catalog = &self.db.catalog;
-        crate::plain_view::expand(stmt, &|name| catalog.view(name, &scope.changes))
+        crate::using::qualify_using_columns(stmt, &|name| self.user_columns(name));
+        Ok(())
     }
 
     /// A statement naming system columns sees them in its tables' schemas; `*` must not.
@@ -2246,6 +2256,78 @@ impl Session {
             .await?)
     }
 
+    /// A result column that is an OID-alias value (`'t'::regclass`, `$1::regtype`, which
+    /// are OIDs inside the plan, so that they compare and sort as PostgreSQL's do) is sent
+    /// as the name it stands for, as PostgreSQL's output function writes it. Only the
+    /// statement's own result is shown so: `SELECT 't'::regclass INTO v` in a DO block
+    /// reads the OID.
+    fn show_oid_aliases(&self, plan: LogicalPlan) -> Result<LogicalPlan> {
+        use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlanBuilder};
+        if !self.alias_names {
+            return Ok(plan);
+        }
+        // The expression that gives output column `i` of `node`, and the schema it reads.
+        fn defining(
+            node: &LogicalPlan,
+            i: usize,
+        ) -> Option<(&Expr, &datafusion::common::DFSchema)> {
+            match node {
+                LogicalPlan::Projection(p) => {
+                    let e = match p.expr.get(i)? {
+                        Expr::Alias(a) => a.expr.as_ref(),
+                        e => e,
+                    };
+                    match e {
+                        // Through a sort by a column the select list leaves out.
+                        Expr::Column(c) => {
+                            let j = p.input.schema().index_of_column(c).ok()?;
+                            defining(&p.input, j)
+                        }
+                        e => Some((e, p.input.schema().as_ref())),
+                    }
+                }
+                LogicalPlan::Sort(s) => defining(&s.input, i),
+                LogicalPlan::Limit(l) => defining(&l.input, i),
+                LogicalPlan::SubqueryAlias(a) => defining(&a.input, i),
+                _ => None,
+            }
+        }
+        // The function that shows each column's value by name, where it is an alias's OID.
+        let shown: Vec<Option<&str>> = (0..plan.schema().fields().len())
+            .map(|i| {
+                let (e, schema) = defining(&plan, i)?;
+                let Expr::ScalarFunction(f) = e else {
+                    return None;
+                };
+                let oid = matches!(
+                    e.get_type(schema),
+                    Ok(datafusion::arrow::datatypes::DataType::Int32)
+                );
+                match f.name() {
+                    "partita_regclass" | "partita_relname" if oid => Some("partita_regclass_name"),
+                    "partita_regtype" | "partita_typname" if oid => Some("partita_typname"),
+                    "partita_nspname" if oid => Some("partita_nspname"),
+                    _ => None,
+                }
+            })
+            .collect();
+        if shown.iter().all(Option::is_none) {
+            return Ok(plan);
+        }
+        let state = self.ctx.state();
+        let mut exprs = Vec::with_capacity(shown.len());
+        for (i, (qualifier, field)) in plan.schema().iter().enumerate() {
+            let column = Expr::Column(datafusion::common::Column::from((qualifier, field)));
+            exprs.push(
+                match shown[i].and_then(|f| state.scalar_functions().get(f)) {
+                    Some(udf) => udf.call(vec![column]).alias(field.name()),
+                    None => column,
+                },
+            );
+        }
+        Ok(LogicalPlanBuilder::from(plan).project(exprs)?.build()?)
+    }
+
     /// The result columns of a planned query with the types DataFusion's coercion gives them
     /// (`CASE WHEN … THEN 1 ELSE 2.5 END` is numeric, not its first branch's bigint), for
     /// RowDescription. A plan the analyzer refuses (a correlated subquery run row by row) keeps
@@ -2270,6 +2352,7 @@ impl Session {
             None => self.plan(stmt).await?,
         };
         drop(functions);
+        let plan = self.show_oid_aliases(plan)?;
         let schema = rename_fields(self.coerced_result_schema(&plan), &renames);
         let df = self.ctx.execute_logical_plan(plan).await?;
         let stream = self.db.executor.stream(df, &self.interrupt).await?;
@@ -3892,6 +3975,7 @@ impl Session {
                     }
                 };
                 merge(&plan, &mut params, &mut declared_types);
+                let plan = self.show_oid_aliases(plan)?;
                 Some(rename_fields(self.coerced_result_schema(&plan), &renames))
             }
             Statement::ShowVariable { variable } if show_name(variable) == "all" => {

@@ -486,7 +486,7 @@ mod tests {
         assert_eq!(
             rewritten("SELECT * FROM generate_series(1, 3) WITH ORDINALITY AS g(v, n)"),
             "SELECT * FROM (SELECT *, CAST(row_number() OVER () AS BIGINT) AS n \
-             FROM generate_series(1, 3) AS g (v)) AS g"
+             FROM generate_series(1::INTEGER, 3::INTEGER) AS g (v)) AS g"
         );
         assert_eq!(
             rewritten("SELECT * FROM unnest(a) WITH ORDINALITY"),

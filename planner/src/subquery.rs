@@ -127,7 +127,7 @@ fn outer_references(q: &Query, outer: &HashSet<String>) -> Vec<Vec<Ident>> {
 
 /// `t.c[1]`, which parses as field accesses on `t`, as a subscript of the column `t.c`, so
 /// that an outer reference subscripted (`c.confkey[1]`) is recognised as one.
-fn qualified_subscripts(stmt: &mut Statement) {
+pub(crate) fn qualified_subscripts(stmt: &mut Statement) {
     let _ = ast::visit_expressions_mut(stmt, |e| {
         if let Expr::CompoundFieldAccess { root, access_chain } = e
             && let Expr::Identifier(table) = root.as_ref()

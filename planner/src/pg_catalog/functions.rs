@@ -770,15 +770,60 @@ pub fn register(
             })))
         }),
     );
+    // `x::regclass` as text (`'nextval(''' || seq::regclass || '''::regclass)'`): the
+    // relation's name, of an OID or of a name.
     add(
-        "partita_nspname",
+        "partita_regclass_name",
         Utf8,
-        Box::new(|_, a| {
+        Box::new(|s, a| {
+            let oid = match int(a.first()) {
+                Some(o) => Some(o as i32),
+                None => match regclass_oid(s, a)? {
+                    ScalarValue::Int32(o) => o,
+                    _ => None,
+                },
+            };
+            Ok(utf8(
+                oid.map(|o| s.name_of(o).unwrap_or_else(|| o.to_string())),
+            ))
+        }),
+    );
+    // Of an OID, the schema's name; of text (`$1::regnamespace`), its OID.
+    ctx.register_udf(ScalarUDF::new_from_impl(CatalogFunction {
+        name: "partita_nspname",
+        signature: Signature::variadic_any(Volatility::Stable),
+        returns: Utf8,
+        text_returns: Some(Int32),
+        eval: Box::new(|s, a| {
+            if let Some(
+                ScalarValue::Utf8(_) | ScalarValue::Utf8View(_) | ScalarValue::LargeUtf8(_),
+            ) = a.first()
+            {
+                let Some(name) = string(a.first()) else {
+                    return Ok(ScalarValue::Int32(None));
+                };
+                let name = sql::sequence::regclass_name(&name);
+                let oid = match name.as_str() {
+                    "pg_catalog" => Some(super::PG_CATALOG_NAMESPACE),
+                    "public" => Some(super::PUBLIC_NAMESPACE),
+                    "information_schema" => Some(super::INFORMATION_SCHEMA_NAMESPACE),
+                    other if s.temp_schema.as_deref() == Some(other) => Some(super::TEMP_NAMESPACE),
+                    _ => None,
+                };
+                return match oid {
+                    Some(o) => Ok(ScalarValue::Int32(Some(o))),
+                    None => Err(DataFusionError::External(Box::new(
+                        crate::error::Error::UnknownSchema(name),
+                    ))),
+                };
+            }
             Ok(utf8(int(a.first()).map(|o| {
                 namespace_named(o as i32).map_or_else(|| o.to_string(), str::to_string)
             })))
         }),
-    );
+        catalog: catalog.clone(),
+        scope: Arc::clone(scope),
+    }));
     add(
         "current_schemas",
         DataType::new_list(Utf8, true),

@@ -28,10 +28,8 @@ pub fn normalize(stmt: &mut Statement) {
 /// Catalogs of features Partita does not have: they never have rows.
 const EMPTY_CATALOGS: &[&str] = &[
     "pg_auth_members",
-    "pg_description",
-    "pg_enum",
-    "pg_extension",
     "pg_inherits",
+    "pg_policies",
     "pg_policy",
     "pg_publication",
     "pg_publication_namespace",
@@ -41,7 +39,6 @@ const EMPTY_CATALOGS: &[&str] = &[
     "pg_shdescription",
     "pg_statistic_ext",
     "pg_trigger",
-    "pg_views",
 ];
 
 /// Catalog columns that are always NULL in Partita (options and access lists).
@@ -279,7 +276,7 @@ fn plain_type(ty: &DataType) -> Option<DataType> {
     }
     let DataType::Custom(name, modifiers) = ty else {
         if let DataType::Array(ast::ArrayElemTypeDef::SquareBracket(inner, size)) = ty {
-            let inner = plain_type(inner).unwrap_or_else(|| (**inner).clone());
+            let inner = plain_type(inner)?;
             return Some(DataType::Array(ast::ArrayElemTypeDef::SquareBracket(
                 Box::new(inner),
                 *size,
@@ -313,6 +310,34 @@ fn plain_type(ty: &DataType) -> Option<DataType> {
 
 /// The OID-alias cast of `expr` to `ty` (regclass, regtype, regnamespace) as a call.
 fn alias_cast(expr: Expr, ty: &DataType) -> Option<Expr> {
+    // `'{int4,int8}'::regtype[]`: the array of each name's OID; another array's OIDs as
+    // they are.
+    if let DataType::Array(ast::ArrayElemTypeDef::SquareBracket(element, _)) = ty {
+        let Expr::Value(v) = &expr else {
+            return Some(Expr::Cast {
+                kind: ast::CastKind::DoubleColon,
+                expr: Box::new(expr),
+                data_type: DataType::Array(ast::ArrayElemTypeDef::SquareBracket(
+                    Box::new(DataType::Integer(None)),
+                    None,
+                )),
+                array: false,
+                format: None,
+            });
+        };
+        let (Value::SingleQuotedString(text) | Value::EscapedStringLiteral(text)) = &v.value else {
+            return None;
+        };
+        let inner = text.trim().strip_prefix('{')?.strip_suffix('}')?;
+        let names = inner
+            .split(',')
+            .map(|n| n.trim().trim_matches('"'))
+            .filter(|n| !n.is_empty());
+        let oids = names
+            .map(|n| alias_cast(Expr::value(Value::SingleQuotedString(n.into())), element))
+            .collect::<Option<Vec<_>>>()?;
+        return Some(call("make_array", oids));
+    }
     let alias = match ty {
         DataType::Regclass => "regclass".to_string(),
         DataType::Custom(name, _) => idents(name).last()?.clone(),
@@ -688,6 +713,17 @@ impl VisitorMut for Normalizer {
                         **left = array;
                     }
                 }
+                // A regclass in a concatenation is shown by its name.
+                if matches!(op, BinaryOperator::StringConcat) {
+                    for side in [left, right] {
+                        if let Expr::Function(f) = side.as_ref()
+                            && matches!(idents(&f.name).as_slice(),
+                                [n] if n == "partita_relname" || n == "partita_regclass")
+                        {
+                            **side = call("partita_regclass_name", function_args(f));
+                        }
+                    }
+                }
             }
             // `indkey[0]`, `i.indkey[0]`: a vector's first element (arrays here start at 1).
             Expr::CompoundFieldAccess { root, access_chain }
@@ -766,18 +802,25 @@ impl VisitorMut for Normalizer {
                 plain_type(data_type),
                 Some(DataType::Text | DataType::Varchar(_) | DataType::CharacterVarying(_))
             ) && matches!(expr.as_ref(), Expr::Function(f)
-                    if matches!(idents(&f.name).as_slice(), [n] if n == "partita_regtype" || n == "partita_regclass")) =>
+                    if matches!(idents(&f.name).as_slice(),
+                        [n] if n == "partita_regtype" || n == "partita_regclass" || n == "partita_relname")) =>
             {
                 let Expr::Function(f) = expr.as_ref() else {
                     return ControlFlow::Continue(());
                 };
                 let shown = match idents(&f.name).as_slice() {
                     [n] if n == "partita_regtype" => "partita_typname",
+                    [n] if n == "partita_relname" => {
+                        // `x::regclass::text` of a name or an OID: the name.
+                        *e = call("partita_regclass_name", function_args(f));
+                        return ControlFlow::Continue(());
+                    }
                     _ => "partita_relname",
                 };
                 **expr = call(shown, vec![expr.as_ref().clone()]);
                 *data_type = DataType::Text;
             }
+
             Expr::Cast {
                 expr, data_type, ..
             } => match plain_type(data_type) {
@@ -794,6 +837,21 @@ impl VisitorMut for Normalizer {
             _ => {}
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// The plain arguments of a call.
+fn function_args(f: &ast::Function) -> Vec<Expr> {
+    match &f.args {
+        FunctionArguments::List(list) => list
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

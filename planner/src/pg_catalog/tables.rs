@@ -778,6 +778,7 @@ pub const PG_CATALOG_TABLES: &[&str] = &[
     "pg_namespace",
     "pg_opclass",
     "pg_policy",
+    "pg_policies",
     "pg_publication",
     "pg_publication_namespace",
     "pg_publication_rel",
@@ -788,6 +789,9 @@ pub const PG_CATALOG_TABLES: &[&str] = &[
     "pg_sequences",
     "pg_settings",
     "pg_shdescription",
+    "pg_stat_user_indexes",
+    "pg_statio_all_tables",
+    "pg_statio_user_tables",
     "pg_statistic_ext",
     "pg_tables",
     "pg_tablespace",
@@ -1141,7 +1145,8 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                             false => attnum(t, c),
                         })),
                         oid_array(all.iter().map(|&c| collation(t.columns[c].ty))),
-                        oid_array(all.iter().map(|_| 0)),
+                        // Key columns only, as in PostgreSQL.
+                        oid_array(key.iter().map(|&c| operator_class(t.columns[c].ty))),
                         i16_array(desc.iter().map(|&d| if d { 3 } else { 0 })),
                         {
                             let expressions: Vec<String> = all
@@ -1564,6 +1569,65 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 })
                 .collect(),
         ),
+        // The tables and materialized views, with their I/O counts, which Partita does not
+        // keep: NULL (Sequelize reads column comments through this view).
+        "pg_statio_all_tables" | "pg_statio_user_tables" => (
+            &[
+                ("relid", Oid),
+                ("schemaname", Name),
+                ("relname", Name),
+                ("heap_blks_read", I64),
+                ("heap_blks_hit", I64),
+                ("idx_blks_read", I64),
+                ("idx_blks_hit", I64),
+                ("toast_blks_read", I64),
+                ("toast_blks_hit", I64),
+                ("tidx_blks_read", I64),
+                ("tidx_blks_hit", I64),
+            ],
+            s.tables
+                .iter()
+                .map(|t| {
+                    let mut row = vec![
+                        oid(relation_oid(t.keyspace)),
+                        text(schema_name(t)),
+                        text(t.name.clone()),
+                    ];
+                    row.resize(11, ScalarValue::Int64(None));
+                    row
+                })
+                .collect(),
+        ),
+        // The indexes (primary keys among them) of the user's tables. Partita does not count
+        // index reads: the counts are NULL.
+        "pg_stat_user_indexes" => (
+            &[
+                ("relid", Oid),
+                ("indexrelid", Oid),
+                ("schemaname", Name),
+                ("relname", Name),
+                ("indexrelname", Name),
+                ("idx_scan", I64),
+                ("idx_tup_read", I64),
+                ("idx_tup_fetch", I64),
+            ],
+            s.relations
+                .iter()
+                .filter(|r| index_definition(r).is_some())
+                .map(|r| {
+                    vec![
+                        oid(relation_oid(r.table().keyspace)),
+                        oid(r.oid()),
+                        text(schema_name(r.table())),
+                        text(r.table().name.clone()),
+                        text(r.name()),
+                        ScalarValue::Int64(None),
+                        ScalarValue::Int64(None),
+                        ScalarValue::Int64(None),
+                    ]
+                })
+                .collect(),
+        ),
         "pg_views" => (
             &[
                 ("schemaname", Name),
@@ -1680,6 +1744,20 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
             ],
             vec![],
         ),
+        // Row-level security policies: Partita has none.
+        "pg_policies" => (
+            &[
+                ("schemaname", Name),
+                ("tablename", Name),
+                ("policyname", Name),
+                ("permissive", Text),
+                ("roles", TextArray),
+                ("cmd", Text),
+                ("qual", Text),
+                ("with_check", Text),
+            ],
+            vec![],
+        ),
         "pg_statistic_ext" => (
             &[
                 ("oid", Oid),
@@ -1768,7 +1846,22 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                 ("opcdefault", Bool),
                 ("opckeytype", Oid),
             ],
-            vec![],
+            OPERATOR_CLASSES
+                .iter()
+                .map(|&(o, name, taken, family)| {
+                    vec![
+                        oid(o),
+                        oid(BTREE_AM),
+                        text(name),
+                        oid(PG_CATALOG_NAMESPACE),
+                        oid(OWNER_OID),
+                        oid(family),
+                        oid(taken),
+                        boolean(true),
+                        oid(0),
+                    ]
+                })
+                .collect(),
         ),
         "pg_sequence" => (
             &[
@@ -1964,6 +2057,48 @@ fn settings_table(settings: &crate::session::Settings) -> DfResult<RecordBatch> 
 }
 
 /// The collation of a column of type `ty`: "default" (100) for text types.
+/// PostgreSQL's default btree operator classes of the types Partita has: OID, name, the
+/// type it takes (`anyenum`, `anyarray` for enums and arrays) and the family.
+const OPERATOR_CLASSES: &[(i32, &str, i32, i32)] = &[
+    (10000, "array_ops", 2277, 397),
+    (10003, "bool_ops", 16, 424),
+    (10004, "bpchar_ops", 1042, 426),
+    (10006, "bytea_ops", 17, 428),
+    (10007, "char_ops", 18, 429),
+    (3122, "date_ops", 1082, 434),
+    (10069, "enum_ops", 3500, 3522),
+    (10012, "float4_ops", 700, 1970),
+    (3123, "float8_ops", 701, 1970),
+    (1979, "int2_ops", 21, 1976),
+    (1978, "int4_ops", 23, 1976),
+    (3124, "int8_ops", 20, 1976),
+    (10022, "interval_ops", 1186, 1982),
+    (10088, "jsonb_ops", 3802, 4033),
+    (10028, "name_ops", 19, 1994),
+    (3125, "numeric_ops", 1700, 1988),
+    (1981, "oid_ops", 26, 1989),
+    (3126, "text_ops", 25, 1994),
+    (10038, "time_ops", 1083, 1996),
+    (3128, "timestamp_ops", 1114, 434),
+    (3127, "timestamptz_ops", 1184, 434),
+    (10065, "uuid_ops", 2950, 2968),
+];
+
+/// The default operator class (`pg_index.indclass`) of a key column of type `ty`; varchar
+/// is compared as text, as in PostgreSQL.
+fn operator_class(ty: SqlType) -> i32 {
+    let taken = match ty {
+        SqlType::Varchar { .. } => 25,
+        SqlType::Enum { .. } => 3500,
+        SqlType::Array { .. } => 2277,
+        other => other.pg_oid(),
+    };
+    OPERATOR_CLASSES
+        .iter()
+        .find(|c| c.2 == taken)
+        .map_or(0, |c| c.0)
+}
+
 fn collation(ty: SqlType) -> i32 {
     match ty {
         SqlType::Text | SqlType::Varchar { .. } | SqlType::Char { .. } => 100,
@@ -2188,15 +2323,38 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                 ("is_nullable", Text),
                 ("data_type", Text),
                 ("character_maximum_length", I32),
+                ("character_octet_length", I32),
                 ("numeric_precision", I32),
                 ("numeric_precision_radix", I32),
                 ("numeric_scale", I32),
                 ("datetime_precision", I32),
+                ("interval_type", Text),
+                ("interval_precision", I32),
+                ("character_set_catalog", Name),
+                ("character_set_schema", Name),
+                ("character_set_name", Name),
+                ("collation_catalog", Name),
+                ("collation_schema", Name),
+                ("collation_name", Name),
+                ("domain_catalog", Name),
+                ("domain_schema", Name),
+                ("domain_name", Name),
                 ("udt_catalog", Name),
                 ("udt_schema", Name),
                 ("udt_name", Name),
+                ("scope_catalog", Name),
+                ("scope_schema", Name),
+                ("scope_name", Name),
+                ("maximum_cardinality", I32),
+                ("dtd_identifier", Name),
+                ("is_self_referencing", Text),
                 ("is_identity", Text),
                 ("identity_generation", Text),
+                ("identity_start", Text),
+                ("identity_increment", Text),
+                ("identity_maximum", Text),
+                ("identity_minimum", Text),
+                ("identity_cycle", Text),
                 ("is_generated", Text),
                 ("generation_expression", Text),
                 ("is_updatable", Text),
@@ -2210,6 +2368,7 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                         .map(|(i, c)| {
                             column_row(
                                 s,
+                                schema_name(t),
                                 &t.name,
                                 &c.name,
                                 attnum(t, i),
@@ -2229,7 +2388,17 @@ fn information_schema_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordB
                         .into_iter()
                         .enumerate()
                         .map(|(n, (name, ty))| {
-                            column_row(s, &v.name, &name, n as i16 + 1, None, true, ty, None)
+                            column_row(
+                                s,
+                                "public",
+                                &v.name,
+                                &name,
+                                n as i16 + 1,
+                                None,
+                                true,
+                                ty,
+                                None,
+                            )
                         })
                 }))
                 .collect(),
@@ -2786,6 +2955,7 @@ fn view_columns(v: &sql::PlainView) -> Vec<(String, SqlType)> {
 #[allow(clippy::too_many_arguments)]
 fn column_row(
     s: &Snapshot,
+    schema: &str,
     table: &str,
     name: &str,
     position: i16,
@@ -2804,9 +2974,27 @@ fn column_row(
         } => format!("_{}", ty.name),
         _ => builtin_type(ty.pg_oid()).map(|t| t.0).unwrap_or_default(),
     };
+    // The identity column's sequence (its options: start, increment, bounds, cycle).
+    let sequence = identity.and_then(|_| {
+        s.sequences.iter().find(|q| {
+            q.def.is_none()
+                && q.owner
+                    .as_ref()
+                    .is_some_and(|(t, c)| t == table && c == name)
+        })
+    });
+    let option = |f: fn(&sql::sequence::SequenceOptions) -> String| {
+        sequence.map_or(null(), |q| text(f(&q.options)))
+    };
+    // Characters are at most four bytes in UTF-8; an unbounded string is at most 1 GB.
+    let octets = match ty {
+        SqlType::Varchar { length: Some(l) } | SqlType::Char { length: l } => i32v(l as i32 * 4),
+        SqlType::Varchar { length: None } | SqlType::Text => i32v(1 << 30),
+        _ => null(),
+    };
     vec![
         text(&*s.identity.database),
-        text("public"),
+        text(schema.to_string()),
         text(table.to_string()),
         text(name.to_string()),
         i32v(i32::from(position)),
@@ -2814,10 +3002,22 @@ fn column_row(
         text(if nullable { "YES" } else { "NO" }),
         text(information_schema_type(ty)),
         char_len,
+        octets,
         precision,
         radix,
         scale,
         dt_precision,
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
         text(&*s.identity.database),
         text(match ty {
             SqlType::Enum { .. }
@@ -2827,12 +3027,27 @@ fn column_row(
             _ => "pg_catalog",
         }),
         text(udt),
+        null(),
+        null(),
+        null(),
+        null(),
+        text(position.to_string()),
+        text("NO"),
         text(if identity.is_some() { "YES" } else { "NO" }),
         match identity {
             Some(sql::Identity::Always) => text("ALWAYS"),
             Some(sql::Identity::ByDefault) => text("BY DEFAULT"),
             None => null(),
         },
+        option(|o| o.start.to_string()),
+        option(|o| o.increment.to_string()),
+        option(|o| o.max.to_string()),
+        option(|o| o.min.to_string()),
+        text(if sequence.is_some_and(|q| q.options.cycle) {
+            "YES"
+        } else {
+            "NO"
+        }),
         text(if generated.is_some() {
             "ALWAYS"
         } else {

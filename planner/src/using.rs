@@ -1,0 +1,420 @@
+//! A USING (or NATURAL) join's columns named in WHERE.
+//!
+//! In `SELECT … FROM a JOIN b USING (k) WHERE k = 1` PostgreSQL reads `k` as the join's one
+//! merged column. DataFusion's select list, GROUP BY and ORDER BY do too, but its WHERE calls
+//! `k` ambiguous. Before planning, such a `k` in WHERE is written as the column it stands
+//! for: the left side's (`a.k`) for an inner or left join, the right side's for a right
+//! join, and `coalesce(a.k, b.k)` for a full one.
+//!
+//! Which relation on the left has the column is found from the tables' columns (the
+//! catalog's), a derived table's select list, or alias column lists; when that cannot be
+//! told, the reference is left as written.
+
+use datafusion::sql::sqlparser::ast::{
+    self, Expr, Ident, JoinConstraint, JoinOperator, SelectItem, SetExpr, Statement, TableFactor,
+    VisitMut, VisitorMut,
+};
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+
+/// Rewrites, in every SELECT of `stmt` over one FROM item with USING or NATURAL joins, the
+/// WHERE clause's unqualified references to the joined columns (see the module comment).
+/// `columns` gives a table's columns by name.
+pub fn qualify_using_columns(stmt: &mut Statement, columns: &dyn Fn(&str) -> Option<Vec<String>>) {
+    struct Queries<'a> {
+        columns: &'a dyn Fn(&str) -> Option<Vec<String>>,
+    }
+    impl VisitorMut for Queries<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, query: &mut ast::Query) -> ControlFlow<()> {
+            qualify_body(&mut query.body, self.columns);
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Queries { columns });
+}
+
+fn qualify_body(body: &mut SetExpr, columns: &dyn Fn(&str) -> Option<Vec<String>>) {
+    match body {
+        SetExpr::Select(select) => {
+            let [from] = select.from.as_mut_slice() else {
+                return;
+            };
+            let merged = merged_columns(from, columns);
+            if let Some(selection) = &mut select.selection
+                && !merged.is_empty()
+            {
+                let _ = selection.visit(&mut Qualify::new(&merged, columns));
+            }
+        }
+        SetExpr::SetOperation { left, right, .. } => {
+            qualify_body(left, columns);
+            qualify_body(right, columns);
+        }
+        _ => {}
+    }
+}
+
+/// A FROM item's name and, when known, its columns.
+struct Relation {
+    name: Ident,
+    columns: Option<Vec<String>>,
+}
+
+/// The columns a FROM list's USING and NATURAL joins merge, each with what it stands for.
+/// A later join's ON condition has its references to them qualified too.
+fn merged_columns(
+    from: &mut ast::TableWithJoins,
+    columns: &dyn Fn(&str) -> Option<Vec<String>>,
+) -> HashMap<String, Expr> {
+    let mut merged: HashMap<String, Expr> = HashMap::new();
+    if !from.joins.iter().any(|j| {
+        matches!(
+            constraint(&j.join_operator),
+            Some((JoinConstraint::Using(_) | JoinConstraint::Natural, _))
+        )
+    }) {
+        return merged;
+    }
+    let mut left = vec![relation(&from.relation, columns)];
+    for join in &mut from.joins {
+        let right = relation(&join.relation, columns);
+        // In its ON condition the joined item's own columns are in scope too: a name it has
+        // is ambiguous there, as in PostgreSQL.
+        let outside: HashMap<String, Expr> = merged
+            .iter()
+            .filter(|(name, _)| {
+                right
+                    .as_ref()
+                    .and_then(|r| r.columns.as_ref())
+                    .is_some_and(|c| !c.contains(name))
+            })
+            .map(|(name, e)| (name.clone(), e.clone()))
+            .collect();
+        if let Some((JoinConstraint::On(on), _)) = constraint_mut(&mut join.join_operator)
+            && !outside.is_empty()
+        {
+            let _ = on.visit(&mut Qualify::new(&outside, columns));
+        }
+        if let Some((constraint, side)) = constraint(&join.join_operator) {
+            let names: Vec<String> = match constraint {
+                JoinConstraint::Using(names) => names
+                    .iter()
+                    .filter_map(|n| n.0.last()?.as_ident().map(folded))
+                    .collect(),
+                JoinConstraint::Natural => natural_columns(&left, right.as_ref()),
+                _ => Vec::new(),
+            };
+            for name in names {
+                let on_left = merged
+                    .get(&name)
+                    .cloned()
+                    .or_else(|| column_of(&left, &name));
+                let on_right = right
+                    .as_ref()
+                    .map(|r| qualified(&r.name, &name))
+                    .filter(|_| {
+                        right
+                            .as_ref()
+                            .is_some_and(|r| r.columns.as_ref().is_none_or(|c| c.contains(&name)))
+                    });
+                let stands_for = match (side, on_left, on_right) {
+                    (Side::Left, Some(l), _) => Some(l),
+                    (Side::Right, _, Some(r)) => Some(r),
+                    (Side::Full, Some(l), Some(r)) => Some(coalesce(l, r)),
+                    _ => None,
+                };
+                match stands_for {
+                    Some(e) => merged.insert(name, e),
+                    None => merged.remove(&name),
+                };
+            }
+        }
+        left.push(right);
+    }
+    merged
+}
+
+/// Which side's column a merged column is: the left one for inner and left joins.
+#[derive(Clone, Copy)]
+enum Side {
+    Left,
+    Right,
+    Full,
+}
+
+fn constraint(op: &JoinOperator) -> Option<(&JoinConstraint, Side)> {
+    Some(match op {
+        JoinOperator::Join(c)
+        | JoinOperator::Inner(c)
+        | JoinOperator::Left(c)
+        | JoinOperator::LeftOuter(c) => (c, Side::Left),
+        JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (c, Side::Right),
+        JoinOperator::FullOuter(c) => (c, Side::Full),
+        _ => return None,
+    })
+}
+
+fn constraint_mut(op: &mut JoinOperator) -> Option<(&mut JoinConstraint, Side)> {
+    Some(match op {
+        JoinOperator::Join(c)
+        | JoinOperator::Inner(c)
+        | JoinOperator::Left(c)
+        | JoinOperator::LeftOuter(c) => (c, Side::Left),
+        JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (c, Side::Right),
+        JoinOperator::FullOuter(c) => (c, Side::Full),
+        _ => return None,
+    })
+}
+
+/// The columns a NATURAL join matches: those both sides have (all sides' columns known).
+fn natural_columns(left: &[Option<Relation>], right: Option<&Relation>) -> Vec<String> {
+    let Some(right) = right.and_then(|r| r.columns.as_ref()) else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    for relation in left {
+        let Some(columns) = relation.as_ref().and_then(|r| r.columns.as_ref()) else {
+            return Vec::new();
+        };
+        names.extend(columns.iter().filter(|c| right.contains(c)).cloned());
+    }
+    names.dedup();
+    names
+}
+
+/// `name` of the one relation on the left that has that column (or of the only relation,
+/// when its columns are not known).
+fn column_of(left: &[Option<Relation>], name: &str) -> Option<Expr> {
+    let known: Vec<&Relation> = left.iter().flatten().collect();
+    if known.len() != left.len() {
+        return None;
+    }
+    let having: Vec<&&Relation> = known
+        .iter()
+        .filter(|r| {
+            r.columns
+                .as_ref()
+                .is_some_and(|c| c.iter().any(|c| c == name))
+        })
+        .collect();
+    match (having.as_slice(), known.as_slice()) {
+        ([one], _) => Some(qualified(&one.name, name)),
+        ([], [only]) if only.columns.is_none() => Some(qualified(&only.name, name)),
+        _ => None,
+    }
+}
+
+fn relation(
+    factor: &TableFactor,
+    columns: &dyn Fn(&str) -> Option<Vec<String>>,
+) -> Option<Relation> {
+    let alias_columns = |alias: &ast::TableAlias| {
+        (!alias.columns.is_empty()).then(|| alias.columns.iter().map(|c| folded(&c.name)).collect())
+    };
+    match factor {
+        TableFactor::Table { name, alias, .. } => {
+            let table = name.0.last()?.as_ident()?;
+            Some(Relation {
+                name: alias
+                    .as_ref()
+                    .map_or_else(|| table.clone(), |a| a.name.clone()),
+                columns: alias
+                    .as_ref()
+                    .and_then(alias_columns)
+                    .or_else(|| columns(&folded(table))),
+            })
+        }
+        TableFactor::Derived {
+            subquery,
+            alias: Some(alias),
+            ..
+        } => Some(Relation {
+            name: alias.name.clone(),
+            columns: alias_columns(alias).or_else(|| select_list_names(&subquery.body)),
+        }),
+        _ => None,
+    }
+}
+
+/// The column names a derived table's select list gives, when each is plain.
+fn select_list_names(body: &SetExpr) -> Option<Vec<String>> {
+    match body {
+        SetExpr::Select(select) => select
+            .projection
+            .iter()
+            .map(|item| match item {
+                SelectItem::ExprWithAlias { alias, .. } => Some(folded(alias)),
+                SelectItem::UnnamedExpr(Expr::Identifier(i)) => Some(folded(i)),
+                SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                    parts.last().map(folded)
+                }
+                SelectItem::UnnamedExpr(_) => Some("?column?".into()),
+                _ => None,
+            })
+            .collect(),
+        SetExpr::SetOperation { left, .. } => select_list_names(left),
+        SetExpr::Query(q) => select_list_names(&q.body),
+        _ => None,
+    }
+}
+
+/// An identifier as PostgreSQL resolves it: unquoted ones fold to lower case.
+fn folded(i: &Ident) -> String {
+    match i.quote_style {
+        Some(_) => i.value.clone(),
+        None => i.value.to_lowercase(),
+    }
+}
+
+fn qualified(relation: &Ident, column: &str) -> Expr {
+    Expr::CompoundIdentifier(vec![relation.clone(), Ident::with_quote('"', column)])
+}
+
+fn coalesce(left: Expr, right: Expr) -> Expr {
+    crate::pg_catalog::call("coalesce", vec![left, right])
+}
+
+/// Replaces the merged columns' unqualified references, also in subqueries whose own FROM
+/// items are known not to have a column of that name.
+struct Qualify<'a> {
+    merged: &'a HashMap<String, Expr>,
+    columns: &'a dyn Fn(&str) -> Option<Vec<String>>,
+    /// The columns of each subquery's FROM items the reference is inside (None: not known).
+    scopes: Vec<Option<Vec<String>>>,
+}
+
+impl<'a> Qualify<'a> {
+    fn new(
+        merged: &'a HashMap<String, Expr>,
+        columns: &'a dyn Fn(&str) -> Option<Vec<String>>,
+    ) -> Qualify<'a> {
+        Qualify {
+            merged,
+            columns,
+            scopes: Vec::new(),
+        }
+    }
+
+    /// The columns of a query's FROM items, when all are known.
+    fn columns_in_from(&self, query: &ast::Query) -> Option<Vec<String>> {
+        let SetExpr::Select(select) = query.body.as_ref() else {
+            return None;
+        };
+        let mut names = Vec::new();
+        for from in &select.from {
+            let factors =
+                std::iter::once(&from.relation).chain(from.joins.iter().map(|j| &j.relation));
+            for factor in factors {
+                names.extend(relation(factor, self.columns)?.columns?);
+            }
+        }
+        Some(names)
+    }
+}
+
+impl VisitorMut for Qualify<'_> {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &mut ast::Query) -> ControlFlow<()> {
+        let scope = self.columns_in_from(query);
+        self.scopes.push(scope);
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
+        self.scopes.pop();
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if let Expr::Identifier(i) = e {
+            let name = folded(i);
+            if let Some(column) = self.merged.get(&name)
+                && self
+                    .scopes
+                    .iter()
+                    .all(|s| s.as_ref().is_some_and(|s| !s.contains(&name)))
+            {
+                *e = column.clone();
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewritten(sql: &str) -> String {
+        let mut stmt = crate::session::parse_sql(sql).unwrap().remove(0);
+        qualify_using_columns(&mut stmt, &|name| match name {
+            "a" => Some(vec!["k".into(), "x".into()]),
+            "b" => Some(vec!["k".into(), "y".into()]),
+            "c" => Some(vec!["y".into(), "z".into()]),
+            _ => None,
+        });
+        stmt.to_string()
+    }
+
+    #[test]
+    fn where_reads_the_merged_column() {
+        assert_eq!(
+            rewritten("SELECT 1 FROM a JOIN b USING (k) JOIN c ON c.y = b.y AND k = 1"),
+            "SELECT 1 FROM a JOIN b USING(k) JOIN c ON c.y = b.y AND a.\"k\" = 1"
+        );
+        assert_eq!(
+            rewritten("SELECT k FROM a JOIN b USING (k) WHERE k = 1"),
+            "SELECT k FROM a JOIN b USING(k) WHERE a.\"k\" = 1"
+        );
+        assert_eq!(
+            rewritten("SELECT 1 FROM a JOIN b USING (k) JOIN c USING (y) WHERE y > k"),
+            "SELECT 1 FROM a JOIN b USING(k) JOIN c USING(y) WHERE b.\"y\" > a.\"k\""
+        );
+        assert_eq!(
+            rewritten("SELECT 1 FROM a x RIGHT JOIN b USING (k) WHERE k = 1"),
+            "SELECT 1 FROM a x RIGHT JOIN b USING(k) WHERE b.\"k\" = 1"
+        );
+        assert_eq!(
+            rewritten("SELECT 1 FROM a FULL JOIN b USING (k) WHERE k = 1"),
+            "SELECT 1 FROM a FULL JOIN b USING(k) WHERE coalesce(a.\"k\", b.\"k\") = 1"
+        );
+        assert_eq!(
+            rewritten("SELECT 1 FROM a NATURAL JOIN b WHERE k = 1 AND x = 2"),
+            "SELECT 1 FROM a NATURAL JOIN b WHERE a.\"k\" = 1 AND x = 2"
+        );
+    }
+
+    #[test]
+    fn other_references_stay() {
+        // A subquery's own FROM comes first; another FROM item may have the column too.
+        assert_eq!(
+            rewritten(
+                "SELECT 1 FROM a JOIN b USING (k) WHERE EXISTS (SELECT 1 FROM b WHERE k = 1)"
+            ),
+            "SELECT 1 FROM a JOIN b USING(k) WHERE EXISTS (SELECT 1 FROM b WHERE k = 1)"
+        );
+        // Unless it has no such column.
+        assert_eq!(
+            rewritten(
+                "SELECT 1 FROM a JOIN b USING (k) WHERE EXISTS (SELECT 1 FROM c WHERE y = k)"
+            ),
+            "SELECT 1 FROM a JOIN b USING(k) WHERE EXISTS (SELECT 1 FROM c WHERE y = a.\"k\")"
+        );
+        assert_eq!(
+            rewritten(
+                "SELECT 1 FROM a JOIN b USING (k) WHERE EXISTS (SELECT 1 FROM d WHERE y = k)"
+            ),
+            "SELECT 1 FROM a JOIN b USING(k) WHERE EXISTS (SELECT 1 FROM d WHERE y = k)"
+        );
+        assert_eq!(
+            rewritten("SELECT 1 FROM a JOIN b USING (k), c WHERE k = 1"),
+            "SELECT 1 FROM a JOIN b USING(k), c WHERE k = 1"
+        );
+        assert_eq!(
+            rewritten("SELECT 1 FROM a JOIN b ON a.k = b.k WHERE a.k = 1"),
+            "SELECT 1 FROM a JOIN b ON a.k = b.k WHERE a.k = 1"
+        );
+    }
+}
