@@ -1,5 +1,6 @@
 //! Real client programs against the real server: psycopg 3, asyncpg, SQLAlchemy 2 Core,
-//! Django 5 (its migrations and ORM), node-postgres, Knex, Sequelize, TypeORM and pgjdbc
+//! Django 5 (its migrations and ORM), node-postgres, Knex, Sequelize, TypeORM, postgres.js,
+//! Drizzle (drizzle-kit push and drizzle-orm) and pgjdbc
 //! (tests/drivers). Each prints "<driver> ok" when all its checks
 //! pass. The drivers must be installed: `.ci/run` installs them (pip, npm, apt-get).
 
@@ -61,7 +62,7 @@ fn django() {
 fn run_node(program: &str) {
     let dir = drivers_dir().join("node");
     assert!(
-        dir.join("node_modules/typeorm").exists(),
+        dir.join("node_modules/typeorm").exists() && dir.join("node_modules/drizzle-kit").exists(),
         "run `npm ci` in {} (.ci/run does)",
         dir.display()
     );
@@ -87,6 +88,13 @@ fn sequelize() {
 #[test]
 fn typeorm() {
     run_node("typeorm_test.js");
+}
+
+/// postgres.js, drizzle-kit's push (twice: the second must find the schema it pushed) and
+/// drizzle-orm.
+#[test]
+fn drizzle() {
+    run_node("drizzle_test.js");
 }
 
 #[test]
