@@ -33,3 +33,6 @@ SELECT race_id FROM races NATURAL JOIN road_races WHERE race_id = 1;
 SELECT count(*) FROM races JOIN entrants USING (race_id) JOIN races r2 ON r2.race_id = entrants.race_id AND race_id = 2;
 SELECT name FROM races JOIN entrants USING (race_id) WHERE EXISTS (SELECT 1 FROM road_races v WHERE v.name = races.name AND race_id = 1) ORDER BY bib;
 SELECT count(*) FROM races JOIN entrants USING (race_id) JOIN road_races AS v (rid, rname) ON v.rname = races.name AND race_id = 1;
+-- Column defaults as PostgreSQL's deparser shows them (ORMs compare them with their own).
+CREATE TABLE race_defaults (id int PRIMARY KEY, a numeric DEFAULT '0', b numeric DEFAULT '1.5', c numeric(8,2) DEFAULT '2', d numeric DEFAULT 0, e numeric DEFAULT '-3', f numeric DEFAULT 2.50, h int DEFAULT '-5', i bigint DEFAULT '7', k real DEFAULT '1.5', l float8 DEFAULT 2, m date DEFAULT current_date, n timestamptz DEFAULT current_timestamp, o timestamptz DEFAULT now(), p text DEFAULT current_user);
+SELECT column_name, column_default FROM information_schema.columns WHERE table_name = 'race_defaults' ORDER BY ordinal_position;

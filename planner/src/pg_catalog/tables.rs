@@ -2772,6 +2772,27 @@ fn shown_default(default: &str, ty: SqlType) -> String {
     {
         return shown;
     }
+    // The SQL value functions are keywords, which PostgreSQL's deparser writes in capitals.
+    const VALUE_FUNCTIONS: &[&str] = &[
+        "current_date",
+        "current_time",
+        "current_timestamp",
+        "localtime",
+        "localtimestamp",
+        "current_user",
+        "current_role",
+        "session_user",
+        "user",
+        "current_catalog",
+        "current_schema",
+    ];
+    let bare = default.trim();
+    let name = bare.split('(').next().unwrap_or(bare).trim();
+    if VALUE_FUNCTIONS.contains(&name.to_ascii_lowercase().as_str())
+        && (name.len() == bare.len() || !matches!(name.to_ascii_lowercase().as_str(), "current_schema"))
+    {
+        return format!("{}{}", name.to_ascii_uppercase(), &bare[name.len()..]);
+    }
     match default
         .strip_prefix("nextval('")
         .and_then(|rest| rest.strip_suffix("')"))
@@ -2785,8 +2806,8 @@ fn shown_default(default: &str, ty: SqlType) -> String {
 /// A constant default as PostgreSQL's deparser shows it (Rails and Knex read string
 /// defaults out of this form): a number as written when it is a non-negative int4 or
 /// numeric constant, else quoted with its type (`'-1'::integer`); quoted text read as the
-/// column's type, shown plain for int4, numeric and boolean and otherwise quoted with the
-/// type's name (`''::character varying`, `'{}'::jsonb`). `None` for what is not a constant.
+/// column's type, shown plain for int4, numeric with a point and boolean and otherwise quoted
+/// with the type's name (`''::character varying`, `'{}'::jsonb`, `'0'::numeric`). `None` for what is not a constant.
 fn shown_constant(expr: &datafusion::sql::sqlparser::ast::Expr, ty: SqlType) -> Option<String> {
     use datafusion::sql::sqlparser::ast::{Expr, UnaryOperator, Value};
     let quoted = |text: &str, label: &str| format!("'{}'::{label}", text.replace('\'', "''"));
@@ -2859,7 +2880,9 @@ fn shown_text_constant(text: &str, ty: SqlType) -> Option<String> {
             let number = !whole.is_empty()
                 && whole.bytes().all(|b| b.is_ascii_digit())
                 && fraction.bytes().all(|b| b.is_ascii_digit());
-            match (number, plain.starts_with('-')) {
+            // A quoted integer is a numeric constant that needs its type shown ('0'::numeric);
+            // one with a point shows as the number it is.
+            match (number, plain.starts_with('-') || !digits.contains('.')) {
                 (true, false) => plain.to_string(),
                 (true, true) => format!("'{plain}'::numeric"),
                 (false, _) => return None,
