@@ -876,3 +876,76 @@ impl ScalarUDFImpl for ArraySet {
         })
     }
 }
+
+/// The name of [`OrEmpty`].
+pub const OR_EMPTY: &str = "partita_array_or_empty";
+
+/// `partita_array_or_empty(list)`: the list, or the empty list of its type when it is NULL.
+/// `ARRAY(SELECT …)` is an `array_agg` of the rows, NULL when there are none, where
+/// PostgreSQL's is `{}`. (`coalesce(…, make_array())` would type the result without the
+/// element's field metadata, which the values keep.)
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct OrEmpty {
+    signature: Signature,
+}
+
+impl Default for OrEmpty {
+    fn default() -> Self {
+        OrEmpty {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for OrEmpty {
+    fn name(&self) -> &str {
+        OR_EMPTY
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        Ok(plain_list(&args[0]))
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let ty = plain_list(args.arg_fields[0].data_type());
+        Ok(Arc::new(Field::new(self.name(), ty, false)))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        use datafusion::arrow::array::{ListArray, new_empty_array};
+        use datafusion::arrow::buffer::OffsetBuffer;
+        let rows = args.number_rows;
+        let list = args.args[0].to_array(rows)?;
+        let DataType::List(item) = plain_list(list.data_type()) else {
+            return Ok(args.args[0].clone());
+        };
+        // A NULL list has no elements, so dropping the null mask leaves it empty. The
+        // element's field loses its metadata, as the declared type does (DataFusion's plans
+        // do not agree on it).
+        let list = list.as_list::<i32>();
+        let values = match list.values().len() {
+            0 => new_empty_array(item.data_type()),
+            _ => Arc::clone(list.values()),
+        };
+        let offsets = OffsetBuffer::new(list.offsets().inner().clone());
+        let filled = ListArray::try_new(item, offsets, values, None)?;
+        Ok(match &args.args[0] {
+            ColumnarValue::Scalar(_) => {
+                ColumnarValue::Scalar(datafusion::common::ScalarValue::try_from_array(&filled, 0)?)
+            }
+            ColumnarValue::Array(_) => ColumnarValue::Array(Arc::new(filled)),
+        })
+    }
+}
+
+/// A list type whose element field has no metadata (other types as they are).
+fn plain_list(ty: &DataType) -> DataType {
+    match ty {
+        DataType::List(item) => DataType::new_list(item.data_type().clone(), true),
+        other => other.clone(),
+    }
+}

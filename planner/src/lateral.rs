@@ -128,19 +128,21 @@ fn find(select: &ast::Select) -> crate::Result<Option<Found>> {
     for (n, &at) in all.iter().enumerate() {
         let factor = factor_at(select, at);
         let subquery = call_of(factor).is_none();
-        let Some(args) = call_of(factor)
-            .and_then(|c| c.args)
-            .or_else(|| select_list(factor).map(|(items, _)| items))
-        else {
+        let Some(args) = call_of(factor).and_then(|c| c.args).or_else(|| {
+            select_list(factor).map(|(items, _)| items.into_iter().map(|(e, _)| e).collect())
+        }) else {
             continue;
         };
-        // A select list is folded into its owner only as an inner join (DataFusion plans
-        // the others itself, or refuses them).
-        if subquery
-            && let Some(j) = at.join
-            && !always_true_operator(&select.from[at.item].joins[j].join_operator)
-        {
-            continue;
+        // A select list is folded into its owner only as an inner join, or as `LEFT JOIN
+        // LATERAL … ON true` when it has no set-returning function (one row for each of the
+        // owner's either way); DataFusion plans the others itself, or refuses them.
+        if subquery && let Some(j) = at.join {
+            let op = &select.from[at.item].joins[j].join_operator;
+            let left_on_true =
+                matches!(op, JoinOperator::Left(c) | JoinOperator::LeftOuter(c) if always_true(c));
+            if !always_true_operator(op) && (!left_on_true || args.iter().any(unnests)) {
+                continue;
+            }
         }
         let earlier = &all[..n];
         let name_of = |p: &Place| item_name(factor_at(select, *p)).map(|i| folded(&i));
@@ -160,6 +162,8 @@ fn find(select: &ast::Select) -> crate::Result<Option<Found>> {
                 all[n - 1]
             }
             [] => continue,
+            // A select list over several items is left to DataFusion.
+            _ if subquery => continue,
             _ => {
                 return Err(crate::Error::Unsupported(
                     "a set-returning function over the columns of several FROM items".into(),
@@ -184,7 +188,7 @@ fn find(select: &ast::Select) -> crate::Result<Option<Found>> {
         return Ok(Some(Found {
             function: at,
             owner,
-            outer,
+            outer: outer && !subquery,
         }));
     }
     Ok(None)
@@ -209,10 +213,26 @@ fn always_true(c: &JoinConstraint) -> bool {
     }
 }
 
+/// Whether `e` calls `unnest` (which set-returning functions become) outside subqueries.
+fn unnests(e: &Expr) -> bool {
+    let mut found = false;
+    top_level_exprs(
+        e,
+        &mut |e| {
+            found |= matches!(e, Expr::Function(f) if function_name(&f.name).as_deref() == Some("unnest"))
+        },
+    );
+    found
+}
+
+/// A select list's item and its `AS` name.
+type Item = (Expr, Option<Ident>);
+
 /// A LATERAL subquery that is only a select list over an earlier item's columns
 /// (`LATERAL (SELECT unnest(i.indkey), generate_subscripts(i.indkey, 1) + 1) AS k(a, n)`,
-/// whose set-returning functions run in step): the items and the alias.
-fn select_list(factor: &TableFactor) -> Option<(Vec<Expr>, Option<&TableAlias>)> {
+/// whose set-returning functions run in step, or `LATERAL (SELECT t.x + 1 AS y) s`): the
+/// items, with their names, and the alias.
+fn select_list(factor: &TableFactor) -> Option<(Vec<Item>, Option<&TableAlias>)> {
     let TableFactor::Derived {
         lateral: true,
         subquery,
@@ -232,7 +252,8 @@ fn select_list(factor: &TableFactor) -> Option<(Vec<Expr>, Option<&TableAlias>)>
         && matches!(&inner.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
         && subquery.with.is_none()
         && subquery.order_by.is_none()
-        && subquery.limit_clause.is_none();
+        && subquery.limit_clause.is_none()
+        && subquery.fetch.is_none();
     if !plain {
         return None;
     }
@@ -240,12 +261,49 @@ fn select_list(factor: &TableFactor) -> Option<(Vec<Expr>, Option<&TableAlias>)>
         .projection
         .iter()
         .map(|item| match item {
-            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                Some(e.clone())
-            }
+            SelectItem::UnnamedExpr(e) => Some((e.clone(), None)),
+            SelectItem::ExprWithAlias { expr, alias } => Some((expr.clone(), Some(alias.clone()))),
             _ => None,
         })
         .collect::<Option<Vec<_>>>()?;
+    // Not one with an aggregate or a window (whose rows are its own), which is left to
+    // DataFusion.
+    const AGGREGATES: &[&str] = &[
+        "count",
+        "sum",
+        "avg",
+        "min",
+        "max",
+        "array_agg",
+        "string_agg",
+        "bool_and",
+        "bool_or",
+        "every",
+        "json_agg",
+        "jsonb_agg",
+        "json_object_agg",
+        "jsonb_object_agg",
+        "stddev",
+        "stddev_pop",
+        "stddev_samp",
+        "variance",
+        "var_pop",
+        "var_samp",
+        "bit_and",
+        "bit_or",
+    ];
+    let aggregates = |e: &Expr| {
+        let mut found = false;
+        top_level_exprs(e, &mut |e| {
+            found |= matches!(e, Expr::Function(f)
+                if f.over.is_some()
+                    || function_name(&f.name).is_some_and(|n| AGGREGATES.contains(&n.as_str())))
+        });
+        found
+    };
+    if items.iter().any(|(e, _)| aggregates(e)) {
+        return None;
+    }
     Some((items, alias.as_ref()))
 }
 
@@ -553,8 +611,12 @@ fn apply(select: &mut ast::Select, found: Found, n: usize) -> crate::Result<Rena
             .as_ref()
             .and_then(|a| a.columns.get(i))
             .map_or_else(|| Ident::new(default), |c| c.name.clone());
-        // A name of its own: the owner may have a column of the same name.
-        let column = Ident::new(format!("__{}_{n}", folded(&given)));
+        // A name of its own: the owner may have a column of the same name. A select list's
+        // items are numbered (their names may repeat, or be `?column?`).
+        let column = match unnested {
+            true => Ident::new(format!("__column{i}_{n}")),
+            false => Ident::new(format!("__{}_{n}", folded(&given))),
+        };
         // Outer: an empty or NULL list gives one row of NULL.
         items.push(match (unnested, found.outer) {
             (true, _) => format!("{list} AS {column}"),
@@ -615,8 +677,11 @@ fn function_columns(factor: &TableFactor) -> crate::Result<Unnested> {
         };
         let columns = values
             .into_iter()
-            .map(|v| {
-                let name = crate::naming::pg_column_name(&v).unwrap_or_else(|| "?column?".into());
+            .map(|(v, alias)| {
+                let name = match alias {
+                    Some(alias) => folded(&alias),
+                    None => crate::naming::pg_column_name(&v).unwrap_or_else(|| "?column?".into()),
+                };
                 (Column::Value(v), name)
             })
             .collect();

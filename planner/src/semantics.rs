@@ -1017,10 +1017,14 @@ pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
     /// nullif, and the argument of sum, min and max: `CASE WHEN … THEN 1 ELSE 0 END` is an
     /// integer).
     fn result(e: &mut ast::Expr) {
-        use ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
-        if integer(e) {
-            return;
+        if !integer(e) {
+            nested(e);
         }
+    }
+    /// The same inside `e` but not `e` itself: GROUP BY and ORDER BY items, which must stay
+    /// equal to the select list's (a bare number there is a position).
+    fn nested(e: &mut ast::Expr) {
+        use ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
         match e {
             Expr::Nested(inner) => result(inner),
             Expr::Case {
@@ -1064,6 +1068,12 @@ pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
                         result(e);
                     }
                 }
+                if let ast::GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
+                    exprs.iter_mut().for_each(nested);
+                }
+                if let Some(ast::Distinct::On(exprs)) = &mut select.distinct {
+                    exprs.iter_mut().for_each(nested);
+                }
             }
             SetExpr::Values(values) => values
                 .rows
@@ -1084,6 +1094,13 @@ pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
         type Break = ();
         fn pre_visit_query(&mut self, query: &mut ast::Query) -> std::ops::ControlFlow<()> {
             body(&mut query.body);
+            if let Some(ast::OrderBy {
+                kind: ast::OrderByKind::Expressions(exprs),
+                ..
+            }) = &mut query.order_by
+            {
+                exprs.iter_mut().for_each(|o| nested(&mut o.expr));
+            }
             std::ops::ControlFlow::Continue(())
         }
     }

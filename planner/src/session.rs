@@ -733,6 +733,7 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("session_replication_role", "origin"),
     ("standard_conforming_strings", "on"),
     ("statement_timeout", "0"),
+    ("synchronize_seqscans", "on"),
     ("synchronous_commit", "on"),
     ("tcp_keepalives_count", "0"),
     ("tcp_keepalives_idle", "0"),
@@ -779,6 +780,7 @@ const BOOLEAN_SETTINGS: &[&str] = &[
     "jit",
     "quote_all_identifiers",
     "row_security",
+    "synchronize_seqscans",
     "track_io_timing",
     "transaction_deferrable",
 ];
@@ -2289,6 +2291,39 @@ impl Session {
                 LogicalPlan::Sort(s) => defining(&s.input, i),
                 LogicalPlan::Limit(l) => defining(&l.input, i),
                 LogicalPlan::SubqueryAlias(a) => defining(&a.input, i),
+                LogicalPlan::Filter(f) => defining(&f.input, i),
+                LogicalPlan::Distinct(datafusion::logical_expr::Distinct::All(input)) => {
+                    defining(input, i)
+                }
+                LogicalPlan::Window(w) if i < w.input.schema().fields().len() => {
+                    defining(&w.input, i)
+                }
+                // A group key (`SELECT x::regclass, count(*) … GROUP BY 1`).
+                LogicalPlan::Aggregate(a) if a.group_expr.len() > i => match &a.group_expr[i] {
+                    Expr::Column(c) => {
+                        let j = a.input.schema().index_of_column(c).ok()?;
+                        defining(&a.input, j)
+                    }
+                    Expr::Alias(alias) => Some((alias.expr.as_ref(), a.input.schema().as_ref())),
+                    e => Some((e, a.input.schema().as_ref())),
+                },
+                LogicalPlan::Join(j)
+                    if matches!(
+                        j.join_type,
+                        datafusion::common::JoinType::Inner
+                            | datafusion::common::JoinType::Left
+                            | datafusion::common::JoinType::Right
+                            | datafusion::common::JoinType::Full
+                    ) =>
+                {
+                    let left = j.left.schema().fields().len();
+                    match i < left {
+                        true => defining(&j.left, i),
+                        false => defining(&j.right, i - left),
+                    }
+                }
+                // Each branch's column is of the same type; the first one's tells.
+                LogicalPlan::Union(u) => defining(u.inputs.first()?, i),
                 _ => None,
             }
         }

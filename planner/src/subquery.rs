@@ -129,12 +129,18 @@ fn outer_references(q: &Query, outer: &HashSet<String>) -> Vec<Vec<Ident>> {
 /// that an outer reference subscripted (`c.confkey[1]`) is recognised as one.
 pub(crate) fn qualified_subscripts(stmt: &mut Statement) {
     let _ = ast::visit_expressions_mut(stmt, |e| {
-        if let Expr::CompoundFieldAccess { root, access_chain } = e
-            && let Expr::Identifier(table) = root.as_ref()
+        // Every leading dot, as DataFusion reads them (`s.t.c[1]`, `t.c.f[1]`).
+        while let Expr::CompoundFieldAccess { root, access_chain } = e
             && access_chain.len() > 1
-            && let ast::AccessExpr::Dot(Expr::Identifier(column)) = &access_chain[0]
+            && let ast::AccessExpr::Dot(Expr::Identifier(next)) = &access_chain[0]
         {
-            **root = Expr::CompoundIdentifier(vec![table.clone(), column.clone()]);
+            let mut parts = match root.as_ref() {
+                Expr::Identifier(first) => vec![first.clone()],
+                Expr::CompoundIdentifier(parts) => parts.clone(),
+                _ => break,
+            };
+            parts.push(next.clone());
+            **root = Expr::CompoundIdentifier(parts);
             access_chain.remove(0);
         }
         ControlFlow::<()>::Continue(())

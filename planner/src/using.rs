@@ -21,6 +21,24 @@ use std::ops::ControlFlow;
 /// WHERE clause's unqualified references to the joined columns (see the module comment).
 /// `columns` gives a table's columns by name.
 pub fn qualify_using_columns(stmt: &mut Statement, columns: &dyn Fn(&str) -> Option<Vec<String>>) {
+    // A WITH query's columns are not looked up as a table's.
+    let mut ctes: Vec<String> = Vec::new();
+    struct Ctes<'a>(&'a mut Vec<String>);
+    impl ast::Visitor for Ctes<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, query: &ast::Query) -> ControlFlow<()> {
+            if let Some(with) = &query.with {
+                self.0
+                    .extend(with.cte_tables.iter().map(|c| folded(&c.alias.name)));
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = ast::Visit::visit(&*stmt, &mut Ctes(&mut ctes));
+    let columns = &|name: &str| match ctes.iter().any(|c| c == name) {
+        true => None,
+        false => columns(name),
+    };
     struct Queries<'a> {
         columns: &'a dyn Fn(&str) -> Option<Vec<String>>,
     }
@@ -96,15 +114,32 @@ fn merged_columns(
         {
             let _ = on.visit(&mut Qualify::new(&outside, columns));
         }
-        if let Some((constraint, side)) = constraint(&join.join_operator) {
-            let names: Vec<String> = match constraint {
-                JoinConstraint::Using(names) => names
-                    .iter()
-                    .filter_map(|n| n.0.last()?.as_ident().map(folded))
-                    .collect(),
-                JoinConstraint::Natural => natural_columns(&left, right.as_ref()),
-                _ => Vec::new(),
-            };
+        let names: Vec<String> = match constraint(&join.join_operator) {
+            Some((JoinConstraint::Using(names), _)) => names
+                .iter()
+                .filter_map(|n| n.0.last()?.as_ident().map(folded))
+                .collect(),
+            Some((JoinConstraint::Natural, _)) => match natural_columns(&left, right.as_ref()) {
+                Some(names) => names,
+                // Which columns it merges is not known: none is read as merged after it.
+                None => {
+                    merged.clear();
+                    Vec::new()
+                }
+            },
+            _ => Vec::new(),
+        };
+        // A later item that has a merged column's name makes the name ambiguous, unless
+        // this join merges it again. (An item whose columns are not known, such as a catalog
+        // view or a WITH query, is taken not to have it.)
+        merged.retain(|name, _| {
+            names.contains(name)
+                || !right
+                    .as_ref()
+                    .and_then(|r| r.columns.as_ref())
+                    .is_some_and(|c| c.contains(name))
+        });
+        if let Some((_, side)) = constraint(&join.join_operator) {
             for name in names {
                 let on_left = merged
                     .get(&name)
@@ -167,20 +202,20 @@ fn constraint_mut(op: &mut JoinOperator) -> Option<(&mut JoinConstraint, Side)> 
     })
 }
 
-/// The columns a NATURAL join matches: those both sides have (all sides' columns known).
-fn natural_columns(left: &[Option<Relation>], right: Option<&Relation>) -> Vec<String> {
-    let Some(right) = right.and_then(|r| r.columns.as_ref()) else {
-        return Vec::new();
-    };
-    let mut names = Vec::new();
+/// The columns a NATURAL join matches: those both sides have. `None` when some side's
+/// columns are not known.
+fn natural_columns(left: &[Option<Relation>], right: Option<&Relation>) -> Option<Vec<String>> {
+    let right = right.and_then(|r| r.columns.as_ref())?;
+    let mut names: Vec<String> = Vec::new();
     for relation in left {
-        let Some(columns) = relation.as_ref().and_then(|r| r.columns.as_ref()) else {
-            return Vec::new();
-        };
-        names.extend(columns.iter().filter(|c| right.contains(c)).cloned());
+        let columns = relation.as_ref().and_then(|r| r.columns.as_ref())?;
+        for c in columns.iter().filter(|c| right.contains(c)) {
+            if !names.contains(c) {
+                names.push(c.clone());
+            }
+        }
     }
-    names.dedup();
-    names
+    Some(names)
 }
 
 /// `name` of the one relation on the left that has that column (or of the only relation,
@@ -215,6 +250,12 @@ fn relation(
     match factor {
         TableFactor::Table { name, alias, .. } => {
             let table = name.0.last()?.as_ident()?;
+            // Only `public`'s tables are the catalog's.
+            let public = match name.0.as_slice() {
+                [_] => true,
+                [schema, _] => schema.as_ident().is_some_and(|s| folded(s) == "public"),
+                _ => false,
+            };
             Some(Relation {
                 name: alias
                     .as_ref()
@@ -222,7 +263,7 @@ fn relation(
                 columns: alias
                     .as_ref()
                     .and_then(alias_columns)
-                    .or_else(|| columns(&folded(table))),
+                    .or_else(|| public.then(|| columns(&folded(table))).flatten()),
             })
         }
         TableFactor::Derived {
@@ -249,7 +290,9 @@ fn select_list_names(body: &SetExpr) -> Option<Vec<String>> {
                 SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
                     parts.last().map(folded)
                 }
-                SelectItem::UnnamedExpr(_) => Some("?column?".into()),
+                SelectItem::UnnamedExpr(e) => {
+                    Some(crate::naming::pg_column_name(e).unwrap_or_else(|| "?column?".into()))
+                }
                 _ => None,
             })
             .collect(),
@@ -280,8 +323,11 @@ fn coalesce(left: Expr, right: Expr) -> Expr {
 struct Qualify<'a> {
     merged: &'a HashMap<String, Expr>,
     columns: &'a dyn Fn(&str) -> Option<Vec<String>>,
-    /// The columns of each subquery's FROM items the reference is inside (None: not known).
+    /// The columns of each subquery's FROM items the reference is inside (None: not known),
+    /// with the subquery's output names (its ORDER BY may name them).
     scopes: Vec<Option<Vec<String>>>,
+    /// Field names after a dot (`(b).k`), which are not columns.
+    fields: std::collections::HashSet<*const Expr>,
 }
 
 impl<'a> Qualify<'a> {
@@ -293,6 +339,7 @@ impl<'a> Qualify<'a> {
             merged,
             columns,
             scopes: Vec::new(),
+            fields: Default::default(),
         }
     }
 
@@ -309,6 +356,10 @@ impl<'a> Qualify<'a> {
                 names.extend(relation(factor, self.columns)?.columns?);
             }
         }
+        names.extend(select.projection.iter().filter_map(|item| match item {
+            SelectItem::ExprWithAlias { alias, .. } => Some(folded(alias)),
+            _ => None,
+        }));
         Some(names)
     }
 }
@@ -327,7 +378,21 @@ impl VisitorMut for Qualify<'_> {
         ControlFlow::Continue(())
     }
 
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if let Expr::CompoundFieldAccess { access_chain, .. } = e {
+            for access in access_chain {
+                if let ast::AccessExpr::Dot(field) = access {
+                    self.fields.insert(field as *const Expr);
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if self.fields.contains(&(e as *const Expr)) {
+            return ControlFlow::Continue(());
+        }
         if let Expr::Identifier(i) = e {
             let name = folded(i);
             if let Some(column) = self.merged.get(&name)
@@ -411,6 +476,18 @@ mod tests {
         assert_eq!(
             rewritten("SELECT 1 FROM a JOIN b USING (k), c WHERE k = 1"),
             "SELECT 1 FROM a JOIN b USING(k), c WHERE k = 1"
+        );
+        // A later item with a column of the name makes it ambiguous, as in PostgreSQL.
+        assert_eq!(
+            rewritten("SELECT 1 FROM a JOIN b USING (k) CROSS JOIN b AS d WHERE k = 1"),
+            "SELECT 1 FROM a JOIN b USING(k) CROSS JOIN b AS d WHERE k = 1"
+        );
+        // A WITH query is not the table of its name; a field is not a column.
+        assert_eq!(
+            rewritten(
+                "WITH c AS (SELECT 1 AS k) SELECT 1 FROM a JOIN b USING (k) WHERE EXISTS (SELECT 1 FROM c WHERE k = 2) AND (b).k = 1"
+            ),
+            "WITH c AS (SELECT 1 AS k) SELECT 1 FROM a JOIN b USING(k) WHERE EXISTS (SELECT 1 FROM c WHERE k = 2) AND (b).k = 1"
         );
         assert_eq!(
             rewritten("SELECT 1 FROM a JOIN b ON a.k = b.k WHERE a.k = 1"),

@@ -36,3 +36,27 @@ SELECT count(*) FROM races JOIN entrants USING (race_id) JOIN road_races AS v (r
 -- Column defaults as PostgreSQL's deparser shows them (ORMs compare them with their own).
 CREATE TABLE race_defaults (id int PRIMARY KEY, a numeric DEFAULT '0', b numeric DEFAULT '1.5', c numeric(8,2) DEFAULT '2', d numeric DEFAULT 0, e numeric DEFAULT '-3', f numeric DEFAULT 2.50, h int DEFAULT '-5', i bigint DEFAULT '7', k real DEFAULT '1.5', l float8 DEFAULT 2, m date DEFAULT current_date, n timestamptz DEFAULT current_timestamp, o timestamptz DEFAULT now(), p text DEFAULT current_user);
 SELECT column_name, column_default FROM information_schema.columns WHERE table_name = 'race_defaults' ORDER BY ordinal_position;
+-- LATERAL select lists over an earlier item, with and without set-returning functions.
+CREATE TABLE laps (runner int PRIMARY KEY, lap int, splits int[]);
+INSERT INTO laps VALUES (1, 10, ARRAY[61, 59]), (2, 20, ARRAY[70]);
+SELECT s.y FROM laps CROSS JOIN LATERAL (SELECT laps.runner + 1 AS y) s ORDER BY 1;
+SELECT s.lap FROM laps, LATERAL (SELECT laps.runner AS lap) s ORDER BY 1;
+SELECT s.* FROM laps CROSS JOIN LATERAL (SELECT unnest(laps.splits) AS v, laps.runner AS w, laps.runner AS w2) s ORDER BY 1;
+SELECT s.d, t.f FROM laps CROSS JOIN LATERAL (SELECT laps.runner * 2 AS d, laps.lap AS e) s CROSS JOIN LATERAL (SELECT s.d + 1 AS f) t ORDER BY 1;
+SELECT runner, q FROM laps LEFT JOIN LATERAL (SELECT laps.runner * 3 AS q) s ON true ORDER BY 1;
+-- A later item with a USING column's name makes it ambiguous.
+SELECT 1 FROM races JOIN entrants USING (race_id) CROSS JOIN road_races WHERE race_id = 1;
+-- GROUP BY, DISTINCT and ORDER BY that repeat a select-list expression with constants.
+SELECT coalesce(lap, 0), count(*) FROM laps GROUP BY coalesce(lap, 0) ORDER BY 1;
+SELECT CASE WHEN lap >= 15 THEN 1 ELSE 0 END, count(*) FROM laps GROUP BY CASE WHEN lap >= 15 THEN 1 ELSE 0 END ORDER BY 1;
+SELECT DISTINCT coalesce(lap, 0) FROM laps ORDER BY coalesce(lap, 0);
+SELECT coalesce(lap, 0), count(*) FROM laps GROUP BY 1 ORDER BY coalesce(lap, 0);
+SELECT * FROM generate_series(1, NULL);
+SELECT * FROM generate_series(NULL, 3);
+SELECT ARRAY(SELECT enumlabel FROM pg_enum e WHERE e.enumtypid = t.oid) AS labels, array_to_string(ARRAY(SELECT enumlabel FROM pg_enum e WHERE e.enumtypid = t.oid), ',') AS text FROM pg_type t WHERE typname = 'int4';
+SELECT ARRAY(SELECT splits[1] FROM laps WHERE lap > 100) AS none, ARRAY(SELECT runner FROM laps ORDER BY runner DESC) AS runners;
+SELECT 'pg_class'::regclass::text, 'pg_class'::regclass;
+SELECT DISTINCT 'races'::regclass FROM races;
+SELECT c.oid::regclass, count(*) FROM pg_class c WHERE relname = 'races' GROUP BY 1;
+SELECT r FROM (SELECT 'entrants'::regclass AS r) s WHERE r IS NOT NULL;
+SELECT 'races'::regclass UNION ALL SELECT 'entrants'::regclass ORDER BY 1;

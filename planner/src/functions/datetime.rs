@@ -933,6 +933,18 @@ impl datafusion::catalog::TableFunctionImpl for DateSeries {
             Expr::Literal(ScalarValue::Null, _) => Some(None),
             _ => None,
         };
+        let widen = |e: &Expr| match e {
+            Expr::Literal(ScalarValue::Int32(Some(v)), _) => {
+                Expr::Literal(ScalarValue::Int64(Some(i64::from(*v))), None)
+            }
+            Expr::Literal(ScalarValue::Int16(Some(v)), _) => {
+                Expr::Literal(ScalarValue::Int64(Some(i64::from(*v))), None)
+            }
+            Expr::Literal(ScalarValue::Int32(None) | ScalarValue::Int16(None), _) => {
+                Expr::Literal(ScalarValue::Null, None)
+            }
+            e => e.clone(),
+        };
         let bounds: Option<Vec<Option<i64>>> = exprs.iter().map(int4).collect();
         if let Some(bounds) = bounds
             && exprs.len() >= 2
@@ -940,9 +952,13 @@ impl datafusion::catalog::TableFunctionImpl for DateSeries {
                 .iter()
                 .any(|e| !matches!(e, Expr::Literal(ScalarValue::Null, _)))
         {
+            // DataFusion's series takes a NULL bound as an untyped NULL.
             let widened: Vec<Expr> = bounds
                 .into_iter()
-                .map(|b| Expr::Literal(ScalarValue::Int64(b), None))
+                .map(|b| match b {
+                    Some(b) => Expr::Literal(ScalarValue::Int64(Some(b)), None),
+                    None => Expr::Literal(ScalarValue::Null, None),
+                })
                 .collect();
             let series = self
                 .inner
@@ -953,13 +969,7 @@ impl datafusion::catalog::TableFunctionImpl for DateSeries {
             return Ok(Arc::new(IntegerSeries::new(series)));
         }
         let is_date = |e: &Expr| matches!(e, Expr::Literal(ScalarValue::Date32(_), _));
-        let mut converted: Vec<Expr> = exprs
-            .iter()
-            .map(|e| match int4(e) {
-                Some(v) => Expr::Literal(ScalarValue::Int64(v), None),
-                None => e.clone(),
-            })
-            .collect();
+        let mut converted: Vec<Expr> = exprs.iter().map(widen).collect();
         // DataFusion's series takes nanosecond timestamps; Partita's are microseconds.
         for e in converted.iter_mut().take(2) {
             if let Expr::Literal(ScalarValue::TimestampMicrosecond(micros, zone), _) = e {

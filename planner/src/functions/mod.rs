@@ -66,6 +66,7 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(Length::new("length")));
     ctx.register_udf(ScalarUDF::new_from_impl(Length::new("octet_length")));
     ctx.register_udf(ScalarUDF::new_from_impl(PgTypeof::default()));
+    ctx.register_udf(ScalarUDF::new_from_impl(crate::arrays::OrEmpty::default()));
     ctx.register_udf(ScalarUDF::new_from_impl(crate::to_char::ToChar::default()));
     crate::json::register(ctx);
     crate::extensions::register(ctx);

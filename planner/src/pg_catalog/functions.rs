@@ -690,7 +690,9 @@ pub fn register(
         text_returns: Some(Int32),
         eval: Box::new(|s, a| match int(a.first()) {
             Some(o) => Ok(utf8(Some(
-                s.name_of(o as i32).unwrap_or_else(|| o.to_string()),
+                s.name_of(o as i32)
+                    .or_else(|| super::tables::catalog_table_name(o as i32).map(str::to_string))
+                    .unwrap_or_else(|| o.to_string()),
             ))),
             None => regclass_oid(s, a),
         }),
@@ -783,9 +785,11 @@ pub fn register(
                     _ => None,
                 },
             };
-            Ok(utf8(
-                oid.map(|o| s.name_of(o).unwrap_or_else(|| o.to_string())),
-            ))
+            Ok(utf8(oid.map(|o| {
+                s.name_of(o)
+                    .or_else(|| super::tables::catalog_table_name(o).map(str::to_string))
+                    .unwrap_or_else(|| o.to_string())
+            })))
         }),
     );
     // Of an OID, the schema's name; of text (`$1::regnamespace`), its OID.

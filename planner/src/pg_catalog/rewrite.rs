@@ -393,9 +393,9 @@ fn array_subquery(query: &ast::Query) -> Option<Expr> {
     if let FunctionArguments::List(list) = &mut aggregate.args {
         list.clauses = clauses;
     }
-    // Named as PostgreSQL names an ARRAY(…) item.
+    // Named as PostgreSQL names an ARRAY(…) item; no rows make the empty array.
     select.projection = vec![ast::SelectItem::ExprWithAlias {
-        expr: Expr::Function(aggregate),
+        expr: call(crate::arrays::OR_EMPTY, vec![Expr::Function(aggregate)]),
         alias: ast::Ident::with_quote('"', "array"),
     }];
     Some(Expr::Subquery(Box::new(query)))
@@ -906,7 +906,7 @@ mod tests {
         );
         assert_eq!(
             rewritten("SELECT ARRAY(SELECT rolname FROM pg_roles ORDER BY 1)"),
-            "SELECT (SELECT array_agg(rolname ORDER BY rolname) AS \"array\" FROM pg_catalog.pg_roles)"
+            "SELECT (SELECT partita_array_or_empty(array_agg(rolname ORDER BY rolname)) AS \"array\" FROM pg_catalog.pg_roles)"
         );
         assert_eq!(
             rewritten("SELECT 1 FROM pg_policy p WHERE p.polroles = '{0}'"),

@@ -824,6 +824,15 @@ pub fn catalog_table_oid(name: &str) -> Option<i32> {
     })
 }
 
+/// The catalog table of OID `oid` (`'pg_class'::regclass::text` is `pg_class`).
+pub fn catalog_table_name(oid: i32) -> Option<&'static str> {
+    PG_CATALOG_TABLES
+        .iter()
+        .chain(&["pg_proc"])
+        .find(|name| catalog_table_oid(name) == Some(oid))
+        .copied()
+}
+
 const INFORMATION_SCHEMA_TABLES: &[&str] = &[
     "check_constraints",
     "columns",
@@ -1858,7 +1867,8 @@ fn pg_catalog_table(name: &str, s: &Snapshot) -> DfResult<Option<RecordBatch>> {
                         oid(family),
                         oid(taken),
                         boolean(true),
-                        oid(0),
+                        // name_ops stores cstring keys.
+                        oid(if name == "name_ops" { 2275 } else { 0 }),
                     ]
                 })
                 .collect(),
@@ -2789,7 +2799,8 @@ fn shown_default(default: &str, ty: SqlType) -> String {
     let bare = default.trim();
     let name = bare.split('(').next().unwrap_or(bare).trim();
     if VALUE_FUNCTIONS.contains(&name.to_ascii_lowercase().as_str())
-        && (name.len() == bare.len() || !matches!(name.to_ascii_lowercase().as_str(), "current_schema"))
+        && (name.len() == bare.len()
+            || !matches!(name.to_ascii_lowercase().as_str(), "current_schema"))
     {
         return format!("{}{}", name.to_ascii_uppercase(), &bare[name.len()..]);
     }
