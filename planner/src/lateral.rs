@@ -170,6 +170,13 @@ fn find(select: &ast::Select) -> crate::Result<Option<Found>> {
                 ));
             }
         };
+        // A select list's values are computed with its owner's rows, before later joins:
+        // an owner an outer join pads with NULLs would give plain values wrong. (One with a
+        // set-returning function is folded as a FROM function is, and shares its gap: a
+        // padded row stays, where PostgreSQL's function of NULLs gives it no rows.)
+        if subquery && !args.iter().any(unnests) && nullable(select, owner, at) {
+            continue;
+        }
         let outer = match at.join {
             None => false,
             Some(j) => match &select.from[at.item].joins[j].join_operator {
@@ -194,6 +201,33 @@ fn find(select: &ast::Select) -> crate::Result<Option<Found>> {
     Ok(None)
 }
 
+/// Whether an outer join between `owner` and `at` (or `owner`'s own) can make its columns
+/// NULL.
+fn nullable(select: &ast::Select, owner: Place, at: Place) -> bool {
+    let joins = &select.from[owner.item].joins;
+    let end = match at.item == owner.item {
+        true => at.join.unwrap_or(0),
+        false => joins.len(),
+    };
+    let own = owner.join.map(|j| &joins[j].join_operator);
+    let after = owner.join.map_or(0, |j| j + 1);
+    own.is_some_and(|op| {
+        !matches!(
+            op,
+            JoinOperator::Join(_)
+                | JoinOperator::Inner(_)
+                | JoinOperator::CrossJoin(_)
+                | JoinOperator::Right(_)
+                | JoinOperator::RightOuter(_)
+        )
+    }) || joins[after.min(end)..end].iter().any(|j| {
+        matches!(
+            j.join_operator,
+            JoinOperator::Right(_) | JoinOperator::RightOuter(_) | JoinOperator::FullOuter(_)
+        )
+    })
+}
+
 fn always_true_operator(op: &JoinOperator) -> bool {
     match op {
         JoinOperator::CrossJoin(c) | JoinOperator::Join(c) | JoinOperator::Inner(c) => {
@@ -213,16 +247,35 @@ fn always_true(c: &JoinConstraint) -> bool {
     }
 }
 
-/// Whether `e` calls `unnest` (which set-returning functions become) outside subqueries.
+/// Whether `e` calls a set-returning function outside subqueries.
 fn unnests(e: &Expr) -> bool {
     let mut found = false;
-    top_level_exprs(
-        e,
-        &mut |e| {
-            found |= matches!(e, Expr::Function(f) if function_name(&f.name).as_deref() == Some("unnest"))
-        },
-    );
+    top_level_exprs(e, &mut |e| {
+        found |= matches!(e, Expr::Function(f)
+            if function_name(&f.name).is_some_and(|n| set_returning_name(&n)))
+    });
     found
+}
+
+/// Whether `name` is a set-returning function's (which a select list unnests).
+fn set_returning_name(name: &str) -> bool {
+    let json = name
+        .strip_prefix("jsonb_")
+        .or_else(|| name.strip_prefix("json_"));
+    matches!(
+        name,
+        "unnest"
+            | "generate_series"
+            | "generate_subscripts"
+            | "regexp_matches"
+            | "regexp_split_to_table"
+            | "pg_listening_channels"
+    ) || json.is_some_and(|rest| {
+        matches!(
+            rest,
+            "array_elements" | "array_elements_text" | "object_keys" | "each" | "each_text"
+        )
+    })
 }
 
 /// A select list's item and its `AS` name.
@@ -610,7 +663,7 @@ fn apply(select: &mut ast::Select, found: Found, n: usize) -> crate::Result<Rena
         let given = alias
             .as_ref()
             .and_then(|a| a.columns.get(i))
-            .map_or_else(|| Ident::new(default), |c| c.name.clone());
+            .map_or_else(|| default.clone(), |c| c.name.clone());
         // A name of its own: the owner may have a column of the same name. A select list's
         // items are numbered (their names may repeat, or be `?column?`).
         let column = match unnested {
@@ -666,7 +719,7 @@ enum Column {
 
 /// A lateral function's (or select list's) name and alias, and its columns with the
 /// default name of each.
-type Unnested = (String, Option<TableAlias>, Vec<(Column, String)>);
+type Unnested = (String, Option<TableAlias>, Vec<(Column, Ident)>);
 
 /// The function of `factor`, as [`Unnested`].
 fn function_columns(factor: &TableFactor) -> crate::Result<Unnested> {
@@ -678,10 +731,12 @@ fn function_columns(factor: &TableFactor) -> crate::Result<Unnested> {
         let columns = values
             .into_iter()
             .map(|(v, alias)| {
-                let name = match alias {
-                    Some(alias) => folded(&alias),
-                    None => crate::naming::pg_column_name(&v).unwrap_or_else(|| "?column?".into()),
-                };
+                // An AS name as written (quoted or not).
+                let name = alias.unwrap_or_else(|| {
+                    Ident::new(
+                        crate::naming::pg_column_name(&v).unwrap_or_else(|| "?column?".into()),
+                    )
+                });
                 (Column::Value(v), name)
             })
             .collect();
@@ -717,7 +772,7 @@ fn function_columns(factor: &TableFactor) -> crate::Result<Unnested> {
     }
     let columns = lists
         .into_iter()
-        .map(|(list, name)| (Column::List(list), name))
+        .map(|(list, name)| (Column::List(list), Ident::new(name)))
         .collect();
     Ok((function, call.alias.cloned(), columns))
 }

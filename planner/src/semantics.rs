@@ -1008,56 +1008,12 @@ pub(crate) fn int4_constant(e: &mut datafusion::sql::sqlparser::ast::Expr) -> bo
 /// BIGINT. A constant that is a column of a query's rows (`SELECT 1 AS one`, which drivers
 /// read as a number or as text depending on its type; a VALUES list's, `FROM (VALUES (1,
 /// 'a')) v(id, name)`; a set operation's branches) gets PostgreSQL's type, in the statement's
-/// query and the queries inside it.
+/// query and the queries inside it; so does one that is a value of CASE, coalesce and the
+/// like anywhere in them.
 pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
     use datafusion::sql::sqlparser::ast::{self, SelectItem, SetExpr, Statement};
     use datafusion::sql::sqlparser::ast::{VisitMut, VisitorMut};
     use int4_constant as integer;
-    /// A constant the column's value is (also through CASE, coalesce, greatest, least,
-    /// nullif, and the argument of sum, min and max: `CASE WHEN … THEN 1 ELSE 0 END` is an
-    /// integer).
-    fn result(e: &mut ast::Expr) {
-        if !integer(e) {
-            nested(e);
-        }
-    }
-    /// The same inside `e` but not `e` itself: GROUP BY and ORDER BY items, which must stay
-    /// equal to the select list's (a bare number there is a position).
-    fn nested(e: &mut ast::Expr) {
-        use ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
-        match e {
-            Expr::Nested(inner) => result(inner),
-            Expr::Case {
-                conditions,
-                else_result,
-                ..
-            } => {
-                for c in conditions {
-                    result(&mut c.result);
-                }
-                if let Some(e) = else_result {
-                    result(e);
-                }
-            }
-            Expr::Function(f) => {
-                let name = f.name.to_string().to_lowercase();
-                let values = match name.as_str() {
-                    "coalesce" | "greatest" | "least" | "nullif" => usize::MAX,
-                    // `sum(CASE WHEN … THEN 1 ELSE 0 END)` sums integers: a bigint.
-                    "sum" | "min" | "max" | "pg_typeof" => 1,
-                    _ => 0,
-                };
-                if let FunctionArguments::List(list) = &mut f.args {
-                    for arg in list.args.iter_mut().take(values) {
-                        if let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = arg {
-                            result(e);
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
     fn body(set: &mut SetExpr) {
         match set {
             SetExpr::Select(select) => {
@@ -1065,14 +1021,8 @@ pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
                     if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } =
                         item
                     {
-                        result(e);
+                        integer(e);
                     }
-                }
-                if let ast::GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
-                    exprs.iter_mut().for_each(nested);
-                }
-                if let Some(ast::Distinct::On(exprs)) = &mut select.distinct {
-                    exprs.iter_mut().for_each(nested);
                 }
             }
             SetExpr::Values(values) => values
@@ -1094,12 +1044,43 @@ pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
         type Break = ();
         fn pre_visit_query(&mut self, query: &mut ast::Query) -> std::ops::ControlFlow<()> {
             body(&mut query.body);
-            if let Some(ast::OrderBy {
-                kind: ast::OrderByKind::Expressions(exprs),
-                ..
-            }) = &mut query.order_by
-            {
-                exprs.iter_mut().for_each(|o| nested(&mut o.expr));
+            std::ops::ControlFlow::Continue(())
+        }
+        /// Constants that are a value of CASE, coalesce, greatest, least or nullif, or the
+        /// argument of sum, min and max (`sum(CASE WHEN … THEN 1 ELSE 0 END)` sums integers
+        /// into a bigint), wherever they are: GROUP BY, HAVING and ORDER BY must stay equal
+        /// to the select list's expressions.
+        fn post_visit_expr(&mut self, e: &mut ast::Expr) -> std::ops::ControlFlow<()> {
+            use ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
+            match e {
+                Expr::Case {
+                    conditions,
+                    else_result,
+                    ..
+                } => {
+                    for c in conditions {
+                        integer(&mut c.result);
+                    }
+                    if let Some(e) = else_result {
+                        integer(e);
+                    }
+                }
+                Expr::Function(f) => {
+                    let name = f.name.to_string().to_lowercase();
+                    let values = match name.as_str() {
+                        "coalesce" | "greatest" | "least" | "nullif" => usize::MAX,
+                        "sum" | "min" | "max" | "pg_typeof" => 1,
+                        _ => 0,
+                    };
+                    if let FunctionArguments::List(list) = &mut f.args {
+                        for arg in list.args.iter_mut().take(values) {
+                            if let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = arg {
+                                integer(e);
+                            }
+                        }
+                    }
+                }
+                _ => {}
             }
             std::ops::ControlFlow::Continue(())
         }
