@@ -47,7 +47,7 @@ pub enum ColumnBuilder {
 pub fn numeric_params(ty: SqlType) -> (u8, u8) {
     match ty {
         SqlType::Numeric { precision, scale } => (
-            precision.unwrap_or(MAX_NUMERIC_PRECISION),
+            precision.map_or(MAX_NUMERIC_PRECISION, sql::types::arrow_precision),
             scale.unwrap_or(UNCONSTRAINED_NUMERIC_SCALE),
         ),
         _ => (MAX_NUMERIC_PRECISION, 0),

@@ -164,7 +164,7 @@ fn value_type(def: &TableDef, text: &str) -> Result<SqlType> {
     // A decimal keeps its scale: the values are stored as the expression computes them.
     let decimal = match field.data_type() {
         DataType::Decimal128(p, s) if *s >= 0 => Some(SqlType::Numeric {
-            precision: Some(*p),
+            precision: Some(u16::from(*p)),
             scale: Some(*s as u8),
         }),
         _ => None,

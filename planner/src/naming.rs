@@ -155,6 +155,7 @@ fn cast_type_name(ty: &str) -> String {
         "text" => "text".into(),
         other => match other.split('(').next().unwrap_or("").trim() {
             "character varying" | "varchar" => "varchar".into(),
+            "decimal" | "dec" => "numeric".into(),
             "character" | "char" => "bpchar".into(),
             "timestamp with time zone" => "timestamptz".into(),
             "timestamp" | "timestamp without time zone" => "timestamp".into(),

@@ -110,6 +110,27 @@ pub fn rewrite_numeric_casts(stmt: &mut ast::Statement) {
                     format: None,
                 };
             }
+            // A precision above Arrow's 38 digits keeps its scale in 38 (numeric(65,30)
+            // holds values below 10^8), as a column declared so does.
+            if let ast::Expr::Cast {
+                data_type:
+                    ast::DataType::Numeric(info)
+                    | ast::DataType::Decimal(info)
+                    | ast::DataType::Dec(info),
+                ..
+            } = e
+            {
+                let max = u64::from(MAX_DIGITS);
+                match info {
+                    ast::ExactNumberInfo::PrecisionAndScale(p, s)
+                        if *p > max && (0..=max as i64).contains(s) =>
+                    {
+                        *p = max
+                    }
+                    ast::ExactNumberInfo::Precision(p) if *p > max => *p = max,
+                    _ => {}
+                }
+            }
             if let ast::Expr::Cast {
                 expr,
                 data_type:
@@ -768,7 +789,12 @@ impl AggregateUDFImpl for PgAvg {
             // fits 38; DataFusion's intermediate average (4 more fractional digits) does
             // not, so bigints are averaged in 256 bits and rounded back.
             t if t.is_integer() => DataType::Decimal256(WIDE_DIGITS, 0),
-            // Decimal256 only as this function's own coercion of bigints, seen again.
+            // So are decimals of many fractional digits (numeric(38,30)), whose intermediate
+            // scale would leave too few integer digits.
+            DataType::Decimal128(_, s) if *s > MAX_DIGITS as i8 - 20 => {
+                DataType::Decimal256(WIDE_DIGITS, *s)
+            }
+            // Decimal256 only as this function's own coercions, seen again.
             DataType::Decimal128(..)
             | DataType::Decimal256(..)
             | DataType::Duration(_)

@@ -768,9 +768,20 @@ mod tests {
             def("CREATE TABLE t (a int, a int)"),
             Err(Error::DuplicateColumn(_))
         ));
+        // PostgreSQL's precisions up to 1000 are taken; Arrow's scale ends at 38.
+        let wide = def("CREATE TABLE t (a numeric(65,30))").unwrap();
+        assert_eq!(
+            wide.columns[0].ty.arrow(),
+            datafusion::arrow::datatypes::DataType::Decimal128(38, 30)
+        );
+        assert_eq!(wide.columns[0].ty.to_string(), "numeric(65,30)");
         assert!(matches!(
-            def("CREATE TABLE t (a numeric(50))"),
+            def("CREATE TABLE t (a numeric(1001))"),
             Err(Error::InvalidParameter(_))
+        ));
+        assert!(matches!(
+            def("CREATE TABLE t (a numeric(50,40))"),
+            Err(Error::Unsupported(_))
         ));
     }
 }

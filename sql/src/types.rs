@@ -33,6 +33,11 @@ pub const UTC: &str = "+00:00";
 /// Largest numeric precision (Arrow's Decimal128).
 pub const MAX_NUMERIC_PRECISION: u8 = 38;
 
+/// The Arrow precision of a declared numeric precision: at most 38.
+pub fn arrow_precision(declared: u16) -> u8 {
+    declared.min(u16::from(MAX_NUMERIC_PRECISION)) as u8
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SqlType {
@@ -43,7 +48,8 @@ pub enum SqlType {
     Float4,
     Float8,
     Numeric {
-        precision: Option<u8>,
+        /// As declared, up to PostgreSQL's 1000; Arrow holds at most 38 digits.
+        precision: Option<u16>,
         scale: Option<u8>,
     },
     Text,
@@ -248,10 +254,10 @@ impl SqlType {
                     ExactNumberInfo::PrecisionAndScale(p, s) => (Some(*p), Some(*s)),
                 };
                 if let Some(p) = precision
-                    && (p == 0 || p > u64::from(MAX_NUMERIC_PRECISION))
+                    && (p == 0 || p > 1000)
                 {
                     return Err(Error::InvalidParameter(format!(
-                        "NUMERIC precision {p} must be between 1 and {MAX_NUMERIC_PRECISION}"
+                        "NUMERIC precision {p} must be between 1 and 1000"
                     )));
                 }
                 if let (Some(p), Some(s)) = (precision, scale)
@@ -261,8 +267,17 @@ impl SqlType {
                         "NUMERIC scale {s} must be between 0 and precision {p}"
                     )));
                 }
+                // Arrow's decimals hold 38 digits: a wider precision keeps the scale and
+                // takes values of up to 38 digits (numeric(65,30) up to 10^8).
+                if let Some(s) = scale
+                    && s > i64::from(MAX_NUMERIC_PRECISION)
+                {
+                    return Err(Error::Unsupported(format!(
+                        "NUMERIC scale {s} (Partita's numeric holds {MAX_NUMERIC_PRECISION} digits)"
+                    )));
+                }
                 SqlType::Numeric {
-                    precision: precision.map(|p| p as u8),
+                    precision: precision.map(|p| p as u16),
                     scale: scale.map(|s| s as u8),
                 }
             }
@@ -395,7 +410,7 @@ impl SqlType {
             SqlType::Float4 => DataType::Float32,
             SqlType::Float8 => DataType::Float64,
             SqlType::Numeric { precision, scale } => DataType::Decimal128(
-                precision.unwrap_or(MAX_NUMERIC_PRECISION),
+                precision.map_or(MAX_NUMERIC_PRECISION, arrow_precision),
                 scale.unwrap_or(UNCONSTRAINED_NUMERIC_SCALE) as i8,
             ),
             SqlType::Text
@@ -512,7 +527,7 @@ impl SqlType {
             SqlType::Float8 => D::DoublePrecision,
             SqlType::Numeric { precision, scale } => {
                 D::Numeric(ExactNumberInfo::PrecisionAndScale(
-                    u64::from(precision.unwrap_or(MAX_NUMERIC_PRECISION)),
+                    u64::from(precision.map_or(MAX_NUMERIC_PRECISION, arrow_precision)),
                     i64::from(scale.unwrap_or(UNCONSTRAINED_NUMERIC_SCALE)),
                 ))
             }

@@ -148,3 +148,13 @@ SELECT id, dur FROM shifts ORDER BY id;
 SELECT column_name, data_type, datetime_precision FROM information_schema.columns WHERE table_name = 'shifts' ORDER BY ordinal_position;
 SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'shifts'::regclass AND attnum > 0 ORDER BY attnum;
 SELECT pg_typeof(starts), pg_typeof(length) FROM shifts LIMIT 1;
+-- A precision above 38 digits (Prisma's Decimal is decimal(65,30)) keeps its scale; values up
+-- to 38 digits fit (8 integer digits here).
+CREATE TABLE wide_prices (id int PRIMARY KEY, price decimal(65,30) NOT NULL, qty numeric(50) DEFAULT 0);
+INSERT INTO wide_prices VALUES (1, 1.5, 3), (2, 12345678.123456789, 10);
+SELECT * FROM wide_prices ORDER BY id;
+SELECT price * qty, sum(price), avg(price), price::text FROM wide_prices GROUP BY price, qty ORDER BY 1;
+SELECT column_name, data_type, numeric_precision, numeric_scale FROM information_schema.columns WHERE table_name = 'wide_prices' ORDER BY ordinal_position;
+SELECT atttypmod, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'wide_prices'::regclass AND attnum > 0 ORDER BY attnum;
+UPDATE wide_prices SET price = price + 0.000000000000000000000000000001 WHERE id = 1 RETURNING price;
+SELECT 1.5::numeric(65,30), cast(2 AS decimal(40,2));
