@@ -259,23 +259,7 @@ fn unnests(e: &Expr) -> bool {
 
 /// Whether `name` is a set-returning function's (which a select list unnests).
 fn set_returning_name(name: &str) -> bool {
-    let json = name
-        .strip_prefix("jsonb_")
-        .or_else(|| name.strip_prefix("json_"));
-    matches!(
-        name,
-        "unnest"
-            | "generate_series"
-            | "generate_subscripts"
-            | "regexp_matches"
-            | "regexp_split_to_table"
-            | "pg_listening_channels"
-    ) || json.is_some_and(|rest| {
-        matches!(
-            rest,
-            "array_elements" | "array_elements_text" | "object_keys" | "each" | "each_text"
-        )
-    })
+    crate::lateral_limit::SET_RETURNING.contains(&name)
 }
 
 /// A select list's item and its `AS` name.
@@ -321,30 +305,7 @@ fn select_list(factor: &TableFactor) -> Option<(Vec<Item>, Option<&TableAlias>)>
         .collect::<Option<Vec<_>>>()?;
     // Not one with an aggregate or a window (whose rows are its own), which is left to
     // DataFusion.
-    const AGGREGATES: &[&str] = &[
-        "count",
-        "sum",
-        "avg",
-        "min",
-        "max",
-        "array_agg",
-        "string_agg",
-        "bool_and",
-        "bool_or",
-        "every",
-        "json_agg",
-        "jsonb_agg",
-        "json_object_agg",
-        "jsonb_object_agg",
-        "stddev",
-        "stddev_pop",
-        "stddev_samp",
-        "variance",
-        "var_pop",
-        "var_samp",
-        "bit_and",
-        "bit_or",
-    ];
+    use crate::lateral_limit::AGGREGATES;
     let aggregates = |e: &Expr| {
         let mut found = false;
         top_level_exprs(e, &mut |e| {

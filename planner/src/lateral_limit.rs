@@ -154,10 +154,8 @@ fn self_contained(query: &Query) -> bool {
     names.used.iter().all(|q| names.defined.contains(q))
 }
 
-/// Functions that make a select list other than one row per row: aggregates (one row per
-/// group, when the LIMIT is not a per-key row limit) and set-returning functions (more
-/// rows than the numbering counts).
-const NOT_ROW_FOR_ROW: &[&str] = &[
+/// Aggregate functions: a select list of one makes one row per group.
+pub(crate) const AGGREGATES: &[&str] = &[
     "count",
     "sum",
     "avg",
@@ -186,8 +184,13 @@ const NOT_ROW_FOR_ROW: &[&str] = &[
     "corr",
     "covar_pop",
     "covar_samp",
+];
+
+/// Set-returning functions: a select list of one makes more rows than its input.
+pub(crate) const SET_RETURNING: &[&str] = &[
     "unnest",
     "generate_series",
+    "generate_subscripts",
     "json_array_elements",
     "jsonb_array_elements",
     "json_array_elements_text",
@@ -200,6 +203,7 @@ const NOT_ROW_FOR_ROW: &[&str] = &[
     "jsonb_object_keys",
     "regexp_matches",
     "regexp_split_to_table",
+    "pg_listening_channels",
 ];
 
 /// Whether `e` calls an aggregate, window or set-returning function outside subqueries.
@@ -214,7 +218,9 @@ fn not_row_for_row(e: &Expr) -> bool {
                 .and_then(|p| p.as_ident())
                 .map(folded)
                 .unwrap_or_default();
-            found |= f.over.is_some() || NOT_ROW_FOR_ROW.contains(&name.as_str());
+            found |= f.over.is_some()
+                || AGGREGATES.contains(&name.as_str())
+                || SET_RETURNING.contains(&name.as_str());
         }
     });
     found

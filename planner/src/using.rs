@@ -86,9 +86,9 @@ fn merged_columns(
     columns: &dyn Fn(&str) -> Option<Vec<String>>,
 ) -> HashMap<String, Expr> {
     let mut merged: HashMap<String, Expr> = HashMap::new();
-    if !from.joins.iter().any(|j| {
+    if !from.joins.iter_mut().any(|j| {
         matches!(
-            constraint(&j.join_operator),
+            constraint_mut(&mut j.join_operator),
             Some((JoinConstraint::Using(_) | JoinConstraint::Natural, _))
         )
     }) {
@@ -114,7 +114,7 @@ fn merged_columns(
         {
             let _ = on.visit(&mut Qualify::new(&outside, columns));
         }
-        let names: Vec<String> = match constraint(&join.join_operator) {
+        let names: Vec<String> = match constraint_mut(&mut join.join_operator) {
             Some((JoinConstraint::Using(names), _)) => names
                 .iter()
                 .filter_map(|n| n.0.last()?.as_ident().map(folded))
@@ -139,7 +139,7 @@ fn merged_columns(
                     .and_then(|r| r.columns.as_ref())
                     .is_some_and(|c| c.contains(name))
         });
-        if let Some((_, side)) = constraint(&join.join_operator) {
+        if let Some((_, side)) = constraint_mut(&mut join.join_operator) {
             for name in names {
                 let on_left = merged
                     .get(&name)
@@ -178,18 +178,7 @@ enum Side {
     Full,
 }
 
-fn constraint(op: &JoinOperator) -> Option<(&JoinConstraint, Side)> {
-    Some(match op {
-        JoinOperator::Join(c)
-        | JoinOperator::Inner(c)
-        | JoinOperator::Left(c)
-        | JoinOperator::LeftOuter(c) => (c, Side::Left),
-        JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (c, Side::Right),
-        JoinOperator::FullOuter(c) => (c, Side::Full),
-        _ => return None,
-    })
-}
-
+/// A join's constraint and which side its merged columns are.
 fn constraint_mut(op: &mut JoinOperator) -> Option<(&mut JoinConstraint, Side)> {
     Some(match op {
         JoinOperator::Join(c)
