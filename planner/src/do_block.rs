@@ -1482,15 +1482,7 @@ impl Substituter<'_> {
                     Some(Variable {
                         value: Value::Scalar { .. },
                         ..
-                    }) if name != "found" && self.is_column(&name) => Some(Err(Error::Raised {
-                        code: "42702".into(),
-                        message: format!("column reference \"{name}\" is ambiguous"),
-                        detail: Some(
-                            "It could refer to either a PL/pgSQL variable or a table column."
-                                .into(),
-                        ),
-                        hint: None,
-                    })),
+                    }) if name != "found" && self.is_column(&name) => Some(Err(ambiguous(&name))),
                     Some(Variable {
                         value: Value::Scalar { ty, value },
                         ..
@@ -1504,15 +1496,7 @@ impl Substituter<'_> {
                     }) if self.is_column(&name)
                         || self.tables.iter().flatten().any(|t| *t == name) =>
                     {
-                        Some(Err(Error::Raised {
-                            code: "42702".into(),
-                            message: format!("column reference \"{name}\" is ambiguous"),
-                            detail: Some(
-                                "It could refer to either a PL/pgSQL variable or a table column."
-                                    .into(),
-                            ),
-                            hint: None,
-                        }))
+                        Some(Err(ambiguous(&name)))
                     }
                     Some(Variable {
                         value: Value::Record(None),
@@ -3031,6 +3015,16 @@ fn in_context_phrase(e: Error, line: u64, phrase: &str) -> Error {
             context: format!("PL/pgSQL function inline_code_block line {line} {phrase}"),
             source: Box::new(e),
         },
+    }
+}
+
+/// PL/pgSQL's error for a name that is both a variable and a column (or table) in scope.
+fn ambiguous(name: &str) -> Error {
+    Error::Raised {
+        code: "42702".into(),
+        message: format!("column reference \"{name}\" is ambiguous"),
+        detail: Some("It could refer to either a PL/pgSQL variable or a table column.".into()),
+        hint: None,
     }
 }
 

@@ -21,20 +21,45 @@ use std::ops::ControlFlow;
 /// WHERE clause's unqualified references to the joined columns (see the module comment).
 /// `columns` gives a table's columns by name.
 pub fn qualify_using_columns(stmt: &mut Statement, columns: &dyn Fn(&str) -> Option<Vec<String>>) {
-    // A WITH query's columns are not looked up as a table's.
-    let mut ctes: Vec<String> = Vec::new();
-    struct Ctes<'a>(&'a mut Vec<String>);
-    impl ast::Visitor for Ctes<'_> {
+    // One look over the statement: whether it has such a join at all (most have none, and
+    // are left at that), and the WITH queries' names, whose columns are not a table's.
+    #[derive(Default)]
+    struct Scan {
+        ctes: Vec<String>,
+        joins: bool,
+    }
+    impl ast::Visitor for Scan {
         type Break = ();
         fn pre_visit_query(&mut self, query: &ast::Query) -> ControlFlow<()> {
             if let Some(with) = &query.with {
-                self.0
+                self.ctes
                     .extend(with.cte_tables.iter().map(|c| folded(&c.alias.name)));
             }
             ControlFlow::Continue(())
         }
+        fn pre_visit_select(&mut self, select: &ast::Select) -> ControlFlow<()> {
+            self.joins |= select.from.iter().flat_map(|f| &f.joins).any(|j| {
+                matches!(
+                    &j.join_operator,
+                    JoinOperator::Join(c)
+                        | JoinOperator::Inner(c)
+                        | JoinOperator::Left(c)
+                        | JoinOperator::LeftOuter(c)
+                        | JoinOperator::Right(c)
+                        | JoinOperator::RightOuter(c)
+                        | JoinOperator::FullOuter(c)
+                        if matches!(c, JoinConstraint::Using(_) | JoinConstraint::Natural)
+                )
+            });
+            ControlFlow::Continue(())
+        }
     }
-    let _ = ast::Visit::visit(&*stmt, &mut Ctes(&mut ctes));
+    let mut scan = Scan::default();
+    let _ = ast::Visit::visit(&*stmt, &mut scan);
+    if !scan.joins {
+        return;
+    }
+    let ctes = scan.ctes;
     let columns = &|name: &str| match ctes.iter().any(|c| c == name) {
         true => None,
         false => columns(name),
