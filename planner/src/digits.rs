@@ -217,10 +217,16 @@ impl Context {
     }
 
     /// `Some(n)` when `expr`'s values are unconstrained numerics with their own digits, at
-    /// least `n` after the point (never more than the Arrow scale).
+    /// least `n` after the point (never more than the Arrow scale); for a list, its
+    /// elements (`array_agg` under `percentile_disc` and `mode`).
     fn least_scale(&self, expr: &Expr) -> Option<i8> {
-        let Ok(DataType::Decimal128(_, scale)) = expr.get_type(&self.schema) else {
-            return None;
+        let scale = match expr.get_type(&self.schema) {
+            Ok(DataType::Decimal128(_, scale)) => scale,
+            Ok(DataType::List(item)) => match item.data_type() {
+                DataType::Decimal128(_, scale) => *scale,
+                _ => return None,
+            },
+            _ => return None,
         };
         let least = match expr {
             Expr::Alias(a) => self.least_scale(&a.expr),
@@ -267,6 +273,9 @@ impl Context {
             Expr::ScalarFunction(f) => match (f.name(), f.args.as_slice()) {
                 ("numeric_mul", [a, b, _]) => self.combined(&[a, b], |a, b| a + b),
                 ("abs" | "partita_nullable", [a]) | ("nullif", [a, _]) => self.least_scale(a),
+                // `percentile_disc` and `mode`: one of the sorted values.
+                ("array_element", [list, _]) => self.least_scale(list),
+                (crate::functions::MODE, [list]) => self.least_scale(list),
                 ("coalesce" | "greatest" | "least", args) => {
                     self.chosen(&args.iter().collect::<Vec<_>>())
                 }
@@ -285,9 +294,11 @@ impl Context {
                 _ => None,
             },
             Expr::AggregateFunction(f) => match (f.func.name(), f.params.args.as_slice()) {
-                ("sum" | "min" | "max" | "first_value" | "last_value" | "any_value", [a, ..]) => {
-                    self.least_scale(a)
-                }
+                (
+                    "sum" | "min" | "max" | "first_value" | "last_value" | "any_value"
+                    | "array_agg",
+                    [a, ..],
+                ) => self.least_scale(a),
                 _ => None,
             },
             Expr::WindowFunction(w) => match (w.fun.name(), w.params.args.as_slice()) {

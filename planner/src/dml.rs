@@ -259,6 +259,70 @@ impl WriteResult {
     }
 }
 
+/// Refuses, before anything is written, an aggregate in an INSERT's, UPDATE's or DELETE's
+/// RETURNING (42803), as PostgreSQL does (one inside a subquery there is the subquery's),
+/// and a subquery there that reads a table (0A000): RETURNING is computed over the written
+/// rows alone, where such a subquery would not see the table's other rows.
+pub(crate) fn check_returning(stmt: &ast::Statement) -> Result<()> {
+    use std::ops::ControlFlow;
+    let items = match stmt {
+        ast::Statement::Insert(insert) => insert.returning.as_ref(),
+        ast::Statement::Update(update) => update.returning.as_ref(),
+        ast::Statement::Delete(delete) => delete.returning.as_ref(),
+        _ => None,
+    };
+    struct Finder {
+        depth: usize,
+        reads_table: bool,
+    }
+    impl ast::Visitor for Finder {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &ast::Query) -> ControlFlow<()> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_table_factor(&mut self, factor: &ast::TableFactor) -> ControlFlow<()> {
+            // A table or view (functions, `unnest` and VALUES read no table).
+            if let ast::TableFactor::Table { args: None, .. } = factor {
+                self.reads_table = true;
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &ast::Query) -> ControlFlow<()> {
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Function(f)
+                    if self.depth == 0
+                        && f.over.is_none()
+                        && crate::json::function_name(&f.name).is_some_and(|n| {
+                            crate::lateral_limit::AGGREGATES.contains(&n.as_str())
+                        }) =>
+                {
+                    ControlFlow::Break(())
+                }
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    let mut finder = Finder {
+        depth: 0,
+        reads_table: false,
+    };
+    match items.is_some_and(|items| ast::Visit::visit(items, &mut finder).is_break()) {
+        true if finder.reads_table => Err(Error::Unsupported(
+            "a subquery that reads a table in RETURNING".into(),
+        )),
+        true => Err(Error::Grouping(
+            "aggregate functions are not allowed in RETURNING".into(),
+        )),
+        false => Ok(()),
+    }
+}
+
 impl Returning {
     fn shows_system_columns(&self) -> bool {
         let query = select_query(self.items.clone(), vec![], None);

@@ -114,12 +114,14 @@ fn places(select: &ast::Select) -> Vec<Place> {
     out
 }
 
-/// A lateral function: where it is, the earlier item whose columns it reads, and whether
-/// it is `LEFT JOIN LATERAL … ON true` (an item whose function gives no rows stays).
+/// A lateral function: where it is, the earlier item whose columns it reads, whether it is
+/// `LEFT JOIN LATERAL … ON true` (an item whose function gives no rows stays), and whether
+/// an outer join pads its owner with NULLs, which the function gives no rows for.
 struct Found {
     function: Place,
     owner: Place,
     outer: bool,
+    padded: bool,
 }
 
 /// The first lateral function of `select`'s FROM.
@@ -172,9 +174,9 @@ fn find(select: &ast::Select) -> crate::Result<Option<Found>> {
         };
         // A select list's values are computed with its owner's rows, before later joins:
         // an owner an outer join pads with NULLs would give plain values wrong. (One with a
-        // set-returning function is folded as a FROM function is, and shares its gap: a
-        // padded row stays, where PostgreSQL's function of NULLs gives it no rows.)
-        if subquery && !args.iter().any(unnests) && nullable(select, owner, at) {
+        // set-returning function is folded as a FROM function is.)
+        let padded = nullable(select, owner, at);
+        if subquery && !args.iter().any(unnests) && padded {
             continue;
         }
         let outer = match at.join {
@@ -192,13 +194,65 @@ fn find(select: &ast::Select) -> crate::Result<Option<Found>> {
                 }
             },
         };
+        // The function's rows are computed with its owner's, before the outer join pads
+        // the owner: a padded row is one the function gives no rows for, dropped by WHERE
+        // unless the function's join keeps it, or a later RIGHT or FULL join could.
+        let later = match at.join {
+            Some(j) => &select.from[at.item].joins[j + 1..],
+            None => &select.from[at.item].joins[..],
+        };
+        let widened = later.iter().any(|j| {
+            matches!(
+                j.join_operator,
+                JoinOperator::Right(_) | JoinOperator::RightOuter(_) | JoinOperator::FullOuter(_)
+            )
+        });
+        // Only where the function certainly gives a padded row no rows: its arguments are
+        // the owner's columns (NULL there) through strict operators. (A select list, or
+        // `unnest(ARRAY[b.y, 0])`, keeps the padded row, as before.)
+        let padded = padded
+            && !subquery
+            && call_of(factor).is_some_and(|c| {
+                let args = c.args.unwrap_or_default();
+                match c.name.as_str() {
+                    "generate_series" => args.iter().any(null_when_padded),
+                    _ => !args.is_empty() && args.iter().all(null_when_padded),
+                }
+            });
+        if padded && !outer && widened {
+            return Err(crate::Error::Unsupported(
+                "a set-returning function over an outer join's padded side before a RIGHT or \
+                 FULL join"
+                    .into(),
+            ));
+        }
         return Ok(Some(Found {
             function: at,
             owner,
             outer: outer && !subquery,
+            padded: padded && !outer,
         }));
     }
     Ok(None)
+}
+
+/// Whether `e` is NULL when the columns it reads are: a column, or casts, JSON operators
+/// and arithmetic over one.
+fn null_when_padded(e: &Expr) -> bool {
+    use ast::BinaryOperator as B;
+    match e {
+        Expr::Identifier(_) | Expr::CompoundIdentifier(_) => true,
+        Expr::Nested(inner) | Expr::Cast { expr: inner, .. } => null_when_padded(inner),
+        Expr::UnaryOp { expr, .. } => null_when_padded(expr),
+        Expr::BinaryOp { left, op, right } => match op {
+            B::Arrow | B::LongArrow | B::HashArrow | B::HashLongArrow => null_when_padded(left),
+            B::Plus | B::Minus | B::Multiply | B::Divide => {
+                null_when_padded(left) || null_when_padded(right)
+            }
+            _ => false,
+        },
+        _ => false,
+    }
 }
 
 /// Whether an outer join between `owner` and `at` (or `owner`'s own) can make its columns
@@ -567,6 +621,9 @@ struct Renames {
     owner: Ident,
     /// The function's columns: the name the query gives each, and the derived table's.
     columns: Vec<(Ident, Ident)>,
+    /// The derived table's column that tells its rows from an outer join's padding, not
+    /// listed by `*`.
+    present: Option<Ident>,
 }
 
 impl Renames {
@@ -642,6 +699,22 @@ fn apply(select: &mut ast::Select, found: Found, n: usize) -> crate::Result<Rena
         });
         columns.push((given, column));
     }
+    let present = found.padded.then(|| Ident::new(format!("__present_{n}")));
+    if let Some(present) = &present {
+        items.push(format!("true AS {present}"));
+        let test = Expr::IsNotNull(Box::new(Expr::CompoundIdentifier(vec![
+            owner_name.clone(),
+            present.clone(),
+        ])));
+        select.selection = Some(match select.selection.take() {
+            Some(w) => Expr::BinaryOp {
+                left: Box::new(Expr::Nested(Box::new(w))),
+                op: ast::BinaryOperator::And,
+                right: Box::new(test),
+            },
+            None => test,
+        });
+    }
     let owner = factor_at_mut(select, found.owner);
     let text = format!("(SELECT {} FROM {owner})", items.join(", "));
     let dialect = datafusion::sql::sqlparser::dialect::PostgreSqlDialect {};
@@ -668,6 +741,7 @@ fn apply(select: &mut ast::Select, found: Found, n: usize) -> crate::Result<Rena
         function: function_alias,
         owner: owner_name,
         columns,
+        present,
     })
 }
 
@@ -872,9 +946,15 @@ fn list_function_columns(select: &mut ast::Select, done: &[Renames]) {
             .collect()
     };
     let owner_wildcard = |owner: &Ident| {
+        let present = done
+            .iter()
+            .filter(|r| folded(&r.owner) == folded(owner))
+            .filter_map(|r| r.present.clone());
         let excluded: Vec<ObjectName> = added(&folded(owner))
             .iter()
-            .map(|(_, c)| ObjectName::from(vec![c.clone()]))
+            .map(|(_, c)| c.clone())
+            .chain(present)
+            .map(|c| ObjectName::from(vec![c]))
             .collect();
         SelectItem::QualifiedWildcard(
             ast::SelectItemQualifiedWildcardKind::ObjectName(ObjectName::from(vec![owner.clone()])),

@@ -11,6 +11,37 @@ use datafusion::sql::sqlparser::ast::{
 
 const INTERNAL_PREFIX: &str = "__partita_col_";
 
+/// The names to show for result columns planned under internal aliases.
+#[derive(Debug, Default, PartialEq)]
+pub struct ResultNames {
+    /// By output position.
+    pub positional: Vec<(usize, String)>,
+    /// By internal alias: a select list with `*`, whose output positions are not known
+    /// before planning.
+    pub aliased: Vec<(String, String)>,
+}
+
+impl ResultNames {
+    pub fn is_empty(&self) -> bool {
+        self.positional.is_empty() && self.aliased.is_empty()
+    }
+
+    /// The name of output column `i`, planned as `planned`, when it is not that.
+    pub fn name_of(&self, i: usize, planned: &str) -> Option<&str> {
+        self.positional
+            .iter()
+            .find(|(p, _)| *p == i)
+            .map(|(_, n)| n)
+            .or_else(|| {
+                self.aliased
+                    .iter()
+                    .find(|(a, _)| a == planned)
+                    .map(|(_, n)| n)
+            })
+            .map(String::as_str)
+    }
+}
+
 /// PostgreSQL's name for an unaliased result expression.
 pub fn pg_column_name(expr: &Expr) -> Option<String> {
     figure_name(expr).map(|(name, _)| name)
@@ -186,10 +217,10 @@ fn first_column_name(q: &Query) -> Option<String> {
 /// the names to show for them, by output position. An ORDER BY of a repeated name sorts by
 /// the first of them when they are one expression, and is an error (42702) otherwise, as in
 /// PostgreSQL.
-pub fn alias_result_columns(stmt: &mut Statement) -> Result<Vec<(usize, String)>> {
+pub fn alias_result_columns(stmt: &mut Statement) -> Result<ResultNames> {
     match stmt {
         Statement::Query(query) => alias_query_columns(query),
-        _ => Ok(vec![]),
+        _ => Ok(ResultNames::default()),
     }
 }
 
@@ -229,14 +260,14 @@ fn identifiers_folded(expr: &Expr) -> Expr {
 }
 
 /// `alias_result_columns` for a query (an INSERT's source, say).
-pub fn alias_query_columns(query: &mut Query) -> Result<Vec<(usize, String)>> {
+pub fn alias_query_columns(query: &mut Query) -> Result<ResultNames> {
     let mut body = query.body.as_mut();
     let select = loop {
         match body {
             SetExpr::Select(s) => break s,
             SetExpr::SetOperation { left, .. } => body = left.as_mut(),
             SetExpr::Query(q) => body = q.body.as_mut(),
-            _ => return Ok(vec![]),
+            _ => return Ok(ResultNames::default()),
         }
     };
     if select.projection.iter().any(|i| {
@@ -245,7 +276,29 @@ pub fn alias_query_columns(query: &mut Query) -> Result<Vec<(usize, String)>> {
             SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
         )
     }) {
-        return Ok(vec![]);
+        // `SELECT *, count(*) OVER ()`, `SELECT *, g`: the expressions beside `*` are named
+        // by their internal aliases (the columns `*` gives are not known yet, and may repeat
+        // theirs).
+        let mut aliased = Vec::new();
+        for (i, item) in select.projection.iter_mut().enumerate() {
+            if let SelectItem::UnnamedExpr(expr) = item {
+                let alias = format!("{INTERNAL_PREFIX}{i}");
+                let name = match expr {
+                    Expr::Identifier(id) => folded(id),
+                    Expr::CompoundIdentifier(parts) => parts.last().map(folded).unwrap_or_default(),
+                    _ => pg_column_name(expr).unwrap_or_else(|| "?column?".into()),
+                };
+                *item = SelectItem::ExprWithAlias {
+                    expr: expr.clone(),
+                    alias: Ident::with_quote('"', alias.clone()),
+                };
+                aliased.push((alias, name));
+            }
+        }
+        return Ok(ResultNames {
+            positional: vec![],
+            aliased,
+        });
     }
     // Each item's output name where it has one for sure: a column's, or its alias.
     let names: Vec<Option<String>> = select
@@ -326,18 +379,40 @@ pub fn alias_query_columns(query: &mut Query) -> Result<Vec<(usize, String)>> {
             items[k].expr = Expr::Identifier(internal(position));
         }
     }
-    Ok(renames)
+    Ok(ResultNames {
+        positional: renames,
+        aliased: vec![],
+    })
 }
 
 /// `FROM generate_series(1, 10) g` names the function's column `g`, as PostgreSQL does for
-/// functions returning one column (DataFusion would call it `value`); so does `unnest`.
+/// functions returning one column (DataFusion would call it `value`); so does `unnest`. A
+/// WITH query's or derived table's column list names its query's columns where their own
+/// names repeat (`WITH r(a, b) AS (SELECT 1, 1)`), which DataFusion would refuse.
 pub fn name_function_columns(stmt: &mut Statement) {
     use datafusion::sql::sqlparser::ast::{TableAliasColumnDef, TableFactor, VisitMut, VisitorMut};
     use std::ops::ControlFlow;
     struct Namer;
     impl VisitorMut for Namer {
         type Break = ();
+        fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+            for cte in query.with.iter_mut().flat_map(|w| w.cte_tables.iter_mut()) {
+                complete_column_list(cte.query.body.as_ref(), &mut cte.alias.columns);
+                name_listed_columns(cte.query.body.as_mut(), &cte.alias.columns);
+            }
+            ControlFlow::Continue(())
+        }
         fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
+            if let TableFactor::Derived {
+                subquery, alias, ..
+            } = factor
+            {
+                if let Some(alias) = alias.as_mut() {
+                    complete_column_list(subquery.body.as_ref(), &mut alias.columns);
+                }
+                let columns = alias.as_ref().map_or(&[][..], |a| &a.columns[..]);
+                name_listed_columns(subquery.body.as_mut(), columns);
+            }
             if let TableFactor::Table {
                 name,
                 args: Some(_),
@@ -384,13 +459,128 @@ pub fn name_function_columns(stmt: &mut Statement) {
     let _ = stmt.visit(&mut Namer);
 }
 
+/// A column list shorter than the query's columns (`s(a, b)` over three) names the rest by
+/// their own names, as PostgreSQL does (DataFusion wants every one named).
+fn complete_column_list(body: &SetExpr, columns: &mut Vec<ast::TableAliasColumnDef>) {
+    if columns.is_empty() {
+        return;
+    }
+    let select = match body {
+        SetExpr::Select(select) => select,
+        SetExpr::SetOperation { left, .. } => return complete_column_list(left, columns),
+        SetExpr::Query(q) => return complete_column_list(q.body.as_ref(), columns),
+        _ => return,
+    };
+    let mut rest = Vec::new();
+    for item in select.projection.iter().skip(columns.len()) {
+        rest.push(match item {
+            SelectItem::UnnamedExpr(Expr::Identifier(id)) => folded(id),
+            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                parts.last().map(folded).unwrap_or_default()
+            }
+            SelectItem::UnnamedExpr(e) => pg_column_name(e).unwrap_or_else(|| "?column?".into()),
+            SelectItem::ExprWithAlias { alias, .. } => folded(alias),
+            // The columns `*` gives are not known here.
+            _ => return,
+        });
+    }
+    columns.extend(rest.into_iter().map(|name| ast::TableAliasColumnDef {
+        name: Ident::with_quote('"', name),
+        data_type: None,
+    }));
+}
+
+/// Aliases the select lists of `body` (each branch of a set operation) by `columns` when
+/// their output names repeat; without `columns`, by PostgreSQL's names, a repeated one
+/// suffixed `:n` as DataFusion suffixes the columns `*` reads twice (the result shows them
+/// without).
+fn name_listed_columns(body: &mut SetExpr, columns: &[ast::TableAliasColumnDef]) {
+    let select = match body {
+        SetExpr::Select(select) => select,
+        SetExpr::SetOperation { left, right, .. } => {
+            name_listed_columns(left, columns);
+            return name_listed_columns(right, columns);
+        }
+        SetExpr::Query(q) => return name_listed_columns(q.body.as_mut(), columns),
+        _ => return,
+    };
+    // The name DataFusion gives each item: a column's, an alias, or the expression's text.
+    let mut names = Vec::with_capacity(select.projection.len());
+    for item in &select.projection {
+        names.push(match item {
+            SelectItem::UnnamedExpr(Expr::Identifier(id)) => folded(id),
+            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                parts.last().map(folded).unwrap_or_default()
+            }
+            SelectItem::UnnamedExpr(e) => e.to_string(),
+            SelectItem::ExprWithAlias { alias, .. } => folded(alias),
+            // The columns `*` gives are not known here.
+            _ => return,
+        });
+    }
+    if !names
+        .iter()
+        .enumerate()
+        .any(|(i, n)| names[..i].contains(n))
+    {
+        return;
+    }
+    if columns.is_empty() {
+        let mut given: Vec<String> = Vec::with_capacity(names.len());
+        for item in select.projection.iter_mut() {
+            let name = match item {
+                SelectItem::UnnamedExpr(Expr::Identifier(id)) => folded(id),
+                SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                    parts.last().map(folded).unwrap_or_default()
+                }
+                SelectItem::UnnamedExpr(e) => {
+                    pg_column_name(e).unwrap_or_else(|| "?column?".into())
+                }
+                SelectItem::ExprWithAlias { alias, .. } => folded(alias),
+                _ => return,
+            };
+            let repeats = given.iter().filter(|g| **g == name).count();
+            let unique = match repeats {
+                0 => name.clone(),
+                n => format!("{name}:{n}"),
+            };
+            given.push(name);
+            match item {
+                SelectItem::UnnamedExpr(expr) => {
+                    *item = SelectItem::ExprWithAlias {
+                        expr: expr.clone(),
+                        alias: Ident::with_quote('"', unique),
+                    }
+                }
+                SelectItem::ExprWithAlias { alias, .. } if repeats > 0 => {
+                    *alias = Ident::with_quote('"', unique)
+                }
+                _ => {}
+            }
+        }
+        return;
+    }
+    for (item, column) in select.projection.iter_mut().zip(columns) {
+        match item {
+            SelectItem::UnnamedExpr(expr) => {
+                *item = SelectItem::ExprWithAlias {
+                    expr: expr.clone(),
+                    alias: column.name.clone(),
+                }
+            }
+            SelectItem::ExprWithAlias { alias, .. } => *alias = column.name.clone(),
+            _ => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn names(sql: &str) -> Vec<(usize, String)> {
         let mut stmt = crate::session::parse_sql(sql).unwrap().remove(0);
-        alias_result_columns(&mut stmt).unwrap()
+        alias_result_columns(&mut stmt).unwrap().positional
     }
 
     #[test]
@@ -409,6 +599,22 @@ mod tests {
             ]
         );
         assert!(names("SELECT * FROM t").is_empty());
+        // Beside `*`, an expression is named through its internal alias.
+        let mut stmt = crate::session::parse_sql("SELECT *, upper(g), ID, t.* FROM t")
+            .unwrap()
+            .remove(0);
+        let named = alias_result_columns(&mut stmt).unwrap();
+        assert_eq!(
+            named.aliased,
+            vec![
+                (format!("{INTERNAL_PREFIX}1"), "upper".to_string()),
+                (format!("{INTERNAL_PREFIX}2"), "id".to_string())
+            ]
+        );
+        assert_eq!(
+            named.name_of(7, &format!("{INTERNAL_PREFIX}1")),
+            Some("upper")
+        );
         // An outer cast's type names the column over an inner one's, not over a column's.
         assert_eq!(
             names("SELECT 2.5::float8::int, x::text::int, (1::int2)::bigint FROM t"),
@@ -422,7 +628,7 @@ mod tests {
             .unwrap()
             .remove(0);
         let renames = alias_result_columns(&mut stmt).unwrap();
-        assert_eq!(renames, vec![(0, "x".into()), (1, "x".into())]);
+        assert_eq!(renames.positional, vec![(0, "x".into()), (1, "x".into())]);
         let text = stmt.to_string();
         assert!(
             text.ends_with(&format!("ORDER BY \"{INTERNAL_PREFIX}0\"")),

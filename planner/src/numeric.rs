@@ -218,6 +218,31 @@ impl ScalarUDFImpl for ToNumeric {
         ) {
             return numeric_from_text(&args.args[0], args.number_rows, target);
         }
+        // A float is the number its shortest text to 15 significant digits (6 for real)
+        // writes, as PostgreSQL's float8_numeric reads it, not its binary expansion.
+        let digits = match args.args[0].data_type() {
+            DataType::Float64 => Some(15),
+            DataType::Float32 => Some(6),
+            _ => None,
+        };
+        if let Some(digits) = digits {
+            let floats = cast(
+                &args.args[0].to_array(args.number_rows)?,
+                &DataType::Float64,
+            )?;
+            let texts: datafusion::arrow::array::StringArray = floats
+                .as_primitive::<datafusion::arrow::datatypes::Float64Type>()
+                .iter()
+                .map(|v| v.map(|v| format!("{v:.*e}", digits - 1)))
+                .collect();
+            let texts = match &args.args[0] {
+                ColumnarValue::Scalar(_) => {
+                    ColumnarValue::Scalar(ScalarValue::try_from_array(&texts, 0)?)
+                }
+                ColumnarValue::Array(_) => ColumnarValue::Array(Arc::new(texts)),
+            };
+            return numeric_from_text(&texts, args.number_rows, target);
+        }
         match &args.args[0] {
             ColumnarValue::Scalar(v) => Ok(ColumnarValue::Scalar(v.cast_to(target)?)),
             ColumnarValue::Array(a) => Ok(ColumnarValue::Array(cast(a, target)?)),

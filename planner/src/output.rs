@@ -596,7 +596,8 @@ impl ScalarUDFImpl for OutputText {
         let mut texts = StringBuilder::with_capacity(array.len(), array.len() * 16);
         let mut text = String::new();
         for r in 0..array.len() {
-            if array.is_null(r) {
+            // An untyped NULL's array has no null buffer: every value of it is NULL.
+            if array.is_null(r) || array.data_type() == &DataType::Null {
                 texts.append_null();
                 continue;
             }

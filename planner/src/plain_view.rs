@@ -72,9 +72,8 @@ pub async fn create(session: &mut Session, create: &ast::CreateView) -> Result<W
         .map(|i| match given.get(i) {
             Some(n) => n.clone(),
             None => renames
-                .iter()
-                .find(|(p, _)| *p == i)
-                .map_or_else(|| planned[i].clone(), |(_, n)| n.clone()),
+                .name_of(i, &planned[i])
+                .map_or_else(|| planned[i].clone(), str::to_string),
         })
         .collect();
     for names in [&planned, &columns] {

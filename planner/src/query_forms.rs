@@ -217,6 +217,36 @@ pub fn parenthesize_distinct(stmt: &mut Statement) {
     let _ = stmt.visit(&mut Parenthesize { inside: false });
 }
 
+/// `trim(BOTH FROM x)` (also LEADING and TRAILING), which trims spaces and which sqlparser
+/// does not read, as `trim(BOTH x)`, which it reads so.
+pub fn trim_without_characters(tokens: &mut Vec<TokenWithSpan>) {
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    let keyword = |t: &Token| match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    let next = |tokens: &[TokenWithSpan], from: usize| {
+        (from..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        if keyword(&tokens[i].token) == Some(Keyword::TRIM)
+            && let Some(open) = next(tokens, i + 1)
+            && tokens[open].token == Token::LParen
+            && let Some(side) = next(tokens, open + 1)
+            && matches!(
+                keyword(&tokens[side].token),
+                Some(Keyword::BOTH | Keyword::LEADING | Keyword::TRAILING)
+            )
+            && let Some(from) = next(tokens, side + 1)
+            && keyword(&tokens[from].token) == Some(Keyword::FROM)
+        {
+            tokens.remove(from);
+        }
+        i += 1;
+    }
+}
+
 /// The function that marks a `BETWEEN SYMMETRIC` lower bound between the token rewrite and
 /// the parsed statement.
 const SYMMETRIC: &str = "__partita_symmetric";

@@ -243,7 +243,8 @@ impl AnalyzerRule for ArithmeticOperands {
             if let Some(written) = output_text(&e, schema) {
                 return Ok(Transformed::yes(written));
             }
-            // The difference of two dates or two timestamps refuses infinite ones.
+            // The difference of two dates or two timestamps refuses infinite ones; that of
+            // dates is an integer.
             if let Expr::BinaryExpr(BinaryExpr {
                 left,
                 op: Operator::Minus,
@@ -261,11 +262,20 @@ impl AnalyzerRule for ArithmeticOperands {
                 let finite = datafusion::logical_expr::ScalarUDF::new_from_impl(
                     crate::functions::FiniteOperand::default(),
                 );
-                return Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                let difference = Expr::BinaryExpr(BinaryExpr::new(
                     Box::new(finite.call(vec![left.as_ref().clone()])),
                     Operator::Minus,
                     Box::new(finite.call(vec![right.as_ref().clone()])),
-                ))));
+                ));
+                // Days between dates are an integer, as in PostgreSQL (drivers read a
+                // bigint as text).
+                return Ok(Transformed::yes(match l {
+                    DataType::Date32 => Expr::Cast(datafusion::logical_expr::Cast::new(
+                        Box::new(difference),
+                        DataType::Int32,
+                    )),
+                    _ => difference,
+                }));
             }
             // date_trunc of a date truncates the timestamptz of its midnight in the session's
             // zone, as PostgreSQL's implicit cast does (DataFusion's gives a timestamp).
@@ -1297,7 +1307,14 @@ fn typed_array_aggregate(
             continue;
         }
         let (_, field) = f.params.args[0].to_field(input)?;
-        if sql::types::declared_type_name(&field).is_some() {
+        // Only where the declared type is not the one the Arrow type says anyway (a text
+        // column's list is text[] as it is): a consumer planned over DataFusion's list
+        // (`coalesce(array_agg(x), '{}')`) would not take the typed one.
+        let plain = Field::new("", field.data_type().clone(), true);
+        if sql::types::declared_type_name(&field).is_some()
+            && crate::pg_catalog::field_type_oid(&field)
+                != crate::pg_catalog::field_type_oid(&plain)
+        {
             elements.push((first + j, field));
         }
     }

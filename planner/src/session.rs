@@ -365,6 +365,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     crate::arrays::standard_array_types(&mut tokens);
     crate::like::mark(&mut tokens);
     crate::query_forms::mark_symmetric_between(&mut tokens);
+    crate::query_forms::trim_without_characters(&mut tokens);
     crate::cursor::name_cursor_after_from(&mut tokens);
     let overrides = crate::dml::take_overriding(&mut tokens);
     let conflict_targets = crate::dml::take_conflict_targets(text, &mut tokens);
@@ -2482,6 +2483,7 @@ impl Session {
     }
 
     pub(crate) async fn exec_write(&mut self, stmt: &Statement) -> Result<dml::WriteResult> {
+        dml::check_returning(stmt)?;
         if let Some(fast) = self
             .fast_path_on()
             .then(|| self.fast_statement(stmt))
@@ -3796,7 +3798,7 @@ fn typed_result_schema(plan: &LogicalPlan) -> SchemaRef {
 /// Gives result columns the names PostgreSQL would (see `naming`). A column DataFusion
 /// renamed `id:1` because a derived table or WITH query read through `*` has two `id`s
 /// (`SELECT * FROM (SELECT a.id, b.id …) s`) is `id` again, as PostgreSQL keeps both names.
-pub(crate) fn rename_fields(schema: SchemaRef, renames: &[(usize, String)]) -> SchemaRef {
+pub(crate) fn rename_fields(schema: SchemaRef, renames: &crate::naming::ResultNames) -> SchemaRef {
     let deduplicated = |i: usize| -> Option<String> {
         let (base, n) = schema.field(i).name().rsplit_once(':')?;
         let earlier = schema.fields()[..i].iter().any(|f| f.name() == base);
@@ -3813,8 +3815,8 @@ pub(crate) fn rename_fields(schema: SchemaRef, renames: &[(usize, String)]) -> S
             *f = f.clone().with_name(base);
         }
     }
-    for (i, name) in renames {
-        if let Some(f) = fields.get_mut(*i) {
+    for (i, f) in fields.iter_mut().enumerate() {
+        if let Some(name) = renames.name_of(i, f.name()) {
             *f = f.clone().with_name(name);
         }
     }

@@ -1,14 +1,15 @@
 //! `to_char` with PostgreSQL's template patterns. DataFusion's `to_char` takes chrono's
 //! `%Y-%m-%d` patterns and returns a PostgreSQL pattern such as `YYYY-MM-DD` unchanged; this
 //! one, registered under the same name, formats timestamps, timestamptz (in their zone),
-//! dates and numbers as PostgreSQL does for the common template patterns.
+//! dates, intervals and numbers as PostgreSQL does for the common template patterns.
 
 use crate::output::timestamp_micros;
 use chrono::{Datelike, NaiveDate, NaiveDateTime, Offset, TimeZone, Timelike};
 use datafusion::arrow::array::timezone::Tz;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringBuilder};
 use datafusion::arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type,
+    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, IntervalMonthDayNanoType,
+    IntervalUnit,
 };
 use datafusion::arrow::datatypes::{Int16Type, Int32Type, Int64Type};
 use datafusion::error::{DataFusionError, Result};
@@ -119,15 +120,17 @@ impl ScalarUDFImpl for ToChar {
                             let moment = Moment {
                                 at: local.naive_local(),
                                 zone: Some((offset, abbreviation)),
+                                span: None,
                             };
-                            format_datetime(&moment, template, &mut text);
+                            format_datetime(&moment, template, &mut text)?;
                         }
                         None => {
                             let moment = Moment {
                                 at: utc.naive_utc(),
                                 zone: None,
+                                span: None,
                             };
-                            format_datetime(&moment, template, &mut text);
+                            format_datetime(&moment, template, &mut text)?;
                         }
                     }
                 }
@@ -140,8 +143,18 @@ impl ScalarUDFImpl for ToChar {
                     let moment = Moment {
                         at: date.and_hms_opt(0, 0, 0).unwrap_or_default(),
                         zone: None,
+                        span: None,
                     };
-                    format_datetime(&moment, template, &mut text);
+                    format_datetime(&moment, template, &mut text)?;
+                }
+                DataType::Interval(IntervalUnit::MonthDayNano) => {
+                    let v = value.as_primitive::<IntervalMonthDayNanoType>().value(r);
+                    let moment = Moment {
+                        at: NaiveDateTime::default(),
+                        zone: None,
+                        span: Some(Span::of(v.months, v.days, v.nanoseconds)),
+                    };
+                    format_datetime(&moment, template, &mut text)?;
                 }
                 _ => format_number(&number(&value, r)?, template, &mut text),
             }
@@ -151,10 +164,39 @@ impl ScalarUDFImpl for ToChar {
     }
 }
 
-/// A local date and time with, for timestamptz, its UTC offset in seconds and zone name.
+/// A local date and time with, for timestamptz, its UTC offset in seconds and zone name;
+/// or an interval's fields (`span`).
 struct Moment {
     at: NaiveDateTime,
     zone: Option<(i32, String)>,
+    span: Option<Span>,
+}
+
+/// An interval's fields as PostgreSQL's `to_char` reads them: years and months from its
+/// months, its days, and hours (beyond 24 too) down to nanoseconds from its time.
+struct Span {
+    years: i64,
+    months: i64,
+    days: i64,
+    hours: i64,
+    minutes: i64,
+    seconds: i64,
+    nanos: i64,
+}
+
+impl Span {
+    fn of(months: i32, days: i32, nanos: i64) -> Span {
+        const SECOND: i64 = 1_000_000_000;
+        Span {
+            years: i64::from(months / 12),
+            months: i64::from(months % 12),
+            days: i64::from(days),
+            hours: nanos / (3600 * SECOND),
+            minutes: nanos / (60 * SECOND) % 60,
+            seconds: nanos / SECOND % 60,
+            nanos: nanos % SECOND,
+        }
+    }
 }
 
 /// The template patterns of dates and times, longest first where one begins another.
@@ -226,8 +268,20 @@ fn ordinal_suffix(n: i64, upper: bool) -> &'static str {
     }
 }
 
-fn format_datetime(moment: &Moment, template: &str, out: &mut String) {
+fn format_datetime(moment: &Moment, template: &str, out: &mut String) -> Result<()> {
     let at = moment.at;
+    // The fields the patterns write: an interval's own, or the moment's.
+    let (month, day, hour, minute, second, nanos) = match &moment.span {
+        Some(s) => (s.months, s.days, s.hours, s.minutes, s.seconds, s.nanos),
+        None => (
+            i64::from(at.month()),
+            i64::from(at.day()),
+            i64::from(at.hour()),
+            i64::from(at.minute()),
+            i64::from(at.second()),
+            i64::from(at.nanosecond()),
+        ),
+    };
     let mut rest = template;
     while !rest.is_empty() {
         // FM: no padding for the pattern that follows.
@@ -256,21 +310,44 @@ fn format_datetime(moment: &Moment, template: &str, out: &mut String) {
         };
         let written = &rest[..pattern.len()];
         rest = &rest[pattern.len()..];
+        if moment.span.is_some() {
+            match pattern {
+                "DAY" | "DY" | "D" | "ID" => {
+                    return Err(DataFusionError::External(Box::new(
+                        crate::Error::InvalidDatetimeFormat(
+                            "invalid format specification for an interval value".into(),
+                        ),
+                    )));
+                }
+                "Y,YYY" | "YYYY" | "YYY" | "YY" | "Y" | "HH24" | "HH12" | "HH" | "MI" | "SSSS"
+                | "SS" | "MS" | "US" | "AM" | "PM" | "A.M." | "P.M." | "MM" | "DD" | "DDD" => {}
+                other => {
+                    return Err(DataFusionError::External(Box::new(
+                        crate::Error::Unsupported(format!(
+                            "to_char pattern \"{other}\" of an interval"
+                        )),
+                    )));
+                }
+            }
+        }
         let number = |value: i64, width: usize, out: &mut String| {
             if fill {
+                // A negative (an interval's field) has its digits and the sign.
+                let width = width + usize::from(value < 0);
                 let _ = write!(out, "{value:0width$}");
             } else {
                 let _ = write!(out, "{value}");
             }
         };
-        let hour12 = match at.hour() % 12 {
+        let hour12 = match hour % 12 {
             0 => 12,
             h => h,
-        } as i64;
+        };
         // Years BC count back from 1 BC, as PostgreSQL writes them.
-        let year = match at.year() {
-            y if y <= 0 => 1 - y as i64,
-            y => y as i64,
+        let year = match (&moment.span, at.year()) {
+            (Some(s), _) => s.years,
+            (None, y) if y <= 0 => 1 - y as i64,
+            (None, y) => y as i64,
         };
         let numeric: Option<i64> = match pattern {
             "Y,YYY" => {
@@ -299,36 +376,36 @@ fn format_datetime(moment: &Moment, template: &str, out: &mut String) {
                 Some(at.iso_week().year() as i64)
             }
             "HH24" => {
-                number(at.hour() as i64, 2, out);
-                Some(at.hour() as i64)
+                number(hour, 2, out);
+                Some(hour)
             }
             "HH12" | "HH" => {
                 number(hour12, 2, out);
                 Some(hour12)
             }
             "MI" => {
-                number(at.minute() as i64, 2, out);
-                Some(at.minute() as i64)
+                number(minute, 2, out);
+                Some(minute)
             }
             "SSSS" => {
-                let s = at.num_seconds_from_midnight() as i64;
+                let s = hour * 3600 + minute * 60 + second;
                 number(s, 1, out);
                 Some(s)
             }
             "SS" => {
-                number(at.second() as i64, 2, out);
-                Some(at.second() as i64)
+                number(second, 2, out);
+                Some(second)
             }
             "MS" => {
-                number((at.nanosecond() / 1_000_000) as i64, 3, out);
+                number(nanos / 1_000_000, 3, out);
                 None
             }
             "US" => {
-                number((at.nanosecond() / 1_000) as i64, 6, out);
+                number(nanos / 1_000, 6, out);
                 None
             }
             "AM" | "PM" | "A.M." | "P.M." => {
-                let pm = at.hour() >= 12;
+                let pm = hour % 24 >= 12;
                 let text = match (pattern.len() == 2, pm) {
                     (true, false) => "AM",
                     (true, true) => "PM",
@@ -361,16 +438,21 @@ fn format_datetime(moment: &Moment, template: &str, out: &mut String) {
                 None
             }
             "MM" => {
-                number(at.month() as i64, 2, out);
-                Some(at.month() as i64)
+                number(month, 2, out);
+                Some(month)
             }
             "DDD" => {
-                number(at.ordinal() as i64, 3, out);
-                Some(at.ordinal() as i64)
+                // Of an interval, its span in days with 30-day months.
+                let d = match &moment.span {
+                    Some(s) => (s.years * 12 + s.months) * 30 + s.days,
+                    None => i64::from(at.ordinal()),
+                };
+                number(d, 3, out);
+                Some(d)
             }
             "DD" => {
-                number(at.day() as i64, 2, out);
-                Some(at.day() as i64)
+                number(day, 2, out);
+                Some(day)
             }
             "D" => {
                 let d = at.weekday().number_from_sunday() as i64;
@@ -442,6 +524,7 @@ fn format_datetime(moment: &Moment, template: &str, out: &mut String) {
             rest = &rest[2..];
         }
     }
+    Ok(())
 }
 
 /// A number as its sign and decimal digits (exact for integers and numerics).
@@ -531,7 +614,8 @@ fn rounded(n: &Number, frac: usize) -> (bool, String, String) {
 }
 
 /// A number under a numeric template: `9` a digit (a blank when a leading zero), `0` a
-/// digit, `.`/`D` the point, `,`/`G` a separator, `S`/`MI`/`PL` the sign, `FM` no padding.
+/// digit, `.`/`D` the point, `,`/`G` a separator, `S`/`MI`/`PL` the sign, `TH`/`th` the
+/// ordinal suffix, `FM` no padding.
 fn format_number(n: &Number, template: &str, out: &mut String) {
     let upper = template.to_ascii_uppercase();
     let fm = upper.contains("FM");
@@ -575,6 +659,15 @@ fn format_number(n: &Number, template: &str, out: &mut String) {
         }
         if upper[i..].starts_with("PL") {
             body.push(if negative { ' ' } else { '+' });
+            i += 2;
+            continue;
+        }
+        // The integer's ordinal suffix; none for a negative or fractional number.
+        if let Some(th) = template.get(i..i + 2).filter(|t| *t == "TH" || *t == "th") {
+            if !negative && point.is_none() && !overflow {
+                let last_two = int[int.len().saturating_sub(2)..].parse().unwrap_or(0);
+                body.push_str(ordinal_suffix(last_two, th == "TH"));
+            }
             i += 2;
             continue;
         }
@@ -665,10 +758,32 @@ mod tests {
                 .and_hms_micro_opt(14, 7, 9, 123_456)
                 .unwrap(),
             zone: None,
+            span: None,
         };
         let mut out = String::new();
-        format_datetime(&moment, template, &mut out);
+        format_datetime(&moment, template, &mut out).unwrap();
         out
+    }
+
+    fn iv(months: i32, days: i32, seconds: i64, template: &str) -> String {
+        let moment = Moment {
+            at: NaiveDateTime::default(),
+            zone: None,
+            span: Some(Span::of(months, days, seconds * 1_000_000_000)),
+        };
+        let mut out = String::new();
+        format_datetime(&moment, template, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn interval_patterns_as_postgresql_writes_them() {
+        assert_eq!(iv(0, 1, 3 * 3600, "HH24:MI"), "03:00");
+        assert_eq!(iv(0, 0, 27 * 3600 + 62, "HH24:MI:SS"), "27:01:02");
+        assert_eq!(iv(14, 3, 0, "YYYY-MM-DD"), "0001-02-03");
+        assert_eq!(iv(0, 0, 13 * 3600, "HH12 AM"), "01 PM");
+        assert_eq!(iv(0, 0, -3 * 3600, "HH24:MI"), "-03:00");
+        assert_eq!(iv(0, 5, 0, "DDD"), "005");
     }
 
     fn num(v: i128, scale: usize, template: &str) -> String {
@@ -705,5 +820,9 @@ mod tests {
         assert_eq!(num(5, 1, "9.99"), "  .50");
         assert_eq!(num(-12, 0, "S999"), " -12");
         assert_eq!(num(12, 0, "999MI"), " 12 ");
+        assert_eq!(num(1, 0, "9th"), " 1st");
+        assert_eq!(num(3, 0, "9TH"), " 3RD");
+        assert_eq!(num(112, 0, "FM999th"), "112th");
+        assert_eq!(num(22, 0, "99th"), " 22nd");
     }
 }

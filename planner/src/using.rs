@@ -1,10 +1,13 @@
-//! A USING (or NATURAL) join's columns named in WHERE.
+//! A USING (or NATURAL) join's columns named in WHERE, and those of right and full joins.
 //!
 //! In `SELECT … FROM a JOIN b USING (k) WHERE k = 1` PostgreSQL reads `k` as the join's one
 //! merged column. DataFusion's select list, GROUP BY and ORDER BY do too, but its WHERE calls
 //! `k` ambiguous. Before planning, such a `k` in WHERE is written as the column it stands
 //! for: the left side's (`a.k`) for an inner or left join, the right side's for a right
-//! join, and `coalesce(a.k, b.k)` for a full one.
+//! join, and `coalesce(a.k, b.k)` for a full one. DataFusion reads the merged column of a
+//! right or full join as the left side's everywhere, NULL in the rows only the right side
+//! has: there the select list (`*` too, written out when every item's columns are known),
+//! GROUP BY and HAVING get the same treatment.
 //!
 //! Which relation on the left has the column is found from the tables' columns (the
 //! catalog's), a derived table's select list, or alias column lists; when that cannot be
@@ -70,29 +73,60 @@ pub fn qualify_using_columns(stmt: &mut Statement, columns: &dyn Fn(&str) -> Opt
     impl VisitorMut for Queries<'_> {
         type Break = ();
         fn pre_visit_query(&mut self, query: &mut ast::Query) -> ControlFlow<()> {
-            qualify_body(&mut query.body, self.columns);
+            qualify_body(&mut query.body, query.order_by.as_mut(), self.columns);
             ControlFlow::Continue(())
         }
     }
     let _ = stmt.visit(&mut Queries { columns });
 }
 
-fn qualify_body(body: &mut SetExpr, columns: &dyn Fn(&str) -> Option<Vec<String>>) {
+fn qualify_body(
+    body: &mut SetExpr,
+    order_by: Option<&mut ast::OrderBy>,
+    columns: &dyn Fn(&str) -> Option<Vec<String>>,
+) {
     match body {
         SetExpr::Select(select) => {
             let [from] = select.from.as_mut_slice() else {
                 return;
             };
-            let merged = merged_columns(from, columns);
+            let Merged {
+                merged,
+                widened,
+                star,
+            } = merged_columns(from, columns);
             if let Some(selection) = &mut select.selection
                 && !merged.is_empty()
             {
                 let _ = selection.visit(&mut Qualify::new(&merged, columns));
             }
+            let widened: HashMap<String, Expr> = merged
+                .into_iter()
+                .filter(|(name, _)| widened.contains(name))
+                .collect();
+            if !widened.is_empty() {
+                qualify_widened(select, &widened, star, columns);
+                // ORDER BY names the output's columns first: only other names are the
+                // merged columns there.
+                if let Some(ast::OrderBy {
+                    kind: ast::OrderByKind::Expressions(items),
+                    ..
+                }) = order_by
+                    && let Some(outputs) = output_names(&select.projection)
+                {
+                    let widened: HashMap<String, Expr> = widened
+                        .into_iter()
+                        .filter(|(name, _)| !outputs.contains(name))
+                        .collect();
+                    for item in items {
+                        let _ = item.expr.visit(&mut Qualify::new(&widened, columns));
+                    }
+                }
+            }
         }
         SetExpr::SetOperation { left, right, .. } => {
-            qualify_body(left, columns);
-            qualify_body(right, columns);
+            qualify_body(left, None, columns);
+            qualify_body(right, None, columns);
         }
         _ => {}
     }
@@ -104,22 +138,116 @@ struct Relation {
     columns: Option<Vec<String>>,
 }
 
+/// The select list, GROUP BY and HAVING of `select` with the merged columns of right and
+/// full joins (`widened`) written as what they stand for; `*` written out as `star`.
+fn qualify_widened(
+    select: &mut ast::Select,
+    widened: &HashMap<String, Expr>,
+    star: Option<Vec<(String, Expr)>>,
+    columns: &dyn Fn(&str) -> Option<Vec<String>>,
+) {
+    let mut projection = Vec::with_capacity(select.projection.len());
+    for mut item in std::mem::take(&mut select.projection) {
+        match &mut item {
+            // A bare reference keeps its name.
+            SelectItem::UnnamedExpr(Expr::Identifier(id)) if widened.contains_key(&folded(id)) => {
+                projection.push(SelectItem::ExprWithAlias {
+                    expr: widened[&folded(id)].clone(),
+                    alias: id.clone(),
+                });
+            }
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                let _ = e.visit(&mut Qualify::new(widened, columns));
+                projection.push(item);
+            }
+            SelectItem::Wildcard(o)
+                if star.is_some()
+                    && o.opt_ilike.is_none()
+                    && o.opt_exclude.is_none()
+                    && o.opt_except.is_none()
+                    && o.opt_replace.is_none()
+                    && o.opt_rename.is_none() =>
+            {
+                for (name, expr) in star.iter().flatten() {
+                    projection.push(match expr {
+                        Expr::CompoundIdentifier(_) => SelectItem::UnnamedExpr(expr.clone()),
+                        _ => SelectItem::ExprWithAlias {
+                            expr: expr.clone(),
+                            alias: Ident::with_quote('"', name),
+                        },
+                    });
+                }
+            }
+            _ => projection.push(item),
+        }
+    }
+    select.projection = projection;
+    if let ast::GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
+        for e in exprs {
+            let _ = e.visit(&mut Qualify::new(widened, columns));
+        }
+    }
+    if let Some(having) = &mut select.having {
+        let _ = having.visit(&mut Qualify::new(widened, columns));
+    }
+}
+
+/// The output names of a select list; `None` when it holds a `*` not written out.
+fn output_names(projection: &[SelectItem]) -> Option<Vec<String>> {
+    let mut names = Vec::new();
+    for item in projection {
+        match item {
+            SelectItem::ExprWithAlias { alias, .. } => names.push(folded(alias)),
+            SelectItem::UnnamedExpr(Expr::Identifier(id)) => names.push(folded(id)),
+            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                names.extend(parts.last().map(folded))
+            }
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => return None,
+            _ => {}
+        }
+    }
+    Some(names)
+}
+
+/// What a FROM list's USING and NATURAL joins merge.
+#[derive(Default)]
+struct Merged {
+    /// Each merged column, with what it stands for.
+    merged: HashMap<String, Expr>,
+    /// The merged columns of right and full joins.
+    widened: std::collections::HashSet<String>,
+    /// The columns `*` gives, in order, when every item's columns are known.
+    star: Option<Vec<(String, Expr)>>,
+}
+
 /// The columns a FROM list's USING and NATURAL joins merge, each with what it stands for.
 /// A later join's ON condition has its references to them qualified too.
 fn merged_columns(
     from: &mut ast::TableWithJoins,
     columns: &dyn Fn(&str) -> Option<Vec<String>>,
-) -> HashMap<String, Expr> {
+) -> Merged {
     let mut merged: HashMap<String, Expr> = HashMap::new();
+    let mut widened = std::collections::HashSet::new();
     if !from.joins.iter_mut().any(|j| {
         matches!(
             constraint_mut(&mut j.join_operator),
             Some((JoinConstraint::Using(_) | JoinConstraint::Natural, _))
         )
     }) {
-        return merged;
+        return Merged::default();
     }
+    let own_columns = |r: &Option<Relation>| -> Option<Vec<(String, Expr)>> {
+        let r = r.as_ref()?;
+        let names = r.columns.as_ref()?;
+        Some(
+            names
+                .iter()
+                .map(|c| (c.clone(), qualified(&r.name, c)))
+                .collect(),
+        )
+    };
     let mut left = vec![relation(&from.relation, columns)];
+    let mut star = own_columns(&left[0]);
     for join in &mut from.joins {
         let right = relation(&join.relation, columns);
         // In its ON condition the joined item's own columns are in scope too: a name it has
@@ -164,8 +292,9 @@ fn merged_columns(
                     .and_then(|r| r.columns.as_ref())
                     .is_some_and(|c| c.contains(name))
         });
+        let right_star = own_columns(&right);
         if let Some((_, side)) = constraint_mut(&mut join.join_operator) {
-            for name in names {
+            for name in names.iter().cloned() {
                 let on_left = merged
                     .get(&name)
                     .cloned()
@@ -185,14 +314,47 @@ fn merged_columns(
                     _ => None,
                 };
                 match stands_for {
-                    Some(e) => merged.insert(name, e),
-                    None => merged.remove(&name),
+                    Some(e) => {
+                        // A left side's merged column stays what it was.
+                        if matches!(side, Side::Right | Side::Full) {
+                            widened.insert(name.clone());
+                        }
+                        merged.insert(name, e)
+                    }
+                    None => {
+                        widened.remove(&name);
+                        merged.remove(&name)
+                    }
                 };
             }
         }
+        // `*` over this join: its merged columns first, then the left side's others and the
+        // right side's, as PostgreSQL lists them.
+        star = match (star, right_star) {
+            (Some(l), Some(r)) => {
+                let mut out = Vec::with_capacity(l.len() + r.len());
+                for name in &names {
+                    out.push((name.clone(), merged.get(name).cloned()));
+                }
+                out.extend(
+                    l.into_iter()
+                        .chain(r)
+                        .filter(|(n, _)| !names.contains(n))
+                        .map(|(n, e)| (n, Some(e))),
+                );
+                out.into_iter()
+                    .map(|(n, e)| e.map(|e| (n, e)))
+                    .collect::<Option<Vec<_>>>()
+            }
+            _ => None,
+        };
         left.push(right);
     }
-    merged
+    Merged {
+        merged,
+        widened,
+        star,
+    }
 }
 
 /// Which side's column a merged column is: the left one for inner and left joins.
@@ -462,6 +624,28 @@ mod tests {
         assert_eq!(
             rewritten("SELECT 1 FROM a NATURAL JOIN b WHERE k = 1 AND x = 2"),
             "SELECT 1 FROM a NATURAL JOIN b WHERE a.\"k\" = 1 AND x = 2"
+        );
+    }
+
+    #[test]
+    fn right_and_full_joins_merge_everywhere() {
+        assert_eq!(
+            rewritten("SELECT k, count(*) FROM a FULL JOIN b USING (k) GROUP BY k HAVING k > 1"),
+            "SELECT coalesce(a.\"k\", b.\"k\") AS k, count(*) FROM a FULL JOIN b USING(k) \
+             GROUP BY coalesce(a.\"k\", b.\"k\") HAVING coalesce(a.\"k\", b.\"k\") > 1"
+        );
+        assert_eq!(
+            rewritten("SELECT * FROM a NATURAL FULL JOIN b"),
+            "SELECT coalesce(a.\"k\", b.\"k\") AS \"k\", a.\"x\", b.\"y\" FROM a NATURAL FULL JOIN b"
+        );
+        assert_eq!(
+            rewritten("SELECT *, k + 1 FROM a RIGHT JOIN b USING (k)"),
+            "SELECT b.\"k\", a.\"x\", b.\"y\", b.\"k\" + 1 FROM a RIGHT JOIN b USING(k)"
+        );
+        // An inner or left join's column is the left side's, as DataFusion reads it.
+        assert_eq!(
+            rewritten("SELECT *, k FROM a LEFT JOIN b USING (k)"),
+            "SELECT *, k FROM a LEFT JOIN b USING(k)"
         );
     }
 

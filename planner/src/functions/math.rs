@@ -47,6 +47,31 @@ pub(super) fn register(ctx: &SessionContext) {
         },
     ));
     ctx.register_udf(RowFunction::strict(
+        super::PERCENTILE_CONT,
+        Signature::exact(
+            vec![
+                DataType::new_list(DataType::Float64, true),
+                DataType::Float64,
+            ],
+            Volatility::Immutable,
+        ),
+        DataType::Float64,
+        |args| {
+            let ScalarValue::Float64(Some(fraction)) = args[1] else {
+                return Ok(ScalarValue::Float64(None));
+            };
+            let ScalarValue::List(list) = &args[0] else {
+                return Ok(ScalarValue::Float64(None));
+            };
+            use datafusion::arrow::array::AsArray;
+            let values = list.value(0);
+            let values = values.as_primitive::<datafusion::arrow::datatypes::Float64Type>();
+            percentile_cont(values.values(), fraction)
+                .map(ScalarValue::Float64)
+                .map_err(|e| DataFusionError::External(Box::new(e)))
+        },
+    ));
+    ctx.register_udf(RowFunction::strict(
         "width_bucket",
         Signature::one_of(
             vec![TypeSignature::Exact(vec![
@@ -249,6 +274,27 @@ pub(crate) fn rounding_scale(expr: Expr, schema: &DFSchema) -> Result<Transforme
         )))),
         _ => Ok(Transformed::new_transformed(expr, widened || numeric)),
     }
+}
+
+/// `percentile_cont(fraction) WITHIN GROUP (ORDER BY x)` over the sorted values, as
+/// PostgreSQL interpolates: between the values at the floor and the ceiling of `fraction *
+/// (n - 1)`, by that number's fractional part; NULL of no values.
+fn percentile_cont(sorted: &[f64], fraction: f64) -> std::result::Result<Option<f64>, Error> {
+    if !(0.0..=1.0).contains(&fraction) {
+        return Err(Error::NumericOverflow(format!(
+            "percentile value {fraction} is not between 0 and 1"
+        )));
+    }
+    if sorted.is_empty() {
+        return Ok(None);
+    }
+    let at = fraction * (sorted.len() - 1) as f64;
+    let (first, second) = (at.floor(), at.ceil());
+    let (low, high) = (sorted[first as usize], sorted[second as usize]);
+    Ok(Some(match first == second {
+        true => low,
+        false => low + (high - low) * (at - first),
+    }))
 }
 
 /// `to_number(text, template)`: the number the text holds, read through the template as

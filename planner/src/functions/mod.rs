@@ -181,6 +181,11 @@ pub(crate) fn register_notify(ctx: &SessionContext, listener: &Arc<crate::notify
     ));
 }
 
+/// The function `percentile_cont(f) WITHIN GROUP (ORDER BY x)` is planned as, over the
+/// sorted non-NULL values as double precision (`rewrite`): DataFusion's own rounds the
+/// interpolation to six digits.
+pub(crate) const PERCENTILE_CONT: &str = "partita_percentile_cont";
+
 /// The function `mode() WITHIN GROUP (ORDER BY x)` is planned as, over the sorted non-NULL
 /// values (`rewrite`).
 pub(crate) const MODE: &str = "partita_mode";

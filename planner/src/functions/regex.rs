@@ -1,5 +1,5 @@
 //! PostgreSQL's regular-expression functions DataFusion lacks or has otherwise:
-//! `regexp_matches`, `regexp_replace` (PostgreSQL's `\1` and `\&` in the replacement, where
+//! `regexp_matches`, `regexp_match`, `regexp_replace` (PostgreSQL's `\1` and `\&` in the replacement, where
 //! DataFusion's also reads `$`), `regexp_split_to_array` (and, in `srf`, `regexp_split_to_table`), `substring(text FROM
 //! pattern)`, and the pattern translation behind `SIMILAR TO`.
 //!
@@ -110,6 +110,36 @@ pub(super) fn register(ctx: &SessionContext) {
             let inner = DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true)));
             Ok(ScalarValue::List(ScalarValue::new_list_nullable(
                 &rows, &inner,
+            )))
+        },
+    ));
+    // The first match's texts, NULL for a group that took no part (DataFusion's own
+    // leaves such a group out, so later groups move down); NULL when nothing matches.
+    let compiled = Arc::clone(&cache);
+    ctx.register_udf(RowFunction::strict(
+        "regexp_match",
+        pattern_args(),
+        texts.clone(),
+        move |args| {
+            let (subject, options) = read(&compiled, args)?;
+            if options.global {
+                return Err(external(Error::InvalidParameterValue(
+                    "regexp_match() does not support the \"global\" option".into(),
+                )));
+            }
+            let regex = &options.regex;
+            let Some(captures) = regex.captures(subject) else {
+                return Ok(ScalarValue::new_null_list(DataType::Utf8, true, 1));
+            };
+            let texts: Vec<ScalarValue> = match regex.captures_len() {
+                1 => vec![ScalarValue::Utf8(Some(captures[0].to_string()))],
+                n => (1..n)
+                    .map(|i| ScalarValue::Utf8(captures.get(i).map(|m| m.as_str().into())))
+                    .collect(),
+            };
+            Ok(ScalarValue::List(ScalarValue::new_list_nullable(
+                &texts,
+                &DataType::Utf8,
             )))
         },
     ));

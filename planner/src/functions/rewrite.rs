@@ -6,8 +6,11 @@
 //! - `num_nulls(…)` and `num_nonnulls(…)` count with CASE;
 //! - `format`, `quote_literal` and `quote_nullable` read their arguments as text (their
 //!   text output, as PostgreSQL's `anyelement` versions do);
-//! - `percentile_disc(f) WITHIN GROUP (ORDER BY x)` picks from `array_agg(x ORDER BY x)`,
+//! - `percentile_disc(f) WITHIN GROUP (ORDER BY x)` picks from `array_agg(x ORDER BY x)`
+//!   (`percentile_cont` interpolates in it, as PostgreSQL does),
 //!   and `mode()` (`partita_mode`) the value of its longest run;
+//! - an ordered or DISTINCT `string_agg(x, ',')` is `array_to_string(array_agg(…) FILTER
+//!   (WHERE x IS NOT NULL), ',')`, which DataFusion plans beside other orders;
 //! - `age(t)` is `age(current_date::timestamp, t)`; `make_interval`'s named arguments
 //!   become its seven positional ones;
 //! - `to_date(s, template)` and `to_timestamp(s, template)` read PostgreSQL templates
@@ -591,9 +594,84 @@ impl VisitorMut for Rewriter {
             ("percentile_disc", Some(args)) if args.len() == 1 && f.within_group.len() == 1 => {
                 *e = percentile_disc(&args[0], &f.within_group[0], f.filter.as_deref());
             }
+            ("percentile_cont", Some(args)) if args.len() == 1 && f.within_group.len() == 1 => {
+                let mut order = f.within_group[0].clone();
+                order.expr = cast(order.expr, DataType::DoublePrecision);
+                let (collect, _) = sorted_values(&order, f.filter.as_deref());
+                let fraction = cast(args[0].clone(), DataType::DoublePrecision);
+                *e = call(super::PERCENTILE_CONT, vec![collect, fraction]);
+            }
             ("mode", Some(args)) if args.is_empty() && f.within_group.len() == 1 => {
                 let (collect, _) = sorted_values(&f.within_group[0], f.filter.as_deref());
                 *e = call(super::MODE, vec![collect]);
+            }
+            // An ordered (or DISTINCT, which PostgreSQL sorts) string_agg is joined from
+            // array_agg's list, which DataFusion plans beside aggregates of other orders (its
+            // string_agg refuses those); NULLs are left out, and a group of none is NULL, as
+            // string_agg's.
+            ("string_agg", Some(args))
+                if args.len() == 2
+                    && f.over.is_none()
+                    && matches!(&args[1], Expr::Value(v)
+                        if matches!(v.value, Value::SingleQuotedString(_) | Value::EscapedStringLiteral(_)))
+                    && (list.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct)
+                        || list
+                            .clauses
+                            .iter()
+                            .any(|c| matches!(c, ast::FunctionArgumentClause::OrderBy(_)))) =>
+            {
+                // The values as text, as string_agg takes them (a char(n)'s without its
+                // padding); DISTINCT orders by what it collects.
+                let value = cast(args[0].clone(), DataType::Text);
+                let distinct = list.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct);
+                let mut clauses: Vec<ast::FunctionArgumentClause> = list
+                    .clauses
+                    .iter()
+                    .filter(|c| matches!(c, ast::FunctionArgumentClause::OrderBy(_)))
+                    .cloned()
+                    .collect();
+                if distinct {
+                    for clause in &mut clauses {
+                        if let ast::FunctionArgumentClause::OrderBy(items) = clause {
+                            for item in items.iter_mut().filter(|i| i.expr == args[0]) {
+                                item.expr = value.clone();
+                            }
+                        }
+                    }
+                }
+                if clauses.is_empty() {
+                    clauses.push(ast::FunctionArgumentClause::OrderBy(vec![
+                        ast::OrderByExpr {
+                            expr: value.clone(),
+                            options: ast::OrderByOptions {
+                                asc: None,
+                                nulls_first: None,
+                            },
+                            with_fill: None,
+                        },
+                    ]));
+                }
+                let present = Expr::IsNotNull(Box::new(args[0].clone()));
+                let filter = match f.filter.take() {
+                    Some(given) => Expr::BinaryOp {
+                        left: Box::new(Expr::Nested(given)),
+                        op: BinaryOperator::And,
+                        right: Box::new(present),
+                    },
+                    None => present,
+                };
+                let Expr::Function(mut collect) = call("array_agg", vec![value]) else {
+                    unreachable!("call makes a function")
+                };
+                if let FunctionArguments::List(inner) = &mut collect.args {
+                    inner.duplicate_treatment = list.duplicate_treatment;
+                    inner.clauses = clauses;
+                }
+                collect.filter = Some(Box::new(filter));
+                *e = call(
+                    "array_to_string",
+                    vec![Expr::Function(collect), args[1].clone()],
+                );
             }
             // PostgreSQL collects DISTINCT values sorted, as it removes duplicates; programs
             // count on `string_agg(DISTINCT tag, ',')` being in order.

@@ -794,8 +794,8 @@ impl VisitorMut for Normalizer {
                     *e = Expr::value(Value::SingleQuotedString(name.to_string()));
                 }
             }
-            // `'int4'::regtype::text`, `'users'::regclass::text`: the OID the literal names,
-            // shown by name.
+            // `'int4'::regtype::text`, `'users'::regclass::text`, `'public'::regnamespace::text`:
+            // the OID the literal names, shown by name.
             Expr::Cast {
                 expr, data_type, ..
             } if matches!(
@@ -803,13 +803,17 @@ impl VisitorMut for Normalizer {
                 Some(DataType::Text | DataType::Varchar(_) | DataType::CharacterVarying(_))
             ) && matches!(expr.as_ref(), Expr::Function(f)
                     if matches!(idents(&f.name).as_slice(),
-                        [n] if n == "partita_regtype" || n == "partita_regclass" || n == "partita_relname")) =>
+                        [n] if n == "partita_regtype" || n == "partita_regclass" || n == "partita_relname"
+                            || (n == "partita_nspname"
+                                && function_args(f).first().is_some_and(is_string_literal)))) =>
             {
                 let Expr::Function(f) = expr.as_ref() else {
                     return ControlFlow::Continue(());
                 };
                 let shown = match idents(&f.name).as_slice() {
                     [n] if n == "partita_regtype" => "partita_typname",
+                    // Of a name, the schema's OID; of that OID, its name.
+                    [n] if n == "partita_nspname" => "partita_nspname",
                     [n] if n == "partita_relname" => {
                         // `x::regclass::text` of a name or an OID: the name.
                         *e = call("partita_regclass_name", function_args(f));
