@@ -118,6 +118,26 @@ impl datafusion::logical_expr::planner::ExprPlanner for IntervalArithmetic {
         let unknown = |e: &Expr| matches!(e, Expr::Literal(ScalarValue::Utf8(Some(_)), _));
         let number = |t: &DataType| t.is_integer() || t.is_floating() || t.is_decimal();
         let is_interval = |t: &DataType| is_interval(t) || matches!(t, DataType::Duration(_));
+        // `ended - started > '1 hour'`: a quoted constant compared with the difference of two
+        // timestamps (a duration here) is an interval, as in PostgreSQL.
+        if matches!(
+            expr.op,
+            BinaryOperator::Gt
+                | BinaryOperator::GtEq
+                | BinaryOperator::Lt
+                | BinaryOperator::LtEq
+                | BinaryOperator::Eq
+                | BinaryOperator::NotEq
+        ) {
+            let interval =
+                DataType::Interval(datafusion::arrow::datatypes::IntervalUnit::MonthDayNano);
+            if matches!(l, DataType::Duration(_)) && unknown(&expr.right) {
+                expr.right = cast(expr.right.clone(), interval);
+            } else if matches!(r, DataType::Duration(_)) && unknown(&expr.left) {
+                expr.left = cast(expr.left.clone(), interval);
+            }
+            return Ok(PlannerResult::Original(expr));
+        }
         let (interval, factor, divide) = match expr.op {
             BinaryOperator::Multiply if is_interval(&l) && (number(&r) || unknown(&expr.right)) => {
                 (&expr.left, &expr.right, false)

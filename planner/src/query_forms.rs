@@ -217,17 +217,23 @@ pub fn parenthesize_distinct(stmt: &mut Statement) {
     let _ = stmt.visit(&mut Parenthesize { inside: false });
 }
 
+/// The keyword a token is, when it is an unquoted word.
+fn keyword(t: &Token) -> Option<datafusion::sql::sqlparser::keywords::Keyword> {
+    match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    }
+}
+
+/// The first token at or after `from` that is not whitespace.
+fn next(tokens: &[TokenWithSpan], from: usize) -> Option<usize> {
+    (from..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+}
+
 /// `trim(BOTH FROM x)` (also LEADING and TRAILING), which trims spaces and which sqlparser
 /// does not read, as `trim(BOTH x)`, which it reads so.
 pub fn trim_without_characters(tokens: &mut Vec<TokenWithSpan>) {
     use datafusion::sql::sqlparser::keywords::Keyword;
-    let keyword = |t: &Token| match t {
-        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
-        _ => None,
-    };
-    let next = |tokens: &[TokenWithSpan], from: usize| {
-        (from..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
-    };
     let mut i = 0;
     while i < tokens.len() {
         if keyword(&tokens[i].token) == Some(Keyword::TRIM)
@@ -257,13 +263,6 @@ const SYMMETRIC: &str = "__partita_symmetric";
 /// as it does in PostgreSQL's grammar.
 pub fn mark_symmetric_between(tokens: &mut Vec<TokenWithSpan>) {
     use datafusion::sql::sqlparser::keywords::Keyword;
-    let keyword = |t: &Token| match t {
-        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
-        _ => None,
-    };
-    let next = |tokens: &[TokenWithSpan], from: usize| {
-        (from..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
-    };
     let mut i = 0;
     while i < tokens.len() {
         if keyword(&tokens[i].token) != Some(Keyword::BETWEEN) {

@@ -69,3 +69,10 @@ INSERT INTO orders VALUES (9, 'cy', 1, '{b,a}') RETURNING id, (SELECT count(*) F
 CREATE TABLE codes (code char(3) PRIMARY KEY, n int);
 INSERT INTO codes VALUES ('KE', 1), ('US', 2), ('GBR', 2);
 SELECT string_agg(code, ',' ORDER BY code), string_agg(DISTINCT code, ','), string_agg(DISTINCT code, ',' ORDER BY code DESC), string_agg(code, '-' ORDER BY n DESC, code) FROM codes;
+SELECT name FROM customers WHERE name ILIKE ANY (ARRAY['%N%', 'D%']) ORDER BY 1;
+SELECT name FROM customers WHERE name NOT LIKE ANY (ARRAY['a%', 'b%']) ORDER BY 1;
+SELECT count(*) FILTER (WHERE city LIKE ANY (ARRAY['O%', 'R%'])) FROM customers;
+CREATE TABLE jobs (id int PRIMARY KEY, started timestamp, ended timestamp);
+INSERT INTO jobs VALUES (1, '2026-01-01 10:00', '2026-01-02 12:30'), (2, '2026-01-01 10:00', '2026-01-01 10:20'), (3, '2026-01-01 10:00', NULL);
+SELECT id FROM jobs WHERE ended - started > '1 hour' ORDER BY 1;
+SELECT id FROM jobs WHERE '30 minutes' >= ended - started ORDER BY 1;

@@ -372,7 +372,7 @@ impl VisitorMut for Rewriter {
     }
 
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-        if let Some(rewritten) = overlaps(e) {
+        if let Some(rewritten) = overlaps(e).or_else(|| like_any(e)) {
             *e = rewritten;
             return ControlFlow::Continue(());
         }
@@ -1031,6 +1031,66 @@ fn number(n: &str) -> Expr {
 
 fn string(s: &str) -> Expr {
     Expr::value(Value::SingleQuotedString(s.into()))
+}
+
+/// `x [NOT] [I]LIKE ANY (ARRAY[p1, p2])`: whether some pattern matches (or fails to), as
+/// `x LIKE p1 OR x LIKE p2`; DataFusion plans no LIKE ANY. (An array that is not written
+/// out is left to it.)
+fn like_any(e: &Expr) -> Option<Expr> {
+    let (Expr::Like {
+        negated,
+        any: true,
+        expr,
+        pattern,
+        escape_char,
+    }
+    | Expr::ILike {
+        negated,
+        any: true,
+        expr,
+        pattern,
+        escape_char,
+    }) = e
+    else {
+        return None;
+    };
+    let mut patterns = pattern.as_ref();
+    while let Expr::Nested(inner) = patterns {
+        patterns = inner;
+    }
+    let Expr::Array(array) = patterns else {
+        return None;
+    };
+    let insensitive = matches!(e, Expr::ILike { .. });
+    array
+        .elem
+        .iter()
+        .map(|p| {
+            let (expr, pattern) = (expr.clone(), Box::new(p.clone()));
+            let (negated, any, escape_char) = (*negated, false, escape_char.clone());
+            match insensitive {
+                true => Expr::ILike {
+                    negated,
+                    any,
+                    expr,
+                    pattern,
+                    escape_char,
+                },
+                false => Expr::Like {
+                    negated,
+                    any,
+                    expr,
+                    pattern,
+                    escape_char,
+                },
+            }
+        })
+        .reduce(|a, b| Expr::BinaryOp {
+            left: Box::new(a),
+            op: BinaryOperator::Or,
+            right: Box::new(b),
+        })
+        .map(|any| Expr::Nested(Box::new(any)))
 }
 
 /// `(s1, e1) OVERLAPS (s2, e2)` as PostgreSQL computes it (`overlaps_timestamp`): each period
