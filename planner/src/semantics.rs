@@ -1056,8 +1056,8 @@ pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
             body(&mut query.body);
             std::ops::ControlFlow::Continue(())
         }
-        /// Constants that are a value of CASE, coalesce, greatest, least or nullif, or the
-        /// argument of sum, min and max (`sum(CASE WHEN … THEN 1 ELSE 0 END)` sums integers
+        /// Constants that are a value of CASE, coalesce, greatest, least or nullif, an
+        /// element of ARRAY[…], or the argument of sum, min and max (`sum(CASE WHEN … THEN 1 ELSE 0 END)` sums integers
         /// into a bigint), wherever they are: GROUP BY, HAVING and ORDER BY must stay equal
         /// to the select list's expressions.
         fn post_visit_expr(&mut self, e: &mut ast::Expr) -> std::ops::ControlFlow<()> {
@@ -1073,6 +1073,15 @@ pub fn int4_result_constants(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
                     }
                     if let Some(e) = else_result {
                         integer(e);
+                    }
+                }
+                // `ARRAY[1]` is an integer[] when the query is planned, as the analyzer
+                // makes it later: a recursive query's static term fixes its columns' types
+                // before the analyzer runs (`WITH RECURSIVE w(path) AS (SELECT ARRAY[1] …
+                // SELECT path || n …)`).
+                Expr::Array(array) => {
+                    for element in &mut array.elem {
+                        integer(element);
                     }
                 }
                 Expr::Function(f) => {

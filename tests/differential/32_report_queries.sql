@@ -76,3 +76,8 @@ CREATE TABLE jobs (id int PRIMARY KEY, started timestamp, ended timestamp);
 INSERT INTO jobs VALUES (1, '2026-01-01 10:00', '2026-01-02 12:30'), (2, '2026-01-01 10:00', '2026-01-01 10:20'), (3, '2026-01-01 10:00', NULL);
 SELECT id FROM jobs WHERE ended - started > '1 hour' ORDER BY 1;
 SELECT id FROM jobs WHERE '30 minutes' >= ended - started ORDER BY 1;
+WITH RECURSIVE walk(node, path) AS (SELECT 1, ARRAY[1] UNION ALL SELECT node + 1, path || node FROM walk WHERE node < 3) SELECT * FROM walk;
+CREATE TABLE edges (a int, b int, PRIMARY KEY (a, b));
+INSERT INTO edges VALUES (1, 2), (2, 3), (3, 1);
+WITH RECURSIVE w(node, path) AS (SELECT 1, ARRAY[1] UNION ALL SELECT edges.b, w.path || edges.b FROM edges JOIN w ON edges.a = w.node WHERE NOT edges.b = ANY(w.path)) SELECT * FROM w ORDER BY node;
+SELECT pg_typeof(ARRAY[1, 2]), pg_typeof(ARRAY[1, 2147483648]), 3 = ANY(ARRAY[1, 3]);
